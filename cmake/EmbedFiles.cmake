@@ -1,0 +1,13 @@
+# bp_embed_files(OUT_CPP NAMESPACE ns FILES a.lua b.lua)
+# Generates a .cpp at build time that defines, for each file `name.ext`,
+#   extern const std::string_view ns::k<Name>;  (e.g. admit.lua -> kAdmitLua)
+# so Lua scripts live as .lua files in the tree, never as C++ string literals.
+function(bp_embed_files out_cpp)
+  cmake_parse_arguments(ARG "" "NAMESPACE" "FILES" ${ARGN})
+  add_custom_command(
+    OUTPUT ${out_cpp}
+    COMMAND ${CMAKE_COMMAND} -DOUT=${out_cpp} -DNS=${ARG_NAMESPACE}
+            "-DFILES=${ARG_FILES}" -P ${PROJECT_SOURCE_DIR}/cmake/EmbedFilesRun.cmake
+    DEPENDS ${ARG_FILES} ${PROJECT_SOURCE_DIR}/cmake/EmbedFilesRun.cmake
+    COMMENT "Embedding ${ARG_FILES}")
+endfunction()

@@ -1,0 +1,122 @@
+// bp::Gate - the Backpressure admission gate client (paper sections III-V,
+// SPEC section 4).
+//
+// Before each call to a rate-limited API, a worker asks Admit(). The gate runs
+// one atomic Lua script on Valkey (lib/lua/admit.lua) that checks and debits
+// nested token buckets - L1 global cap per dimension, L2 per-priority share
+// (work-conserving), L3 per-(tenant, priority) fair share - and answers:
+//   ADMIT(ticket)    call the API now, then Release(ticket, actual usage);
+//   DEFER(delta_ms)  free the worker slot, sleep delta on a durable timer,
+//                    then ask again;
+//   REJECT(reason)   the cost can never fit (above a bucket's capacity);
+//   FAIL_OPEN        Valkey was slow or unreachable: call the API ungated
+//                    (invariant I3); counted in fail_open_count().
+//
+// Units: requests and tokens are counts; caps are per second; times in ms.
+// Thread-safety: every method is thread-safe (one connection, serialized by an
+// internal mutex); a Gate may be shared by all workers of a process.
+// The key schema and script protocol are documented in README ("The gate").
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "bp/status.h"
+
+namespace bp {
+
+// Cost of one call in each dimension.
+struct Cost {
+  int64_t requests = 1;
+  int64_t tokens = 0;  // estimate at admission (prompt tokens), actual at release
+};
+
+// How the token dimension is debited (paper section IV-C).
+enum class GateMode {
+  kEstimate,     // debit the estimate; Release changes nothing
+  kReconcile,    // debit the estimate; Release debits or refunds the difference
+  kReservation,  // debit prompt + max_tokens; Release refunds the unused part
+};
+
+// Ablations of the paper's evaluation.
+enum class GateAblation {
+  kNone,
+  kNoDrf,       // fairness on requests only (the token dimension is L1 only)
+  kNoPriority,  // one class: no L2 split, priority weights ignored
+};
+
+enum class Verdict { kAdmit, kDefer, kReject, kFailOpen };
+const char* VerdictName(Verdict v);  // "ADMIT", "DEFER", "REJECT", "FAIL_OPEN"
+
+struct Decision {
+  Verdict verdict = Verdict::kFailOpen;
+  std::string ticket;    // ADMIT only: pass to Release
+  int64_t delta_ms = 0;  // DEFER only: earliest time (ms from now) worth retrying
+  std::string reason;    // REJECT / FAIL_OPEN: human-readable cause
+};
+
+struct AdmitRequest {
+  std::string tenant;      // tenant id; [A-Za-z0-9_.-], 1-128 bytes
+  int priority = 1;        // class 1..K, 1 = highest
+  Cost cost;               // requests and estimated prompt tokens
+  int64_t max_tokens = 0;  // completion upper bound (reservation mode)
+};
+
+// Provider caps C_d, per second, and the L1 burst in seconds of cap.
+struct GateCaps {
+  double requests_per_s = 60;
+  double tokens_per_s = 0;  // 0 = no token dimension
+  double burst_s = 1.0;
+};
+
+struct GateOptions {
+  // redis://[[user]:password@]host[:port][/db] or unix:///path/to/socket
+  std::string url = "redis://127.0.0.1:6379";
+  std::string target = "default";  // keys are bp:{target}:...
+  GateMode mode = GateMode::kReconcile;
+  GateAblation ablation = GateAblation::kNone;
+  int connect_timeout_ms = 100;
+  int command_timeout_ms = 20;    // past this, Admit fails open
+  int warn_interval_ms = 10000;   // at most one fail-open warning per interval
+  int64_t queue_ttl_ms = 10000;   // an idle queue is evicted after this
+};
+
+class Gate {
+ public:
+  // Never fails: connects lazily and reconnects on error, so a gate created
+  // while Valkey is down fails open until it comes back.
+  explicit Gate(GateOptions options);
+  ~Gate();
+  Gate(const Gate&) = delete;
+  Gate& operator=(const Gate&) = delete;
+
+  // Connects now and loads the scripts; an error if the server is unreachable.
+  Status Ping();
+
+  // One atomic admission (Algorithm 1). Never blocks longer than about
+  // command_timeout_ms; errors become FAIL_OPEN.
+  Decision Admit(const AdmitRequest& request);
+
+  // Signed correction of the token buckets the admission debited (P4):
+  // actual.tokens is prompt + completion as the provider reported it.
+  // Idempotent: a second release of the same ticket changes nothing.
+  Status Release(const std::string& ticket, const Cost& actual);
+
+  // Hot updates (I2), validated (positive finite numbers); effective on the
+  // next Admit of any worker.
+  Status SetCaps(const GateCaps& caps);
+  Status SetPriorityWeights(const std::vector<double>& omega);  // omega_1..omega_K
+  Status SetTenantWeight(const std::string& tenant, double weight);
+  Status UnsetTenantWeight(const std::string& tenant);
+
+  uint64_t fail_open_count() const;
+  const GateOptions& options() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace bp

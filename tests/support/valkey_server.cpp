@@ -1,0 +1,159 @@
+#include "support/valkey_server.h"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <thread>
+#include <vector>
+
+namespace bp::test {
+namespace {
+
+int ConnectLoopback(int port) {
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  if (fd < 0) return -1;
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(static_cast<uint16_t>(port));
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
+    ::close(fd);
+    return -1;
+  }
+  return fd;
+}
+
+// Sends PING and expects +PONG (a loading server answers -LOADING).
+bool Pong(int port) {
+  int fd = ConnectLoopback(port);
+  if (fd < 0) return false;
+  timeval tv{0, 200000};
+  ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+  const char ping[] = "PING\r\n";
+  bool ok = ::send(fd, ping, sizeof ping - 1, MSG_NOSIGNAL) == sizeof ping - 1;
+  char buf[16] = {};
+  ok = ok && ::recv(fd, buf, sizeof buf - 1, 0) > 0 && std::strncmp(buf, "+PONG", 5) == 0;
+  ::close(fd);
+  return ok;
+}
+
+}  // namespace
+
+int FreeLoopbackPort() {
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  addr.sin_port = 0;
+  socklen_t len = sizeof addr;
+  int port = 0;
+  if (::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0 &&
+      ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) == 0) {
+    port = ntohs(addr.sin_port);
+  }
+  ::close(fd);
+  return port;
+}
+
+bool WaitForPort(int port, int timeout_ms) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
+  while (std::chrono::steady_clock::now() < deadline) {
+    int fd = ConnectLoopback(port);
+    if (fd >= 0) {
+      ::close(fd);
+      return true;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return false;
+}
+
+std::string FindValkeyBinary() {
+  const char* path = std::getenv("PATH");
+  std::string dirs = path ? path : "/usr/bin:/usr/local/bin";
+  dirs += ":/usr/bin:/usr/sbin";
+  for (const char* name : {"valkey-server", "redis-server"}) {
+    size_t start = 0;
+    while (start <= dirs.size()) {
+      size_t end = dirs.find(':', start);
+      if (end == std::string::npos) end = dirs.size();
+      std::string candidate = dirs.substr(start, end - start) + "/" + name;
+      if (::access(candidate.c_str(), X_OK) == 0) return candidate;
+      start = end + 1;
+    }
+  }
+  return {};
+}
+
+ValkeyServer::ValkeyServer() {
+  port_ = FreeLoopbackPort();
+  Start();
+}
+
+ValkeyServer::~ValkeyServer() { Stop(); }
+
+bool ValkeyServer::Start() {
+  if (pid_ > 0) return true;
+  const std::string binary = FindValkeyBinary();
+  if (binary.empty()) {
+    error_ = "neither valkey-server nor redis-server is installed (run scripts/setup.sh)";
+    return false;
+  }
+  const std::string port = std::to_string(port_);
+  std::vector<std::string> args = {binary, "--port", port, "--bind", "127.0.0.1",
+                                   "--save", "", "--appendonly", "no",
+                                   "--daemonize", "no", "--loglevel", "warning",
+                                   "--logfile", ""};
+  pid_t pid = ::fork();
+  if (pid == 0) {
+    std::vector<char*> argv;
+    for (auto& a : args) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    ::execv(binary.c_str(), argv.data());
+    ::_exit(127);
+  }
+  if (pid < 0) {
+    error_ = "fork failed";
+    return false;
+  }
+  pid_ = pid;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (Pong(port_)) return true;
+    int status = 0;
+    if (::waitpid(pid_, &status, WNOHANG) == pid_) {
+      pid_ = -1;
+      error_ = binary + " exited at start (port " + port + " taken?)";
+      return false;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  error_ = binary + " did not answer PING within 10 s";
+  Stop();
+  return false;
+}
+
+void ValkeyServer::Stop() {
+  if (pid_ <= 0) return;
+  ::kill(pid_, SIGTERM);
+  for (int i = 0; i < 200; ++i) {
+    int status = 0;
+    if (::waitpid(pid_, &status, WNOHANG) == pid_) {
+      pid_ = -1;
+      return;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  ::kill(pid_, SIGKILL);
+  ::waitpid(pid_, nullptr, 0);
+  pid_ = -1;
+}
+
+}  // namespace bp::test
