@@ -1,0 +1,92 @@
+// What the engine model records while a run goes, and what the metrics read.
+// This header is the contract between the engine (engine.h, configurations)
+// and the metrics/report code (metrics.h, report.h).
+//
+// Times are microseconds on one monotonic run clock whose zero is the run's
+// start (t = 0 when the first workflow is started). Durations are reported in
+// paper units by dividing by nothing here: the engine records real time and
+// RunRecords::speedup says how to convert (paper_time = real_time * speedup,
+// paper_rate = real_rate / speedup).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace bp::loadgen {
+
+// One HTTP attempt from the worker (or the litellm gateway) to the upstream.
+struct AttemptRecord {
+  int64_t activity_id = 0;
+  int tenant_index = 0;     // index into RunRecords::tenants
+  int64_t send_us = 0;      // request written
+  int64_t done_us = 0;      // response read (or error)
+  int status = 0;           // HTTP status; 0 = connection error / timeout
+  bool proxy_local = false; // a 429 answered by the litellm gateway itself,
+                            // not by the upstream (reported separately)
+  std::string bound;        // on 429: "requests" or "tokens" (which limit bound)
+};
+
+// One activity (one LLM call) from first schedule to final outcome.
+struct ActivityRecord {
+  int64_t id = 0;
+  int64_t workflow_id = 0;
+  int tenant_index = 0;
+  int64_t scheduled_us = 0;    // first put on the task queue
+  int64_t first_send_us = -1;  // first HTTP attempt of the execution that
+                               // produced the final answer (-1: never sent)
+  int64_t final_answer_us = -1;// that execution's last HTTP response
+  int64_t completed_us = -1;   // activity completed (ok or given up)
+  bool ok = false;
+  int64_t slot_held_us = 0;    // total time this activity held a worker slot,
+                               // over all executions
+  int64_t in_activity_us = 0;  // slot time of the execution that succeeded
+  int executions = 0;          // times it was dispatched to a slot
+  int http_attempts = 0;       // upstream attempts, all executions
+  int deferrals = 0;           // bp DEFERs (durable timers)
+  int64_t prompt_tokens = 0;   // estimate sent
+  int64_t completion_tokens = 0;  // as reported by usage on the OK answer
+};
+
+// One slot acquire/release pair.
+struct SlotInterval {
+  int64_t activity_id = 0;
+  int tenant_index = 0;
+  int64_t acquire_us = 0;
+  int64_t release_us = 0;
+};
+
+struct TenantInfo {
+  std::string id;
+  int priority = 1;
+  double weight = 1.0;        // w_t
+  double priority_weight = 1; // omega_k of its class
+  int64_t total_activities = 0;
+  int64_t start_us = 0;       // first activity scheduled
+  int64_t finish_us = -1;     // last activity completed (-1: not finished)
+};
+
+struct WorkflowRecord {
+  int64_t id = 0;
+  int tenant_index = 0;
+  int64_t start_us = 0;
+  int64_t end_us = -1;
+};
+
+struct RunRecords {
+  std::string workload;
+  std::string configuration;  // naive | tn | litellm | bp | bp-no-drf | bp-no-priority
+  int repeat = 0;
+  double speedup = 1.0;
+  double cap_requests_per_s = 0;  // paper units
+  double cap_tokens_per_s = 0;    // paper units; 0 = single resource
+  int slots = 0;
+  int64_t end_us = 0;             // run end
+  std::vector<TenantInfo> tenants;
+  std::vector<ActivityRecord> activities;
+  std::vector<AttemptRecord> attempts;
+  std::vector<SlotInterval> slots_held;
+  std::vector<WorkflowRecord> workflows;
+};
+
+}  // namespace bp::loadgen
