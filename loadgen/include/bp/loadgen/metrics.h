@@ -1,0 +1,212 @@
+// Metrics of one loadgen run, computed from its RunRecords (SPEC section 6,
+// paper section VI). Everything here is a pure function of its arguments: no
+// I/O, no globals, safe to call from any thread on distinct or const inputs.
+//
+// Units: rates are in paper units (requests or tokens per paper second, i.e.
+// real rate / speedup); durations are in paper milliseconds or seconds
+// (real duration * speedup), as the field name says.
+//
+// Definitions and their sources:
+//  - Jain's index J(x) = (sum x)^2 / (n * sum x^2)  (Jain, Chiu, Hawe 1984).
+//  - WFQ ideal share: the cap split in proportion to the weights
+//    w_t * omega_k among the backlogged queues (paper section III-B, P2).
+//  - Weighted DRF ideal share: progressive filling that keeps the weighted
+//    dominant shares s_q / w_q equal until a cap binds (Ghodsi et al. 2011,
+//    "Dominant Resource Fairness"; paper equation 1 gives the level X*).
+//  - achievement ratio r_q = observed_q / ideal_q, achievement-Jain = J(r)
+//    (paper section VI-A); DRF Jain = J(r) with dominant-share service.
+//  - Percentiles: linear interpolation between closest ranks
+//    (Hyndman-Fan type 7, the numpy default): h = (n-1) p, value =
+//    x[floor h] + (h - floor h) (x[floor h + 1] - x[floor h]).
+//  - 95 % confidence interval: mean +- t_{0.975, n-1} * s / sqrt(n), with s the
+//    sample standard deviation (n-1 denominator) and Student-t quantiles.
+#pragma once
+
+#include <cstdint>
+#include <limits>
+#include <span>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "bp/loadgen/records.h"
+
+namespace bp::loadgen {
+
+// ---------------------------------------------------------------- statistics
+
+// Jain's fairness index of x (values >= 0): (sum x)^2 / (n * sum x^2).
+// 1 when all values are equal, 1/n when one value holds everything.
+// Empty input or all zeros -> 1.0 (nothing to be unfair about).
+double JainIndex(std::span<const double> x);
+
+// p-th percentile (p in [0, 1]) by linear interpolation between closest ranks
+// (type 7). Sorts a copy. Empty input -> 0.0. p outside [0, 1] is clamped.
+double Percentile(std::vector<double> values, double p);
+
+// Two-sided 95 % Student-t quantile t_{0.975, df}. Exact table for df 1..30,
+// then 40, 60, 120 (linear in 1/df between them), 1.95996 beyond. df < 1 -> 0.
+double StudentT975(int df);
+
+// Mean and 95 % Student-t confidence interval over repeats.
+struct MeanCi {
+  double mean = 0;
+  double half_width = 0;  // the interval is [mean - half_width, mean + half_width]
+  double stdev = 0;       // sample standard deviation (n - 1)
+  int n = 0;              // samples; n < 2 gives half_width = 0
+};
+MeanCi MeanCi95(std::span<const double> samples);
+
+// ------------------------------------------------------------ fair shares
+
+// One queue (tenant, priority class) competing for the capacities C_d.
+struct FairShareQueue {
+  double weight = 1.0;      // w_t * omega_k; <= 0 means the queue gets nothing
+  std::vector<double> cost; // cost per request in each dimension d (same order
+                            // as the capacities); e.g. {1, prompt + completion}
+  double demand_cap = std::numeric_limits<double>::infinity();  // max req/s the
+                            // queue can use; its unused share goes to the others
+};
+
+struct FairShares {
+  std::vector<double> rate;           // ideal requests/s per queue
+  std::vector<double> dominant_share; // ideal dominant share per queue:
+                                      // rate_q * max_d cost_qd / C_d
+  std::vector<int> binding;           // per queue: the dimension d that froze
+                                      // it, or -1 if its demand cap did
+};
+
+// Weighted DRF by progressive filling (water-filling) (Ghodsi et al. 2011,
+// section 5.1, with weights). All unfrozen queues share one level X; queue q
+// runs at rate w_q X / sigma_q with sigma_q = max_d cost_qd / C_d, so its
+// weighted dominant share is equal to every other unfrozen queue's. X rises
+// until either a queue reaches its demand cap (that queue freezes at its cap)
+// or a dimension d reaches C_d (every queue with cost in d freezes). Without
+// demand caps and with every queue using every dimension the first step is the
+// paper's equation 1: X* = min_d C_d / sum_q w_q cost_qd / sigma_q.
+// capacities: C_d > 0 per second. Queues whose cost vector size differs from
+// capacities.size(), or is all zero, get rate 0. O(Q^2 D).
+FairShares WeightedDrfShares(std::span<const double> capacities,
+                             std::span<const FairShareQueue> queues);
+
+// Weighted fair queueing over one dimension: the cap split in proportion to
+// weights among the queues, with optional demand caps (water-filling; an
+// empty demand_caps means none). Equal to WeightedDrfShares with cost {1}.
+// E.g. cap 60, weights 0.5 0.5 0.3 0.3 0.2 0.2 -> 15 15 9 9 6 6 req/s.
+std::vector<double> WfqShares(double capacity, std::span<const double> weights,
+                              std::span<const double> demand_caps = {});
+
+// ---------------------------------------------------------------- run metrics
+
+// Latencies of one group of calls, in paper milliseconds.
+struct LatencySummary {
+  int64_t count = 0;
+  double mean_ms = 0, p50_ms = 0, p95_ms = 0, p99_ms = 0;
+};
+
+struct TenantMetrics {
+  std::string id;
+  int priority = 1;
+  double weight = 1;          // w_t * omega_k used for the ideal share
+  int64_t ok_calls = 0;       // whole run
+  int64_t ok_calls_window = 0;// OK answers inside the contention window
+  double ok_rps = 0;          // OK req/s over the contention window
+  double tokens_per_call = 0; // mean prompt + completion tokens of OK calls
+  double ideal_rps = 0;       // WFQ (one cap) or weighted DRF (two caps) share
+  double achievement = 0;     // ok_rps / ideal_rps
+  double dominant_share = 0;  // observed: sum over OK calls in the window of
+                              // max_d cost_d / C_d, per paper second
+  double ideal_dominant_share = 0;
+  double drf_achievement = 0; // dominant_share / ideal_dominant_share
+  double finish_s = -1;       // last activity completed (paper s; -1 never)
+};
+
+struct ClassMetrics {
+  int priority = 1;
+  double ok_rps = 0;          // contention window, summed over its tenants
+  double ideal_rps = 0;
+  LatencySummary http;        // first send -> final answer, OK activities
+  LatencySummary end_to_end;  // scheduled -> completed, OK activities
+  double slot_ms_per_ok_call = 0;  // slot-held time / OK calls (all executions)
+  double in_activity_ms = 0;  // mean slot time of the succeeding execution
+  LatencySummary workflow;    // workflow start -> end, completed workflows
+                              // (values in ms; divide by 1000 for seconds)
+};
+
+// OK requests per second per tenant per time bucket (Fig. 4).
+struct ServiceHeatmap {
+  double bucket_s = 1;                   // paper seconds per bucket
+  std::vector<std::string> tenants;      // row labels "id P<k>", P1 first
+  std::vector<int> tenant_index;         // row -> RunRecords::tenants index
+  std::vector<std::vector<double>> ok_rps;  // [row][bucket]
+  std::vector<std::vector<bool>> starved;   // [row][bucket]: demand > 0
+                                            // (tenant started, not finished)
+                                            // and no OK answer in the bucket
+};
+
+struct RunMetrics {
+  std::string workload, configuration;
+  int repeat = 0;
+  double speedup = 1;
+  double cap_requests_per_s = 0, cap_tokens_per_s = 0;
+
+  double contention_window_s = 0;  // run start -> first tenant finished
+  double drain_span_s = 0;         // run start -> last activity completed
+
+  int64_t activities = 0, ok_calls = 0, failed_calls = 0;
+  int64_t upstream_responses = 0;  // non-proxy-local attempts with status != 0
+  int64_t upstream_429 = 0;
+  int64_t proxy_local_429 = 0;     // answered by the litellm gateway itself
+  int64_t connection_errors = 0;   // attempts with status 0
+  double share_429 = 0;            // upstream_429 / upstream_responses
+  double proxy_local_429_share = 0;// proxy_local_429 / (upstream_responses +
+                                   //   proxy_local_429)
+  int64_t upstream_429_requests_bound = 0, upstream_429_tokens_bound = 0,
+          upstream_429_other_bound = 0;
+  int64_t deferrals = 0;           // bp DEFERs, all activities
+
+  double ok_rps_window = 0;   // all OK answers in the window / window length
+  double mean_ok_rps = 0;     // all OK calls / drain span
+  double achievement_jain = 0;// J over tenants' achievement (request rate)
+  double drf_jain = 0;        // J over tenants' drf_achievement
+
+  LatencySummary http, end_to_end;  // all classes together
+  double slot_ms_per_ok_call = 0;
+  double in_activity_ms = 0;
+
+  std::vector<TenantMetrics> tenants;  // same order as RunRecords::tenants
+  std::vector<ClassMetrics> classes;   // ascending priority (P1 first)
+  ServiceHeatmap heatmap;
+};
+
+struct MetricsOptions {
+  double heatmap_bucket_s = 0;  // paper seconds; 0 = drain span / 60, rounded
+                                // to 1, 2 or 5 times a power of ten
+};
+
+// All metrics of SPEC section 6 for one run. Queues are tenants (each has one
+// priority class) with total_activities > 0; the ideal share uses weights
+// w_t * omega_k and per-tenant costs {1 request, mean tokens per OK call}
+// over the dimensions with a positive cap (requests only when
+// cap_tokens_per_s == 0, so WFQ; else weighted DRF). An OK call is an
+// activity with ok = true, counted at its final_answer_us (completed_us if
+// that is -1). The contention window is [0, min over tenants of finish_us),
+// an unfinished tenant counting as end_us. Records with bad indices are
+// skipped. Never fails; an empty run gives zeros.
+RunMetrics ComputeRunMetrics(const RunRecords& records,
+                             const MetricsOptions& options = {});
+
+// The run's headline numbers as flat (name, value) pairs, for aggregation
+// over repeats and for the comparison table. Names are dotted snake_case:
+// "share_429", "achievement_jain", "drf_jain", "ok_rps_window",
+// "mean_ok_rps", "slot_ms_per_ok_call", "in_activity_ms",
+// "contention_window_s", "drain_span_s", "proxy_local_429_share",
+// "http.p50_ms", "http.p95_ms", "http.p99_ms", "end_to_end.p95_ms",
+// "class.P<k>.ok_rps", "class.P<k>.http_p50_ms" / "_p95_ms" / "_p99_ms",
+// "class.P<k>.end_to_end_p95_ms", "class.P<k>.workflow_mean_s",
+// "class.P<k>.slot_ms_per_ok_call", "tenant.<id>.ok_rps",
+// "tenant.<id>.achievement", "tenant.<id>.drf_achievement",
+// "share_429_requests_bound", "share_429_tokens_bound" (of all upstream 429s).
+std::vector<std::pair<std::string, double>> ScalarMetrics(const RunMetrics& m);
+
+}  // namespace bp::loadgen
