@@ -1,0 +1,49 @@
+// ScalarMetrics: a run's headline numbers as flat (name, value) pairs, the
+// unit of aggregation over repeats (report_workload.cpp) and of the
+// comparison table (report_comparison.cpp). Names are listed in metrics.h.
+#include "bp/loadgen/metrics.h"
+
+namespace bp::loadgen {
+
+std::vector<std::pair<std::string, double>> ScalarMetrics(const RunMetrics& m) {
+  std::vector<std::pair<std::string, double>> out;
+  auto add = [&out](std::string name, double v) { out.emplace_back(std::move(name), v); };
+  add("share_429", m.share_429);
+  add("proxy_local_429_share", m.proxy_local_429_share);
+  add("achievement_jain", m.achievement_jain);
+  add("drf_jain", m.drf_jain);
+  add("ok_rps_window", m.ok_rps_window);
+  add("mean_ok_rps", m.mean_ok_rps);
+  add("slot_ms_per_ok_call", m.slot_ms_per_ok_call);
+  add("in_activity_ms", m.in_activity_ms);
+  add("contention_window_s", m.contention_window_s);
+  add("drain_span_s", m.drain_span_s);
+  add("http.p50_ms", m.http.p50_ms);
+  add("http.p95_ms", m.http.p95_ms);
+  add("http.p99_ms", m.http.p99_ms);
+  add("end_to_end.p95_ms", m.end_to_end.p95_ms);
+  if (m.upstream_429 > 0) {
+    const auto all = static_cast<double>(m.upstream_429);
+    add("share_429_requests_bound", static_cast<double>(m.upstream_429_requests_bound) / all);
+    add("share_429_tokens_bound", static_cast<double>(m.upstream_429_tokens_bound) / all);
+  }
+  for (const ClassMetrics& c : m.classes) {
+    const std::string p = "class.P" + std::to_string(c.priority) + ".";
+    add(p + "ok_rps", c.ok_rps);
+    add(p + "http_p50_ms", c.http.p50_ms);
+    add(p + "http_p95_ms", c.http.p95_ms);
+    add(p + "http_p99_ms", c.http.p99_ms);
+    add(p + "end_to_end_p95_ms", c.end_to_end.p95_ms);
+    add(p + "workflow_mean_s", c.workflow.mean_ms / 1e3);
+    add(p + "slot_ms_per_ok_call", c.slot_ms_per_ok_call);
+  }
+  for (const TenantMetrics& t : m.tenants) {
+    const std::string p = "tenant." + t.id + ".";
+    add(p + "ok_rps", t.ok_rps);
+    add(p + "achievement", t.achievement);
+    add(p + "drf_achievement", t.drf_achievement);
+  }
+  return out;
+}
+
+}  // namespace bp::loadgen
