@@ -4,10 +4,12 @@
 # so Lua scripts live as .lua files in the tree, never as C++ string literals.
 function(bp_embed_files out_cpp)
   cmake_parse_arguments(ARG "" "NAMESPACE" "FILES" ${ARGN})
+  string(REPLACE ";" "$<SEMICOLON>" files_arg "${ARG_FILES}")
   add_custom_command(
     OUTPUT ${out_cpp}
     COMMAND ${CMAKE_COMMAND} -DOUT=${out_cpp} -DNS=${ARG_NAMESPACE}
-            "-DFILES=${ARG_FILES}" -P ${PROJECT_SOURCE_DIR}/cmake/EmbedFilesRun.cmake
+            "-DFILES=${files_arg}" -P ${PROJECT_SOURCE_DIR}/cmake/EmbedFilesRun.cmake
     DEPENDS ${ARG_FILES} ${PROJECT_SOURCE_DIR}/cmake/EmbedFilesRun.cmake
-    COMMENT "Embedding ${ARG_FILES}")
+    COMMENT "Embedding ${ARG_FILES}"
+    VERBATIM)
 endfunction()
