@@ -1,0 +1,32 @@
+// The configurations under test (SPEC section 5, facts/providers.md):
+//   naive    FIFO dispatch; the OpenAI SDK's in-activity retry (slot held);
+//            when it gives up, the engine's activity retry policy.
+//   tn       naive plus Temporal's task-queue throttle: queue-rps-limit = the
+//            request cap with ~1 s of burst, priority keys strict, fairness keys
+//            (tenants) weighted round-robin (TemporalTaskQueue).
+//   litellm  the SDK in front of an in-process LiteLLM proxy model: static
+//            per-tenant slices per 60 s window, proxy-local 429 with
+//            retry-after 60 s, TPM reserved and corrected, router retries of
+//            upstream 429s holding the caller's slot (LitellmLimiter).
+//   bp, bp-no-drf, bp-no-priority  the admission gate (bp_configuration.h).
+// Names are the CLI's. Configurations are used from the engine's io thread.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "bp/loadgen/engine.h"
+
+namespace bp::loadgen {
+
+// All names MakeConfiguration accepts, in the order of the paper's tables.
+const std::vector<std::string>& ConfigurationNames();
+bool IsBaseline(const std::string& name);  // naive | tn | litellm
+
+// naive | tn | litellm; InvalidArgument for other names.
+Result<std::unique_ptr<Configuration>> MakeBaselineConfiguration(const std::string& name,
+                                                                 const Workload& workload,
+                                                                 double speedup);
+
+}  // namespace bp::loadgen

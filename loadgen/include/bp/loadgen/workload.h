@@ -1,0 +1,78 @@
+// A workload: who calls the rate-limited API, how much, through how many
+// worker slots, against which upstream limits (SPEC section 5, paper Table II).
+//
+// Workloads are JSON files under configs/workloads/ (fields documented in
+// configs/workloads/README.md). Every number in a Workload is in paper units:
+// the run applies `speedup` when it turns durations into real timers (divide)
+// and rates into real rates (multiply), and reports results in paper units.
+//
+// Parsing is strict: unknown fields, missing required fields, wrong types and
+// out-of-range values are errors whose message names the file and the field
+// ("configs/workloads/x.json: tenants[2].concurrency: must be an integer >= 1").
+// Workload values are plain data, safe to share read-only between threads.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "bp/gate.h"
+#include "bp/status.h"
+
+namespace bp::loadgen {
+
+struct TenantSpec {
+  std::string id;                   // [A-Za-z0-9_.-]{1,128} (the gate's tenant id rule)
+  int priority = 1;                 // class k, 1 = highest (Temporal priority key)
+  double weight = 1.0;              // w_t (> 0)
+  int concurrency = 1;              // workflows running at once
+  int workflows = 1;                // workflows to run in total
+  int activities_per_workflow = 1;  // LLM calls per workflow, in sequence
+  int64_t prompt_tokens = 100;      // prompt size, bp::TextOfTokens(prompt_tokens)
+  int64_t max_tokens = 50;          // the request's max_tokens
+};
+
+// Caps of the upstream in paper units, derived from upstream.limits
+// (limit / window_s summed per dimension: the rate C_d the gate, the tn
+// throttle and the litellm slices use).
+struct UpstreamCaps {
+  double requests_per_s = 0;
+  double tokens_per_s = 0;  // 0: no token limit (single-resource workload)
+};
+
+struct Workload {
+  std::string name;
+  std::string description;
+  std::string source;  // the file it was read from (for messages)
+  std::vector<TenantSpec> tenants;
+  int slots = 32;                     // worker slots S of the one worker
+  double run_length_cap_s = 300;      // the run stops here even if work is left
+  double dispatch_latency_ms = 20;    // task queue -> worker (schedule-to-start)
+  std::vector<double> priority_weights = {0.5, 0.3, 0.2};  // omega_1..omega_K
+  GateMode gate_mode = GateMode::kReconcile;
+  double gate_burst_s = 1.0;          // L1 burst, seconds of cap
+  // The mockapi section (docs/mockapi-config.md): limits, completion_tokens,
+  // latency, count_rejected, token_accounting. Paper units; scaled by
+  // ScaledUpstream() before it is PUT to /admin/config.
+  nlohmann::json upstream;
+  UpstreamCaps caps;
+
+  int priority_classes() const { return static_cast<int>(priority_weights.size()); }
+  int64_t total_activities() const;
+};
+
+// Parses and validates a workload document. `source` names it in messages.
+Result<Workload> ParseWorkload(const nlohmann::json& doc, const std::string& source);
+// Reads and parses a file; NotFound if unreadable, InvalidArgument if bad.
+Result<Workload> LoadWorkload(const std::string& path);
+
+// The upstream section scaled for a run at `speedup` (SPEC section 5): every
+// window_s / quantum_s and latency (min_ms, max_ms, per_output_token_ms) divided
+// by speedup; limits per window unchanged, so rates are multiplied by speedup.
+nlohmann::json ScaledUpstream(const Workload& workload, double speedup);
+
+const char* GateModeName(GateMode mode);  // "estimate" | "reconcile" | "reservation"
+
+}  // namespace bp::loadgen

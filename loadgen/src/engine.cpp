@@ -1,0 +1,393 @@
+// The engine model (engine.h): workflows, task queue, worker slots, durable
+// timers, and the records of everything that happens. One io thread.
+#include "bp/loadgen/engine.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+#include <boost/asio/post.hpp>
+#include <nlohmann/json.hpp>
+
+#include "bp/loadgen/retry_policy.h"
+#include "bp/token_estimate.h"
+
+namespace bp::loadgen {
+
+namespace asio = boost::asio;
+
+namespace {
+
+int64_t PaperMsToRealUs(double paper_ms, double speedup) {
+  double us = paper_ms * 1000.0 / speedup;
+  if (!(us > 0)) return 0;
+  return static_cast<int64_t>(std::min(us, 1e15));
+}
+
+// Parses the parts of an upstream answer the engine needs.
+void ParseAnswer(const HttpResponse& r, double speedup, CallResult* out) {
+  out->status = r.status;
+  if (r.retry_after_ms) {
+    out->retry_after_paper_ms = *r.retry_after_ms * speedup;
+  } else if (r.retry_after_s) {
+    out->retry_after_paper_ms = *r.retry_after_s * 1000.0 * speedup;
+  }
+  if (r.body.empty()) return;
+  auto doc = nlohmann::json::parse(r.body, nullptr, /*allow_exceptions=*/false);
+  if (!doc.is_object()) return;
+  if (r.status == 200 && doc.contains("usage") && doc["usage"].is_object()) {
+    out->prompt_tokens = doc["usage"].value("prompt_tokens", int64_t{0});
+    out->completion_tokens = doc["usage"].value("completion_tokens", int64_t{0});
+  }
+  if (r.status == 429 && doc.contains("error") && doc["error"].is_object()) {
+    const auto& e = doc["error"];
+    if (e.contains("type") && e["type"].is_string()) out->bound = e["type"].get<std::string>();
+  }
+}
+
+}  // namespace
+
+Engine::Engine(const Workload& workload, EngineOptions options, Configuration& configuration)
+    : workload_(workload),
+      options_(std::move(options)),
+      configuration_(configuration),
+      rng_(options_.seed),
+      dispatch_timer_(io_),
+      cap_timer_(io_),
+      progress_timer_(io_) {
+  if (!(options_.speedup > 0)) options_.speedup = 1.0;
+  HttpClientOptions http;
+  http.endpoint = options_.upstream;
+  http.timeout_ms = options_.http_timeout_ms;
+  http_ = std::make_unique<HttpClient>(io_, http);
+  records_.workload = workload_.name;
+  records_.speedup = options_.speedup;
+  records_.cap_requests_per_s = workload_.caps.requests_per_s;
+  records_.cap_tokens_per_s = workload_.caps.tokens_per_s;
+  records_.slots = workload_.slots;
+  free_slots_ = workload_.slots;
+  tenants_.resize(workload_.tenants.size());
+  int classes = workload_.priority_classes();
+  ok_by_class_.assign(classes + 1, 0);
+  throttled_by_class_.assign(classes + 1, 0);
+  local_by_class_.assign(classes + 1, 0);
+  for (const TenantSpec& t : workload_.tenants) {
+    TenantInfo info;
+    info.id = t.id;
+    info.priority = t.priority;
+    info.weight = t.weight;
+    info.priority_weight = workload_.priority_weights[t.priority - 1];
+    info.total_activities = int64_t{t.workflows} * t.activities_per_workflow;
+    info.start_us = -1;
+    records_.tenants.push_back(info);
+    nlohmann::json body = {
+        {"model", options_.model},
+        {"messages", {{{"role", "user"}, {"content", TextOfTokens(t.prompt_tokens)}}}},
+        {"max_tokens", t.max_tokens},
+        {"user", t.id}};
+    bodies_.push_back(std::make_shared<const std::string>(body.dump()));
+  }
+  activities_total_ = workload_.total_activities();
+}
+
+Engine::~Engine() = default;
+
+int64_t Engine::NowUs() const {
+  return std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() -
+                                                               start_)
+      .count();
+}
+
+double Engine::Uniform() { return std::uniform_real_distribution<double>(0.0, 1.0)(rng_); }
+
+void Engine::AfterRealUs(int64_t real_us, std::function<void()> fn) {
+  if (stopped_) return;
+  auto timer = std::make_shared<asio::steady_timer>(io_);
+  timer->expires_after(std::chrono::microseconds(std::max<int64_t>(real_us, 0)));
+  timer->async_wait([this, timer, fn = std::move(fn)](boost::system::error_code ec) {
+    if (ec || stopped_) return;
+    fn();
+  });
+}
+
+void Engine::AfterPaperMs(double paper_ms, std::function<void()> fn) {
+  AfterRealUs(PaperMsToRealUs(paper_ms, options_.speedup), std::move(fn));
+}
+
+RunRecords Engine::Run() {
+  start_ = std::chrono::steady_clock::now();
+  queue_ = configuration_.MakeQueue(*this);
+  int64_t cap_us = PaperMsToRealUs(workload_.run_length_cap_s * 1000.0, options_.speedup);
+  cap_timer_.expires_after(std::chrono::microseconds(cap_us));
+  cap_timer_.async_wait([this](boost::system::error_code ec) {
+    if (!ec) Stop();
+  });
+  asio::post(io_, [this] {
+    for (size_t t = 0; t < workload_.tenants.size(); ++t) {
+      int n = std::min(workload_.tenants[t].concurrency, workload_.tenants[t].workflows);
+      for (int i = 0; i < n; ++i) StartWorkflow(static_cast<int>(t));
+    }
+  });
+  if (options_.progress) ArmProgress();
+  io_.run();
+  int64_t end = NowUs();
+  records_.end_us = end;
+  // Executions cut off by the cap: close their slot intervals at the end.
+  for (auto& e : executions_) {
+    if (!e || e->finished) continue;
+    records_.slots_held.push_back({e->activity_id, e->tenant_index, e->acquire_us, end});
+    records_.activities[e->activity_id].slot_held_us += end - e->acquire_us;
+  }
+  configuration_.OnStop(records_);
+  if (options_.progress) Progress(true);
+  return std::move(records_);
+}
+
+void Engine::Stop() {
+  if (stopped_) return;
+  stopped_ = true;
+  http_->Shutdown();
+  io_.stop();
+}
+
+void Engine::StartWorkflow(int tenant_index) {
+  TenantState& ts = tenants_[tenant_index];
+  ++ts.started;
+  ++ts.running;
+  WorkflowRecord wr;
+  wr.id = static_cast<int64_t>(workflows_.size());
+  wr.tenant_index = tenant_index;
+  wr.start_us = NowUs();
+  records_.workflows.push_back(wr);
+  workflows_.push_back({tenant_index, 0});
+  ScheduleActivity(wr.id);
+}
+
+void Engine::ScheduleActivity(int64_t workflow_id) {
+  WorkflowState& wf = workflows_[workflow_id];
+  ++wf.next_activity;
+  ActivityRecord a;
+  a.id = static_cast<int64_t>(records_.activities.size());
+  a.workflow_id = workflow_id;
+  a.tenant_index = wf.tenant_index;
+  a.scheduled_us = NowUs();
+  a.prompt_tokens = workload_.tenants[wf.tenant_index].prompt_tokens;
+  TenantInfo& info = records_.tenants[wf.tenant_index];
+  if (info.start_us < 0) info.start_us = a.scheduled_us;
+  records_.activities.push_back(a);
+  failures_.push_back(0);
+  executions_.emplace_back();
+  Enqueue(a.id);
+}
+
+void Engine::Enqueue(int64_t activity_id) {
+  auto push = [this, activity_id] {
+    const ActivityRecord& a = records_.activities[activity_id];
+    const TenantSpec& t = workload_.tenants[a.tenant_index];
+    queue_->Push({activity_id, a.tenant_index, t.priority, t.weight}, NowUs());
+    TryDispatch();
+  };
+  if (workload_.dispatch_latency_ms > 0) {
+    AfterPaperMs(workload_.dispatch_latency_ms, std::move(push));
+  } else {
+    push();
+  }
+}
+
+void Engine::TryDispatch() {
+  // At most one pass over the free slots.
+  for (int guard = workload_.slots; guard > 0 && free_slots_ > 0 && !stopped_; --guard) {
+    int64_t now = NowUs();
+    std::optional<Task> task = queue_->Pop(now);
+    if (!task) {
+      int64_t ready = queue_->NextReadyUs(now);
+      if (ready >= 0 && (dispatch_timer_at_us_ < 0 || ready < dispatch_timer_at_us_)) {
+        dispatch_timer_at_us_ = ready;
+        dispatch_timer_.expires_after(std::chrono::microseconds(ready - now));
+        dispatch_timer_.async_wait([this](boost::system::error_code ec) {
+          if (ec) return;
+          dispatch_timer_at_us_ = -1;
+          TryDispatch();
+        });
+      }
+      return;
+    }
+    --free_slots_;
+    ++busy_slots_;
+    max_busy_slots_ = std::max(max_busy_slots_, busy_slots_);
+    auto exec = std::make_unique<Execution>();
+    exec->activity_id = task->activity_id;
+    exec->tenant_index = task->tenant_index;
+    exec->acquire_us = now;
+    ++records_.activities[task->activity_id].executions;
+    Execution& ref = *exec;
+    executions_[task->activity_id] = std::move(exec);
+    configuration_.Execute(*this, ref);
+  }
+}
+
+void Engine::Finish(Execution& exec, Outcome outcome) {
+  if (exec.finished || stopped_) return;
+  exec.finished = true;
+  int64_t now = NowUs();
+  int64_t id = exec.activity_id;
+  ActivityRecord& a = records_.activities[id];
+  records_.slots_held.push_back({id, exec.tenant_index, exec.acquire_us, now});
+  a.slot_held_us += now - exec.acquire_us;
+  ++free_slots_;
+  --busy_slots_;
+  switch (outcome.kind) {
+    case Outcome::kOk:
+      a.ok = true;
+      a.first_send_us = exec.first_send_us;
+      a.final_answer_us = now;
+      a.in_activity_us = now - exec.acquire_us;
+      OnActivityDone(id, true);
+      break;
+    case Outcome::kFail:
+      a.first_send_us = exec.first_send_us;
+      a.final_answer_us = exec.first_send_us >= 0 ? now : -1;
+      OnActivityDone(id, false);
+      break;
+    case Outcome::kRetryLater: {
+      int attempt = ++failures_[id];
+      AfterPaperMs(ActivityRetryDelayMs(attempt), [this, id] { Enqueue(id); });
+      break;
+    }
+    case Outcome::kDefer:
+      ++a.deferrals;
+      AfterRealUs(outcome.defer_us, [this, id] { Enqueue(id); });
+      break;
+  }
+  // The execution object dies here; handlers must not touch it after Finish.
+  executions_[id].reset();
+  TryDispatch();
+}
+
+void Engine::OnActivityDone(int64_t activity_id, bool ok) {
+  int64_t now = NowUs();
+  ActivityRecord& a = records_.activities[activity_id];
+  a.completed_us = now;
+  ++activities_done_;
+  int t = a.tenant_index;
+  TenantState& ts = tenants_[t];
+  ++ts.done_activities;
+  WorkflowState& wf = workflows_[a.workflow_id];
+  const TenantSpec& spec = workload_.tenants[t];
+  if (wf.next_activity < spec.activities_per_workflow) {
+    ScheduleActivity(a.workflow_id);
+  } else {
+    records_.workflows[a.workflow_id].end_us = now;
+    --ts.running;
+    if (ts.started < spec.workflows) StartWorkflow(t);
+  }
+  if (ts.done_activities == records_.tenants[t].total_activities) records_.tenants[t].finish_us = now;
+  if (activities_done_ >= activities_total_) Stop();
+}
+
+void Engine::SendUpstream(Execution& exec, CallDone done) {
+  int64_t send = NowUs();
+  if (exec.first_send_us < 0) exec.first_send_us = send;
+  ++records_.activities[exec.activity_id].http_attempts;
+  int64_t activity_id = exec.activity_id;
+  int tenant_index = exec.tenant_index;
+  http_->Request("POST", options_.upstream_path, bodies_[tenant_index],
+                 [this, activity_id, tenant_index, send, done = std::move(done)](HttpResponse r) {
+                   if (stopped_) return;
+                   CallResult result;
+                   ParseAnswer(r, options_.speedup, &result);
+                   AttemptRecord rec;
+                   rec.activity_id = activity_id;
+                   rec.tenant_index = tenant_index;
+                   rec.send_us = send;
+                   rec.done_us = NowUs();
+                   rec.status = result.status;
+                   rec.bound = result.bound;
+                   records_.attempts.push_back(rec);
+                   int k = workload_.tenants[tenant_index].priority;
+                   if (result.status == 200) ++ok_by_class_[k];
+                   if (result.status == 429) ++throttled_by_class_[k];
+                   if (result.status == 200) {
+                     records_.activities[activity_id].completion_tokens = result.completion_tokens;
+                   }
+                   done(result);
+                 });
+}
+
+void Engine::RecordLocalReject(Execution& exec, const std::string& bound) {
+  int64_t now = NowUs();
+  if (exec.first_send_us < 0) exec.first_send_us = now;
+  AttemptRecord rec;
+  rec.activity_id = exec.activity_id;
+  rec.tenant_index = exec.tenant_index;
+  rec.send_us = now;
+  rec.done_us = now;
+  rec.status = 429;
+  rec.proxy_local = true;
+  rec.bound = bound;
+  records_.attempts.push_back(rec);
+  ++local_by_class_[workload_.tenants[exec.tenant_index].priority];
+}
+
+namespace {
+
+// The SDK's retry loop of one call (max_retries 2, delays in paper time).
+struct SdkLoop : std::enable_shared_from_this<SdkLoop> {
+  Engine* engine;
+  Execution* exec;
+  Transport transport;
+  CallDone done;
+  int retries = 0;
+
+  void Attempt() {
+    transport(*exec, [self = shared_from_this()](const CallResult& r) { self->OnAnswer(r); });
+  }
+  void OnAnswer(const CallResult& r) {
+    if (r.status == 200 || !SdkRetryable(r.status) || retries >= kSdkMaxRetries) {
+      done(r);
+      return;
+    }
+    RetryHint hint{r.retry_after_paper_ms};
+    double delay = SdkRetryDelayMs(hint, retries, engine->Uniform());
+    ++retries;
+    engine->AfterPaperMs(delay, [self = shared_from_this()] { self->Attempt(); });
+  }
+};
+
+}  // namespace
+
+void Engine::SdkCall(Execution& exec, Transport transport, CallDone done) {
+  auto loop = std::make_shared<SdkLoop>();
+  loop->engine = this;
+  loop->exec = &exec;
+  loop->transport = std::move(transport);
+  loop->done = std::move(done);
+  loop->Attempt();
+}
+
+void Engine::ArmProgress() {
+  progress_timer_.expires_after(std::chrono::seconds(1));
+  progress_timer_.async_wait([this](boost::system::error_code ec) {
+    if (ec || stopped_) return;
+    Progress(false);
+    ArmProgress();
+  });
+}
+
+void Engine::Progress(bool final_line) {
+  double real_s = static_cast<double>(NowUs()) / 1e6;
+  std::string line = options_.label + " t=" + std::to_string(static_cast<int>(real_s)) + "s (paper " +
+                     std::to_string(static_cast<int>(real_s * options_.speedup)) + "s) done " +
+                     std::to_string(activities_done_) + "/" + std::to_string(activities_total_) +
+                     " slots " + std::to_string(busy_slots_) + "/" +
+                     std::to_string(workload_.slots);
+  for (size_t k = 1; k < ok_by_class_.size(); ++k) {
+    line += " | P" + std::to_string(k) + " ok " + std::to_string(ok_by_class_[k]) + " 429 " +
+            std::to_string(throttled_by_class_[k]);
+    if (local_by_class_[k] > 0) line += " local " + std::to_string(local_by_class_[k]);
+  }
+  std::fprintf(stderr, "\r%s\033[K%s", line.c_str(), final_line ? "\n" : "");
+  std::fflush(stderr);
+}
+
+}  // namespace bp::loadgen

@@ -1,0 +1,275 @@
+// Keep-alive HTTP client on Boost.Beast (http_client.h). The only
+// Beast-including TU of bp::loadgen. Sessions follow Beast's do_x/on_x shape;
+// every operation sets expires_after first.
+#include "bp/loadgen/http_client.h"
+
+#include <deque>
+#include <unordered_set>
+#include <vector>
+
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
+
+#include "bp/loadgen/retry_policy.h"
+
+namespace bp::loadgen {
+
+namespace asio = boost::asio;
+namespace beast = boost::beast;
+namespace http = beast::http;
+using tcp = asio::ip::tcp;
+
+Result<HttpEndpoint> ParseHttpUrl(const std::string& url) {
+  std::string rest = url;
+  if (rest.rfind("http://", 0) == 0) rest = rest.substr(7);
+  if (rest.rfind("https://", 0) == 0) return Status::InvalidArgument(url + ": https is not supported");
+  while (!rest.empty() && rest.back() == '/') rest.pop_back();
+  auto colon = rest.rfind(':');
+  if (colon == std::string::npos || colon == 0) {
+    return Status::InvalidArgument(url + ": expected http://HOST:PORT");
+  }
+  HttpEndpoint ep;
+  ep.host = rest.substr(0, colon);
+  if (ep.host.size() > 2 && ep.host.front() == '[' && ep.host.back() == ']') {
+    ep.host = ep.host.substr(1, ep.host.size() - 2);
+  }
+  auto port = ParseSeconds(rest.substr(colon + 1));
+  if (!port || *port < 1 || *port > 65535 || *port != static_cast<int>(*port)) {
+    return Status::InvalidArgument(url + ": bad port");
+  }
+  ep.port = static_cast<int>(*port);
+  boost::system::error_code ec;
+  if (ep.host != "localhost") {
+    asio::ip::make_address(ep.host, ec);
+    if (ec) return Status::InvalidArgument(url + ": host must be an IP literal or localhost");
+  }
+  return ep;
+}
+
+namespace {
+
+tcp::endpoint ToTcp(const HttpEndpoint& ep) {
+  std::string host = ep.host == "localhost" ? "127.0.0.1" : ep.host;
+  boost::system::error_code ec;
+  auto addr = asio::ip::make_address(host, ec);
+  if (ec) addr = asio::ip::make_address("127.0.0.1");
+  return tcp::endpoint(addr, static_cast<uint16_t>(ep.port));
+}
+
+struct Connection {
+  explicit Connection(asio::io_context& io) : stream(io) {}
+  beast::tcp_stream stream;
+  beast::flat_buffer buffer;
+  bool connected = false;
+};
+
+}  // namespace
+
+struct HttpClient::Impl : std::enable_shared_from_this<HttpClient::Impl> {
+  struct Call {
+    std::string method;
+    std::string target;
+    std::shared_ptr<const std::string> body;
+    Callback done;
+    bool retried = false;
+    bool from_idle = false;  // the connection was reused from the pool
+    std::shared_ptr<Connection> conn;
+    std::shared_ptr<http::request<http::string_body>> req;
+    std::shared_ptr<http::response<http::string_body>> res;
+  };
+
+  Impl(asio::io_context& io_in, HttpClientOptions o)
+      : io(io_in), options(std::move(o)), endpoint(ToTcp(options.endpoint)) {}
+
+  asio::io_context& io;
+  HttpClientOptions options;
+  tcp::endpoint endpoint;
+  std::vector<std::shared_ptr<Connection>> idle;
+  std::unordered_set<std::shared_ptr<Connection>> all;
+  std::deque<std::shared_ptr<Call>> waiting;
+  bool stopped = false;
+  int64_t opened = 0;
+
+  std::chrono::milliseconds timeout() const { return std::chrono::milliseconds(options.timeout_ms); }
+
+  void Start(std::shared_ptr<Call> call) {
+    if (stopped) return;
+    if (!idle.empty()) {
+      call->conn = idle.back();
+      idle.pop_back();
+      call->from_idle = true;
+      DoWrite(std::move(call));
+      return;
+    }
+    if (static_cast<int>(all.size()) >= options.max_connections) {
+      waiting.push_back(std::move(call));
+      return;
+    }
+    call->conn = std::make_shared<Connection>(io);
+    all.insert(call->conn);
+    ++opened;
+    call->conn->stream.expires_after(timeout());
+    call->conn->stream.async_connect(
+        endpoint, [self = shared_from_this(), call](beast::error_code ec) {
+          if (ec) return self->Fail(call, "connect: " + ec.message(), /*may_retry=*/false);
+          call->conn->connected = true;
+          self->DoWrite(call);
+        });
+  }
+
+  void DoWrite(std::shared_ptr<Call> call) {
+    auto req = std::make_shared<http::request<http::string_body>>();
+    req->method(http::string_to_verb(call->method));
+    req->target(call->target);
+    req->version(11);
+    req->set(http::field::host, options.endpoint.host + ":" + std::to_string(options.endpoint.port));
+    req->set(http::field::user_agent, "bp-loadgen");
+    req->set(http::field::content_type, "application/json");
+    req->keep_alive(true);
+    if (call->body) req->body() = *call->body;
+    req->prepare_payload();
+    call->req = req;
+    call->conn->stream.expires_after(timeout());
+    http::async_write(call->conn->stream, *req,
+                      [self = shared_from_this(), call](beast::error_code ec, size_t) {
+                        if (ec) return self->Fail(call, "write: " + ec.message(), true);
+                        self->DoRead(call);
+                      });
+  }
+
+  void DoRead(std::shared_ptr<Call> call) {
+    call->res = std::make_shared<http::response<http::string_body>>();
+    call->conn->stream.expires_after(timeout());
+    http::async_read(call->conn->stream, call->conn->buffer, *call->res,
+                     [self = shared_from_this(), call](beast::error_code ec, size_t) {
+                       if (ec) return self->Fail(call, "read: " + ec.message(), true);
+                       self->OnResponse(call);
+                     });
+  }
+
+  void OnResponse(std::shared_ptr<Call> call) {
+    HttpResponse out;
+    const auto& res = *call->res;
+    out.status = static_cast<int>(res.result_int());
+    if (auto it = res.find("retry-after-ms"); it != res.end()) {
+      out.retry_after_ms = ParseSeconds(std::string_view(it->value().data(), it->value().size()));
+    }
+    if (auto it = res.find(http::field::retry_after); it != res.end()) {
+      out.retry_after_s = ParseSeconds(std::string_view(it->value().data(), it->value().size()));
+    }
+    out.body = std::move(call->res->body());
+    bool keep = res.keep_alive();
+    auto conn = std::move(call->conn);
+    Callback done = std::move(call->done);
+    if (keep && !stopped) {
+      Recycle(std::move(conn));
+    } else {
+      Close(conn);
+    }
+    if (!stopped) done(std::move(out));
+  }
+
+  void Fail(std::shared_ptr<Call> call, std::string what, bool may_retry) {
+    bool reused = call->from_idle && !call->retried;
+    Close(call->conn);
+    call->conn.reset();
+    if (stopped) return;
+    if (may_retry && reused) {
+      // The server may have closed an idle keep-alive connection: once more, fresh.
+      call->retried = true;
+      call->from_idle = false;
+      auto fresh = std::make_shared<Connection>(io);
+      call->conn = fresh;
+      all.insert(fresh);
+      ++opened;
+      fresh->stream.expires_after(timeout());
+      fresh->stream.async_connect(endpoint, [self = shared_from_this(), call](beast::error_code ec) {
+        if (ec) return self->Fail(call, "connect: " + ec.message(), false);
+        call->conn->connected = true;
+        self->DoWrite(call);
+      });
+      return;
+    }
+    HttpResponse out;
+    out.error = std::move(what);
+    Callback done = std::move(call->done);
+    StartWaiting();
+    done(std::move(out));
+  }
+
+  void Recycle(std::shared_ptr<Connection> conn) {
+    if (!waiting.empty()) {
+      auto next = waiting.front();
+      waiting.pop_front();
+      next->conn = std::move(conn);
+      next->from_idle = true;
+      DoWrite(std::move(next));
+      return;
+    }
+    idle.push_back(std::move(conn));
+  }
+
+  void Close(const std::shared_ptr<Connection>& conn) {
+    if (!conn) return;
+    beast::error_code ec;
+    conn->stream.socket().shutdown(tcp::socket::shutdown_both, ec);
+    conn->stream.close();
+    all.erase(conn);
+    std::erase(idle, conn);
+  }
+
+  void StartWaiting() {
+    while (!waiting.empty() && static_cast<int>(all.size()) < options.max_connections) {
+      auto next = waiting.front();
+      waiting.pop_front();
+      Start(std::move(next));
+    }
+  }
+};
+
+HttpClient::HttpClient(asio::io_context& io, HttpClientOptions options)
+    : impl_(std::make_shared<Impl>(io, std::move(options))) {}
+
+HttpClient::~HttpClient() { Shutdown(); }
+
+void HttpClient::Request(std::string method, std::string target,
+                         std::shared_ptr<const std::string> body, Callback done) {
+  auto call = std::make_shared<Impl::Call>();
+  call->method = std::move(method);
+  call->target = std::move(target);
+  call->body = std::move(body);
+  call->done = std::move(done);
+  impl_->Start(std::move(call));
+}
+
+void HttpClient::Shutdown() {
+  if (impl_->stopped) return;
+  impl_->stopped = true;
+  impl_->waiting.clear();
+  std::vector<std::shared_ptr<Connection>> conns(impl_->all.begin(), impl_->all.end());
+  for (auto& c : conns) impl_->Close(c);
+}
+
+int64_t HttpClient::connections_opened() const { return impl_->opened; }
+
+HttpResponse HttpRequestBlocking(const HttpEndpoint& endpoint, const std::string& method,
+                                 const std::string& target, const std::string& body,
+                                 int timeout_ms) {
+  asio::io_context io;
+  HttpClientOptions options;
+  options.endpoint = endpoint;
+  options.timeout_ms = timeout_ms;
+  HttpResponse result;
+  result.error = "no answer";
+  {
+    HttpClient client(io, options);
+    client.Request(method, target, std::make_shared<const std::string>(body),
+                   [&](HttpResponse r) { result = std::move(r); });
+    io.run_for(std::chrono::milliseconds(timeout_ms + 1000));
+    client.Shutdown();
+  }
+  return result;
+}
+
+}  // namespace bp::loadgen

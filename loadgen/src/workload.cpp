@@ -1,0 +1,276 @@
+// Workload parsing and validation (workload.h). A small field reader keeps
+// every message in the form "FILE: FIELD: what is wrong".
+#include "bp/loadgen/workload.h"
+
+#include <cctype>
+#include <cmath>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+namespace bp::loadgen {
+namespace {
+
+using nlohmann::json;
+
+// Reads fields of one JSON object; remembers the first error.
+class Reader {
+ public:
+  Reader(const json& obj, std::string path, std::string* error)
+      : obj_(obj), path_(std::move(path)), error_(error) {}
+
+  bool Has(const char* key) const { return obj_.contains(key); }
+  std::string Path(const std::string& key) const {
+    return path_.empty() ? key : path_ + "." + key;
+  }
+
+  void Fail(const std::string& key, const std::string& what) {
+    if (error_->empty()) *error_ = Path(key) + ": " + what;
+  }
+
+  // Rejects keys not in `allowed` (a typo must not silently use a default).
+  void OnlyKeys(const std::set<std::string>& allowed) {
+    for (const auto& [key, value] : obj_.items()) {
+      if (!allowed.count(key)) Fail(key, "unknown field");
+    }
+  }
+
+  void Int(const char* key, int64_t min, int64_t max, int64_t* out, bool required) {
+    if (!Has(key)) {
+      if (required) Fail(key, "missing (required)");
+      return;
+    }
+    const json& v = obj_.at(key);
+    if (!v.is_number_integer() || v.get<int64_t>() < min || v.get<int64_t>() > max) {
+      Fail(key, "must be an integer in [" + std::to_string(min) + ", " + std::to_string(max) +
+                    "], got " + v.dump());
+      return;
+    }
+    *out = v.get<int64_t>();
+  }
+  void Int(const char* key, int min, int max, int* out, bool required) {
+    int64_t v = *out;
+    Int(key, min, max, &v, required);
+    *out = static_cast<int>(v);
+  }
+
+  // A finite number > min_exclusive (or >= when inclusive).
+  void Number(const char* key, double min, bool inclusive, double* out, bool required) {
+    if (!Has(key)) {
+      if (required) Fail(key, "missing (required)");
+      return;
+    }
+    const json& v = obj_.at(key);
+    bool ok = v.is_number() && std::isfinite(v.get<double>()) &&
+              (inclusive ? v.get<double>() >= min : v.get<double>() > min);
+    if (!ok) {
+      Fail(key, std::string("must be a finite number ") + (inclusive ? ">= " : "> ") +
+                    std::to_string(min) + ", got " + v.dump());
+      return;
+    }
+    *out = v.get<double>();
+  }
+
+  void String(const char* key, std::string* out, bool required) {
+    if (!Has(key)) {
+      if (required) Fail(key, "missing (required)");
+      return;
+    }
+    if (!obj_.at(key).is_string()) {
+      Fail(key, "must be a string");
+      return;
+    }
+    *out = obj_.at(key).get<std::string>();
+  }
+
+ private:
+  const json& obj_;
+  std::string path_;
+  std::string* error_;
+};
+
+bool ValidTenantId(const std::string& id) {
+  if (id.empty() || id.size() > 128) return false;
+  for (char c : id) {
+    bool ok = std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.' || c == '-';
+    if (!ok) return false;
+  }
+  return true;
+}
+
+void ParseTenant(const json& t, const std::string& path, int classes, TenantSpec* out,
+                 std::string* error) {
+  if (!t.is_object()) {
+    *error = path + ": must be an object";
+    return;
+  }
+  Reader r(t, path, error);
+  r.OnlyKeys({"id", "priority", "weight", "concurrency", "workflows", "activities_per_workflow",
+              "prompt_tokens", "max_tokens"});
+  r.String("id", &out->id, true);
+  if (error->empty() && !ValidTenantId(out->id)) r.Fail("id", "must match [A-Za-z0-9_.-]{1,128}");
+  r.Int("priority", 1, classes, &out->priority, true);
+  r.Number("weight", 0, false, &out->weight, false);
+  r.Int("concurrency", 1, 100000, &out->concurrency, true);
+  r.Int("workflows", 1, 10000000, &out->workflows, true);
+  r.Int("activities_per_workflow", 1, 100000, &out->activities_per_workflow, false);
+  r.Int("prompt_tokens", 1, 1000000, &out->prompt_tokens, true);
+  r.Int("max_tokens", 1, 1000000, &out->max_tokens, true);
+}
+
+// Validates the parts of the upstream section loadgen depends on and derives
+// the caps; mockapi validates the rest when it is PUT.
+void ParseUpstream(const json& u, UpstreamCaps* caps, std::string* error) {
+  if (!u.is_object()) {
+    *error = "upstream: must be an object";
+    return;
+  }
+  Reader r(u, "upstream", error);
+  r.OnlyKeys({"limits", "completion_tokens", "latency", "count_rejected", "token_accounting",
+              "dialect", "scope", "model"});
+  if (!u.contains("limits") || !u["limits"].is_array() || u["limits"].empty()) {
+    r.Fail("limits", "must be a non-empty array");
+    return;
+  }
+  for (size_t i = 0; i < u["limits"].size() && error->empty(); ++i) {
+    const json& l = u["limits"][i];
+    std::string path = "upstream.limits[" + std::to_string(i) + "]";
+    if (!l.is_object()) {
+      *error = path + ": must be an object";
+      return;
+    }
+    Reader lr(l, path, error);
+    std::string dim;
+    double limit = 0, window_s = 0;
+    lr.String("dimension", &dim, true);
+    lr.Number("limit", 0, false, &limit, true);
+    lr.Number("window_s", 0, false, &window_s, true);
+    if (!error->empty()) return;
+    if (dim == "requests") {
+      caps->requests_per_s += limit / window_s;
+    } else if (dim == "tokens") {
+      caps->tokens_per_s += limit / window_s;
+    } else if (dim != "input_tokens" && dim != "output_tokens") {
+      lr.Fail("dimension", "must be requests|tokens|input_tokens|output_tokens, got " + dim);
+    }
+  }
+  if (error->empty() && caps->requests_per_s <= 0) {
+    r.Fail("limits", "needs a \"requests\" limit (the cap C_requests)");
+  }
+}
+
+Result<GateMode> ParseGateMode(const std::string& s) {
+  if (s == "estimate") return GateMode::kEstimate;
+  if (s == "reconcile") return GateMode::kReconcile;
+  if (s == "reservation") return GateMode::kReservation;
+  return Status::InvalidArgument("must be estimate|reconcile|reservation, got " + s);
+}
+
+}  // namespace
+
+const char* GateModeName(GateMode mode) {
+  switch (mode) {
+    case GateMode::kEstimate: return "estimate";
+    case GateMode::kReconcile: return "reconcile";
+    case GateMode::kReservation: return "reservation";
+  }
+  return "?";
+}
+
+int64_t Workload::total_activities() const {
+  int64_t n = 0;
+  for (const auto& t : tenants) n += int64_t{t.workflows} * t.activities_per_workflow;
+  return n;
+}
+
+Result<Workload> ParseWorkload(const json& doc, const std::string& source) {
+  Workload w;
+  w.source = source;
+  std::string error;
+  auto fail = [&](const std::string& e) { return Status::InvalidArgument(source + ": " + e); };
+  if (!doc.is_object()) return fail("the document must be a JSON object");
+  Reader r(doc, "", &error);
+  r.OnlyKeys({"name", "description", "tenants", "upstream", "slots", "run_length_cap_s",
+              "dispatch_latency_ms", "priority_weights", "gate"});
+  r.String("name", &w.name, true);
+  r.String("description", &w.description, false);
+  r.Int("slots", 1, 100000, &w.slots, true);
+  r.Number("run_length_cap_s", 0, false, &w.run_length_cap_s, true);
+  r.Number("dispatch_latency_ms", 0, true, &w.dispatch_latency_ms, false);
+  if (!error.empty()) return fail(error);
+
+  if (doc.contains("priority_weights")) {
+    const json& pw = doc["priority_weights"];
+    if (!pw.is_array() || pw.empty() || pw.size() > 5) {
+      return fail("priority_weights: must be an array of 1..5 positive numbers (omega_1..omega_K)");
+    }
+    w.priority_weights.clear();
+    for (const json& v : pw) {
+      if (!v.is_number() || !(v.get<double>() > 0) || !std::isfinite(v.get<double>())) {
+        return fail("priority_weights: must be positive finite numbers, got " + v.dump());
+      }
+      w.priority_weights.push_back(v.get<double>());
+    }
+  }
+
+  if (doc.contains("gate")) {
+    const json& g = doc["gate"];
+    if (!g.is_object()) return fail("gate: must be an object");
+    Reader gr(g, "gate", &error);
+    gr.OnlyKeys({"mode", "burst_s"});
+    std::string mode = "reconcile";
+    gr.String("mode", &mode, false);
+    gr.Number("burst_s", 0, false, &w.gate_burst_s, false);
+    if (!error.empty()) return fail(error);
+    auto m = ParseGateMode(mode);
+    if (!m.ok()) return fail("gate.mode: " + m.status().message());
+    w.gate_mode = *m;
+  }
+
+  if (!doc.contains("tenants") || !doc["tenants"].is_array() || doc["tenants"].empty()) {
+    return fail("tenants: must be a non-empty array");
+  }
+  std::set<std::string> ids;
+  for (size_t i = 0; i < doc["tenants"].size(); ++i) {
+    TenantSpec t;
+    std::string path = "tenants[" + std::to_string(i) + "]";
+    ParseTenant(doc["tenants"][i], path, w.priority_classes(), &t, &error);
+    if (!error.empty()) return fail(error);
+    if (!ids.insert(t.id).second) return fail(path + ".id: duplicate tenant id " + t.id);
+    w.tenants.push_back(std::move(t));
+  }
+
+  if (!doc.contains("upstream")) return fail("upstream: missing (required)");
+  ParseUpstream(doc["upstream"], &w.caps, &error);
+  if (!error.empty()) return fail(error);
+  w.upstream = doc["upstream"];
+  return w;
+}
+
+Result<Workload> LoadWorkload(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) return Status::NotFound(path + ": cannot read the workload file");
+  std::stringstream text;
+  text << in.rdbuf();
+  json doc = json::parse(text.str(), nullptr, /*allow_exceptions=*/false);
+  if (doc.is_discarded()) return Status::InvalidArgument(path + ": not valid JSON");
+  return ParseWorkload(doc, path);
+}
+
+json ScaledUpstream(const Workload& workload, double speedup) {
+  json u = workload.upstream;
+  for (json& l : u["limits"]) {
+    for (const char* key : {"window_s", "quantum_s"}) {
+      if (l.contains(key) && l[key].is_number()) l[key] = l[key].get<double>() / speedup;
+    }
+  }
+  if (u.contains("latency") && u["latency"].is_object()) {
+    for (const char* key : {"min_ms", "max_ms", "per_output_token_ms"}) {
+      json& lat = u["latency"];
+      if (lat.contains(key) && lat[key].is_number()) lat[key] = lat[key].get<double>() / speedup;
+    }
+  }
+  return u;
+}
+
+}  // namespace bp::loadgen
