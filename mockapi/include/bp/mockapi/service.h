@@ -1,0 +1,89 @@
+// bp::mockapi::Service - the mock rate-limited upstream as a pure request ->
+// response function, with no sockets (the Beast server in server.h feeds it),
+// so tests drive it directly on a FakeClock.
+//
+// Routes (SPEC section 3):
+//   POST /v1/chat/completions  OpenAI chat completion, plain or SSE (stream,
+//                              stream_options.include_usage); rate limited
+//   POST /v1/messages          Anthropic Messages dialect; rate limited
+//   GET  /v1/models            the configured model
+//   GET  /healthz              "ok"
+//   GET  /metrics              Prometheus text format (stats.h lists the counters)
+//   GET  /stats                the same counters as JSON
+//   GET  /admin/config         the current config (docs/mockapi-config.md)
+//   PUT  /admin/config         replace the fields present; 400 and no change on error;
+//                              a `limits` field resets the limiter state
+// Every /v1/ response carries the dialect's rate-limit headers; a 429 adds
+// retry-after (s, ceil), retry-after-ms (ms, ceil, exact for the limiter state)
+// and x-mockapi-bound (the dimension that bound); the body names it too.
+//
+// Thread-safety: Handle() and the rest may be called from any number of
+// threads. Config snapshots are immutable and swapped atomically.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "bp/clock.h"
+#include "bp/mockapi/config.h"
+#include "bp/status.h"
+
+namespace bp::mockapi {
+
+struct HttpRequest {
+  std::string_view method;         // "GET", "POST", ...
+  std::string_view target;         // path and optional query
+  std::string_view authorization;  // Authorization header ("Bearer KEY") or empty
+  std::string_view api_key;        // x-api-key header (Anthropic) or empty
+  std::string_view body;
+};
+
+struct HttpResponse {
+  int status = 200;
+  const char* content_type = "application/json";
+  // Names are static strings; values are owned.
+  std::vector<std::pair<const char*, std::string>> headers;
+  std::string body;
+  int64_t delay_us = 0;  // simulated service time: answer after this long
+  bool close = false;    // close the connection after answering
+};
+
+// Connection settings the server reads per request (they follow PUT /admin/config).
+struct ConnectionLimits {
+  int64_t body_limit_bytes = 0;
+  int64_t read_timeout_ms = 0;
+  int64_t idle_timeout_ms = 0;
+};
+
+class Service {
+ public:
+  // InvalidArgument if the config does not validate. `clock` must outlive it.
+  static Result<std::unique_ptr<Service>> Create(const MockConfig& config, const Clock& clock);
+  ~Service();
+  Service(const Service&) = delete;
+  Service& operator=(const Service&) = delete;
+
+  HttpResponse Handle(const HttpRequest& request);
+
+  // A provider-shaped error for failures the server detects before routing
+  // (413 body too large, 400 unparseable HTTP). The connection is closed after.
+  HttpResponse TransportError(int status, std::string_view target);
+
+  MockConfig config() const;
+  // PUT /admin/config semantics; InvalidArgument and no change on error.
+  Status UpdateConfig(const nlohmann::json& patch);
+  ConnectionLimits connection_limits() const;
+
+ private:
+  struct Impl;
+  explicit Service(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace bp::mockapi

@@ -1,0 +1,163 @@
+// Command line of the mockapi binary: Boost.Program_options over the JSON
+// config. Flags become a JSON patch applied with ConfigFromJson, so flag and
+// file values are validated by the same code.
+#include "bp/mockapi/cli.h"
+
+#include <spdlog/spdlog.h>
+
+#include <boost/program_options.hpp>
+#include <iostream>
+#include <sstream>
+
+#include "bp/clock.h"
+#include "bp/mockapi/server.h"
+#include "bp/mockapi/service.h"
+
+namespace bp::mockapi {
+namespace {
+
+namespace po = boost::program_options;
+using nlohmann::json;
+
+// "DIM:ALGO:LIMIT:WINDOW_S[:QUANTUM_S]" -> a limits[] entry.
+Result<json> ParseLimitFlag(const std::string& text) {
+  std::vector<std::string> parts;
+  std::stringstream in(text);
+  for (std::string p; std::getline(in, p, ':');) parts.push_back(p);
+  if (parts.size() < 4 || parts.size() > 5) {
+    return Status::InvalidArgument("--limit must be DIM:ALGO:LIMIT:WINDOW_S[:QUANTUM_S], got " + text);
+  }
+  json limit = {{"dimension", parts[0]}, {"algorithm", parts[1]}};
+  try {
+    limit["limit"] = std::stoll(parts[2]);
+    limit["window_s"] = std::stod(parts[3]);
+    if (parts.size() == 5) limit["quantum_s"] = std::stod(parts[4]);
+  } catch (const std::exception&) {
+    return Status::InvalidArgument("--limit has a non-numeric value: " + text);
+  }
+  return limit;
+}
+
+}  // namespace
+
+Result<CommandLine> ParseCommandLine(int argc, const char* const* argv) {
+  po::options_description desc(
+      "mockapi: a mock rate-limited OpenAI-compatible upstream.\n"
+      "Usage: mockapi [--config FILE] [flags]\nFlags override the config file "
+      "(docs/mockapi-config.md)");
+  desc.add_options()
+      ("help,h", "print this help")
+      ("config,c", po::value<std::string>(), "JSON config file")
+      ("host", po::value<std::string>(), "listen address (IP)")
+      ("port,p", po::value<int>(), "listen port (0: ephemeral)")
+      ("threads", po::value<int>(), "io threads")
+      ("dialect", po::value<std::string>(), "openai | anthropic | azure")
+      ("model", po::value<std::string>(), "model name")
+      ("organization", po::value<std::string>(), "organization named in 429 messages")
+      ("scope", po::value<std::string>(), "global | api_key")
+      ("count-rejected", po::value<bool>()->implicit_value(true), "429s cost 1 request")
+      ("token-accounting", po::value<std::string>(), "actual | max_tokens")
+      ("limit", po::value<std::vector<std::string>>(),
+       "DIM:ALGO:LIMIT:WINDOW_S[:QUANTUM_S], repeatable; replaces the file's limits")
+      ("no-limits", "serve without any limit")
+      ("completion-tokens", po::value<int64_t>(), "fixed completion tokens per call")
+      ("latency-min-ms", po::value<double>(), "service time lower bound, ms")
+      ("latency-max-ms", po::value<double>(), "service time upper bound, ms")
+      ("per-output-token-ms", po::value<double>(), "extra service time per completion token, ms")
+      ("zero-latency", "answer at once (benchmarks)")
+      ("seed", po::value<uint64_t>(), "random seed")
+      ("body-limit-bytes", po::value<int64_t>(), "request body limit (413 above)")
+      ("read-timeout-ms", po::value<double>(), "time to read one request")
+      ("idle-timeout-ms", po::value<double>(), "keep-alive wait for the next request");
+  po::variables_map vm;
+  try {
+    po::store(po::parse_command_line(argc, argv, desc), vm);
+    po::notify(vm);
+  } catch (const std::exception& e) {
+    return Status::InvalidArgument(e.what());
+  }
+  CommandLine out;
+  if (vm.count("help")) {
+    std::ostringstream text;
+    text << desc;
+    out.help = true;
+    out.help_text = text.str();
+    return out;
+  }
+  if (vm.count("config")) {
+    auto file = LoadConfigFile(vm["config"].as<std::string>());
+    if (!file.ok()) return file.status();
+    out.config = *file;
+  }
+  const MockConfig& base = out.config;
+  json patch = json::object();
+  if (vm.count("host") || vm.count("port")) {
+    patch["listen"] = {{"host", vm.count("host") ? vm["host"].as<std::string>() : base.host},
+                       {"port", vm.count("port") ? vm["port"].as<int>() : base.port}};
+  }
+  if (vm.count("threads")) patch["threads"] = vm["threads"].as<int>();
+  for (const char* key : {"dialect", "model", "organization", "scope"}) {
+    if (vm.count(key)) patch[key] = vm[key].as<std::string>();
+  }
+  if (vm.count("count-rejected")) patch["count_rejected"] = vm["count-rejected"].as<bool>();
+  if (vm.count("token-accounting")) patch["token_accounting"] = vm["token-accounting"].as<std::string>();
+  if (vm.count("no-limits")) patch["limits"] = json::array();
+  if (vm.count("limit")) {
+    patch["limits"] = json::array();
+    for (const std::string& text : vm["limit"].as<std::vector<std::string>>()) {
+      auto limit = ParseLimitFlag(text);
+      if (!limit.ok()) return limit.status();
+      patch["limits"].push_back(*limit);
+    }
+  }
+  if (vm.count("completion-tokens")) {
+    patch["completion_tokens"] = {{"distribution", "fixed"},
+                                  {"value", vm["completion-tokens"].as<int64_t>()},
+                                  {"clamp_to_max_tokens", base.completion_tokens.clamp_to_max_tokens}};
+  }
+  LatencyOptions latency = base.latency;
+  if (vm.count("zero-latency")) latency = {0, 0, 0};
+  if (vm.count("latency-min-ms")) latency.min_ms = vm["latency-min-ms"].as<double>();
+  if (vm.count("latency-max-ms")) latency.max_ms = vm["latency-max-ms"].as<double>();
+  if (vm.count("per-output-token-ms")) latency.per_output_token_ms = vm["per-output-token-ms"].as<double>();
+  patch["latency"] = {{"min_ms", latency.min_ms}, {"max_ms", latency.max_ms},
+                      {"per_output_token_ms", latency.per_output_token_ms}};
+  if (vm.count("seed")) patch["seed"] = vm["seed"].as<uint64_t>();
+  if (vm.count("body-limit-bytes")) patch["body_limit_bytes"] = vm["body-limit-bytes"].as<int64_t>();
+  if (vm.count("read-timeout-ms")) patch["read_timeout_ms"] = vm["read-timeout-ms"].as<double>();
+  if (vm.count("idle-timeout-ms")) patch["idle_timeout_ms"] = vm["idle-timeout-ms"].as<double>();
+  auto config = ConfigFromJson(patch, base);
+  if (!config.ok()) return config.status();
+  out.config = *config;
+  return out;
+}
+
+int MockApiMain(int argc, const char* const* argv) {
+  auto cli = ParseCommandLine(argc, argv);
+  if (!cli.ok()) {
+    std::cerr << "mockapi: " << cli.status().message() << " (see --help)\n";
+    return 2;
+  }
+  if (cli->help) {
+    std::cout << cli->help_text;
+    return 0;
+  }
+  const MockConfig& c = cli->config;
+  auto service = Service::Create(c, SystemClock::Instance());
+  if (!service.ok()) {
+    std::cerr << "mockapi: " << service.status().message() << "\n";
+    return 2;
+  }
+  Server server(**service, {c.host, c.port, c.threads, /*handle_signals=*/true});
+  if (Status s = server.Start(); !s.ok()) {
+    std::cerr << "mockapi: " << s.message() << "\n";
+    return 1;
+  }
+  spdlog::info("mockapi listening on http://{}:{} (dialect {}, {} limits, {} threads)", c.host,
+               server.port(), DialectName(c.dialect), c.limits.size(), c.threads);
+  server.Wait();
+  spdlog::info("mockapi stopped");
+  return 0;
+}
+
+}  // namespace bp::mockapi

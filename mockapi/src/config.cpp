@@ -1,0 +1,255 @@
+// Parsing and printing of the mockapi JSON config (docs/mockapi-config.md).
+// No exceptions: every value is type-checked before it is read.
+#include "bp/mockapi/config.h"
+
+#include <cmath>
+#include <fstream>
+#include <initializer_list>
+#include <sstream>
+
+namespace bp::mockapi {
+namespace {
+
+using nlohmann::json;
+
+// Reads typed members of one JSON object, keeping the first error.
+class Reader {
+ public:
+  Reader(const json& obj, std::string path) : obj_(obj), path_(std::move(path)) {
+    if (!obj_.is_object()) Fail(path_.empty() ? "config must be a JSON object" : path_ + " must be an object");
+  }
+  bool Has(const char* key) const { return status_.ok() && obj_.contains(key); }
+  std::string Path(const char* key) const { return path_.empty() ? key : path_ + "." + key; }
+  void Fail(std::string message) {
+    if (status_.ok()) status_ = Status::InvalidArgument(std::move(message));
+  }
+
+  void Number(const char* key, double* out, double min, double max) {
+    if (!Has(key)) return;
+    const json& v = obj_[key];
+    if (!v.is_number() || !std::isfinite(v.get<double>()) || v.get<double>() < min ||
+        v.get<double>() > max) {
+      Fail(Path(key) + " must be a number in [" + Fmt(min) + ", " + Fmt(max) + "], got " + v.dump());
+      return;
+    }
+    *out = v.get<double>();
+  }
+  template <typename T>
+  void Int(const char* key, T* out, int64_t min, int64_t max) {
+    if (!Has(key)) return;
+    const json& v = obj_[key];
+    if (!v.is_number_integer() || v.get<int64_t>() < min || v.get<int64_t>() > max) {
+      Fail(Path(key) + " must be an integer in [" + std::to_string(min) + ", " +
+           std::to_string(max) + "], got " + v.dump());
+      return;
+    }
+    *out = static_cast<T>(v.get<int64_t>());
+  }
+  void String(const char* key, std::string* out) {
+    if (!Has(key)) return;
+    const json& v = obj_[key];
+    if (!v.is_string() || v.get_ref<const std::string&>().empty()) {
+      Fail(Path(key) + " must be a non-empty string, got " + v.dump());
+      return;
+    }
+    *out = v.get<std::string>();
+  }
+  void Bool(const char* key, bool* out) {
+    if (!Has(key)) return;
+    if (!obj_[key].is_boolean()) return Fail(Path(key) + " must be true or false, got " + obj_[key].dump());
+    *out = obj_[key].get<bool>();
+  }
+  // One of `names`; *out is its index.
+  template <typename E>
+  void Enum(const char* key, E* out, std::initializer_list<const char*> names) {
+    std::string s;
+    String(key, &s);
+    if (!Has(key)) return;
+    int i = 0;
+    std::string list;
+    for (const char* n : names) {
+      if (s == n) {
+        *out = static_cast<E>(i);
+        return;
+      }
+      list += (i++ ? " | " : "") + std::string(n);
+    }
+    Fail(Path(key) + " must be " + list + ", got \"" + s + "\"");
+  }
+  Status Finish(std::initializer_list<const char*> known) {
+    if (!status_.ok()) return status_;
+    for (const auto& item : obj_.items()) {
+      bool ok = false;
+      for (const char* k : known) ok = ok || item.key() == k;
+      if (!ok) Fail("unknown field " + Path(item.key().c_str()));
+    }
+    return status_;
+  }
+
+ private:
+  static std::string Fmt(double x) {
+    std::ostringstream o;
+    o << x;
+    return o.str();
+  }
+  const json& obj_;
+  std::string path_;
+  Status status_;
+};
+
+Status ParseLimit(const json& j, const std::string& path, LimiterOptions* out) {
+  Reader r(j, path);
+  std::string dimension = DimensionName(out->dimension);
+  std::string algorithm = LimiterAlgorithmName(out->algorithm);
+  r.String("dimension", &dimension);
+  r.String("algorithm", &algorithm);
+  r.Int("limit", &out->limit, 1, int64_t{1} << 50);
+  r.Number("window_s", &out->window_s, 1e-6, 1e7);
+  r.Number("quantum_s", &out->quantum_s, 1e-6, 1e7);
+  if (Status s = r.Finish({"dimension", "algorithm", "limit", "window_s", "quantum_s"}); !s.ok()) return s;
+  auto d = ParseDimension(dimension);
+  if (!d.ok()) return Status::InvalidArgument(path + ": " + d.status().message());
+  auto a = ParseLimiterAlgorithm(algorithm);
+  if (!a.ok()) return Status::InvalidArgument(path + ": " + a.status().message());
+  out->dimension = *d;
+  out->algorithm = *a;
+  if (Status s = ValidateLimiterOptions(*out); !s.ok()) return Status::InvalidArgument(path + ": " + s.message());
+  return Status::Ok();
+}
+
+}  // namespace
+
+const char* DialectName(Dialect d) {
+  switch (d) {
+    case Dialect::kOpenAI: return "openai";
+    case Dialect::kAnthropic: return "anthropic";
+    case Dialect::kAzure: return "azure";
+  }
+  return "openai";
+}
+
+Result<MockConfig> ConfigFromJson(const json& j, const MockConfig& base) {
+  MockConfig c = base;
+  Reader r(j, "");
+  if (r.Has("listen")) {
+    MockConfig d;
+    c.host = d.host;
+    c.port = d.port;
+    Reader l(j["listen"], "listen");
+    l.String("host", &c.host);
+    l.Int("port", &c.port, 0, 65535);
+    if (Status s = l.Finish({"host", "port"}); !s.ok()) return s;
+  }
+  r.Int("threads", &c.threads, 1, 64);
+  r.Enum("dialect", &c.dialect, {"openai", "anthropic", "azure"});
+  r.String("model", &c.model);
+  r.String("organization", &c.organization);
+  r.Enum("scope", &c.scope, {"global", "api_key"});
+  r.Bool("count_rejected", &c.count_rejected);
+  r.Enum("token_accounting", &c.token_accounting, {"actual", "max_tokens"});
+  if (r.Has("limits")) {
+    if (!j["limits"].is_array()) return Status::InvalidArgument("limits must be an array");
+    c.limits.clear();
+    for (size_t i = 0; i < j["limits"].size(); ++i) {
+      LimiterOptions o;
+      if (Status s = ParseLimit(j["limits"][i], "limits[" + std::to_string(i) + "]", &o); !s.ok()) return s;
+      c.limits.push_back(o);
+    }
+  }
+  if (r.Has("completion_tokens")) {
+    c.completion_tokens = CompletionTokensOptions{};
+    Reader t(j["completion_tokens"], "completion_tokens");
+    t.Enum("distribution", &c.completion_tokens.uniform, {"fixed", "uniform"});
+    t.Int("value", &c.completion_tokens.value, 0, 1'000'000);
+    t.Int("min", &c.completion_tokens.min, 0, 1'000'000);
+    t.Int("max", &c.completion_tokens.max, 0, 1'000'000);
+    t.Bool("clamp_to_max_tokens", &c.completion_tokens.clamp_to_max_tokens);
+    if (Status s = t.Finish({"distribution", "value", "min", "max", "clamp_to_max_tokens"}); !s.ok()) return s;
+  }
+  if (r.Has("latency")) {
+    c.latency = LatencyOptions{};
+    Reader t(j["latency"], "latency");
+    t.Number("min_ms", &c.latency.min_ms, 0, 3.6e6);
+    t.Number("max_ms", &c.latency.max_ms, 0, 3.6e6);
+    t.Number("per_output_token_ms", &c.latency.per_output_token_ms, 0, 6e4);
+    if (Status s = t.Finish({"min_ms", "max_ms", "per_output_token_ms"}); !s.ok()) return s;
+  }
+  r.Int("seed", &c.seed, 0, INT64_MAX);
+  r.Int("body_limit_bytes", &c.body_limit_bytes, 1024, int64_t{1} << 30);
+  r.Number("read_timeout_ms", &c.read_timeout_ms, 1, 3.6e6);
+  r.Number("idle_timeout_ms", &c.idle_timeout_ms, 1, 3.6e6);
+  if (Status s = r.Finish({"listen", "threads", "dialect", "model", "organization", "scope",
+                           "count_rejected", "token_accounting", "limits", "completion_tokens",
+                           "latency", "seed", "body_limit_bytes", "read_timeout_ms",
+                           "idle_timeout_ms"});
+      !s.ok()) {
+    return s;
+  }
+  if (Status s = ValidateConfig(c); !s.ok()) return s;
+  return c;
+}
+
+Status ValidateConfig(const MockConfig& c) {
+  if (c.completion_tokens.uniform && c.completion_tokens.min > c.completion_tokens.max) {
+    return Status::InvalidArgument("completion_tokens.min must be <= completion_tokens.max");
+  }
+  if (c.latency.min_ms > c.latency.max_ms) {
+    return Status::InvalidArgument("latency.min_ms must be <= latency.max_ms");
+  }
+  for (size_t i = 0; i < c.limits.size(); ++i) {
+    if (Status s = ValidateLimiterOptions(c.limits[i]); !s.ok()) {
+      return Status::InvalidArgument("limits[" + std::to_string(i) + "]: " + s.message());
+    }
+  }
+  return Status::Ok();
+}
+
+json ConfigToJson(const MockConfig& c) {
+  json limits = json::array();
+  for (const LimiterOptions& o : c.limits) {
+    json l = {{"dimension", DimensionName(o.dimension)},
+              {"algorithm", LimiterAlgorithmName(o.algorithm)},
+              {"limit", o.limit},
+              {"window_s", o.window_s}};
+    if (o.algorithm == LimiterAlgorithm::kQuantized) l["quantum_s"] = o.quantum_s;
+    limits.push_back(std::move(l));
+  }
+  json tokens = {{"distribution", c.completion_tokens.uniform ? "uniform" : "fixed"},
+                 {"clamp_to_max_tokens", c.completion_tokens.clamp_to_max_tokens}};
+  if (c.completion_tokens.uniform) {
+    tokens["min"] = c.completion_tokens.min;
+    tokens["max"] = c.completion_tokens.max;
+  } else {
+    tokens["value"] = c.completion_tokens.value;
+  }
+  return {{"listen", {{"host", c.host}, {"port", c.port}}},
+          {"threads", c.threads},
+          {"dialect", DialectName(c.dialect)},
+          {"model", c.model},
+          {"organization", c.organization},
+          {"scope", c.scope == Scope::kGlobal ? "global" : "api_key"},
+          {"count_rejected", c.count_rejected},
+          {"token_accounting", c.token_accounting == TokenAccounting::kActual ? "actual" : "max_tokens"},
+          {"limits", std::move(limits)},
+          {"completion_tokens", std::move(tokens)},
+          {"latency", {{"min_ms", c.latency.min_ms}, {"max_ms", c.latency.max_ms},
+                       {"per_output_token_ms", c.latency.per_output_token_ms}}},
+          {"seed", c.seed},
+          {"body_limit_bytes", c.body_limit_bytes},
+          {"read_timeout_ms", c.read_timeout_ms},
+          {"idle_timeout_ms", c.idle_timeout_ms}};
+}
+
+Result<MockConfig> LoadConfigFile(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) return Status::NotFound("cannot read config file " + path);
+  std::stringstream text;
+  text << in.rdbuf();
+  json j = json::parse(text.str(), nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded()) return Status::InvalidArgument(path + ": not valid JSON");
+  auto c = ConfigFromJson(j, MockConfig{});
+  if (!c.ok()) return Status::InvalidArgument(path + ": " + c.status().message());
+  return c;
+}
+
+}  // namespace bp::mockapi

@@ -1,0 +1,211 @@
+// The Beast HTTP server around a Service (the only mockapi TU with Beast).
+// Sessions follow Beast's http_server_async shape: do_x / on_x pairs on a
+// strand per connection.
+#include "bp/mockapi/server.h"
+
+#include <boost/asio/signal_set.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/strand.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
+#include <optional>
+#include <thread>
+#include <vector>
+
+namespace bp::mockapi {
+namespace {
+
+namespace beast = boost::beast;
+namespace http = beast::http;
+namespace net = boost::asio;
+using tcp = net::ip::tcp;
+
+constexpr int kMaxDrainReads = 1024;  // after a 413: at most 1024 reads of 64 KiB
+constexpr size_t kFirstReadBytes = 4096;
+
+std::string_view View(beast::string_view s) { return {s.data(), s.size()}; }
+
+class Session : public std::enable_shared_from_this<Session> {
+ public:
+  Session(tcp::socket&& socket, Service& service)
+      : stream_(std::move(socket)), timer_(stream_.get_executor()), service_(service) {}
+
+  void Run() { net::dispatch(stream_.get_executor(), beast::bind_front_handler(&Session::DoRead, shared_from_this())); }
+
+ private:
+  void DoRead() {
+    limits_ = service_.connection_limits();
+    parser_.emplace();
+    parser_->body_limit(static_cast<uint64_t>(limits_.body_limit_bytes));
+    if (buffer_.size() > 0) return DoReadRequest();  // pipelined bytes already here
+    stream_.expires_after(std::chrono::milliseconds(limits_.idle_timeout_ms));
+    stream_.async_read_some(buffer_.prepare(kFirstReadBytes),
+                            beast::bind_front_handler(&Session::OnFirstBytes, shared_from_this()));
+  }
+
+  void OnFirstBytes(beast::error_code ec, size_t bytes) {
+    if (ec) return DoClose();  // idle timeout, EOF or reset
+    buffer_.commit(bytes);
+    DoReadRequest();
+  }
+
+  void DoReadRequest() {
+    stream_.expires_after(std::chrono::milliseconds(limits_.read_timeout_ms));
+    http::async_read(stream_, buffer_, *parser_, beast::bind_front_handler(&Session::OnRead, shared_from_this()));
+  }
+
+  void OnRead(beast::error_code ec, size_t) {
+    if (ec == http::error::end_of_stream || ec == beast::error::timeout) return DoClose();
+    if (ec == http::error::body_limit) {
+      return Respond(service_.TransportError(413, View(parser_->get().target())), false, 11);
+    }
+    if (ec && ec.category() == http::make_error_code(http::error::bad_target).category()) {
+      return Respond(service_.TransportError(400, ""), false, 11);  // malformed HTTP
+    }
+    if (ec) return DoClose();
+    const auto& req = parser_->get();
+    HttpRequest request;
+    request.method = View(req.method_string());
+    request.target = View(req.target());
+    request.authorization = View(req[http::field::authorization]);
+    request.api_key = View(req["x-api-key"]);
+    request.body = req.body();
+    HttpResponse response = service_.Handle(request);
+    const bool keep_alive = req.keep_alive() && !response.close;
+    Respond(std::move(response), keep_alive, req.version());
+  }
+
+  void Respond(HttpResponse&& r, bool keep_alive, unsigned version) {
+    res_ = {};
+    res_.version(version);
+    res_.result(static_cast<unsigned>(r.status));
+    res_.set(http::field::server, "mockapi");
+    res_.set(http::field::content_type, r.content_type);
+    for (auto& [name, value] : r.headers) res_.set(name, value);
+    res_.body() = std::move(r.body);
+    res_.keep_alive(keep_alive);
+    res_.prepare_payload();
+    if (r.delay_us <= 0) return DoWrite();
+    timer_.expires_after(std::chrono::microseconds(r.delay_us));
+    timer_.async_wait(beast::bind_front_handler(&Session::OnDelay, shared_from_this()));
+  }
+
+  void OnDelay(beast::error_code ec) {
+    if (ec) return DoClose();
+    DoWrite();
+  }
+
+  void DoWrite() {
+    stream_.expires_after(std::chrono::milliseconds(limits_.read_timeout_ms));
+    http::async_write(stream_, res_, beast::bind_front_handler(&Session::OnWrite, shared_from_this()));
+  }
+
+  void OnWrite(beast::error_code ec, size_t) {
+    if (ec) return DoClose();
+    if (!res_.keep_alive()) return DoDrain();
+    DoRead();
+  }
+
+  // Half-close, then discard what the client still sends (the rest of a
+  // too-large body) so that it reads our answer instead of a reset.
+  void DoDrain() {
+    beast::error_code ec;
+    stream_.socket().shutdown(tcp::socket::shutdown_send, ec);
+    if (ec) return DoClose();
+    buffer_.clear();
+    OnDrain({}, 0);
+  }
+
+  void OnDrain(beast::error_code ec, size_t) {
+    if (ec || ++drain_reads_ > kMaxDrainReads) return DoClose();
+    buffer_.clear();
+    stream_.expires_after(std::chrono::milliseconds(limits_.read_timeout_ms));
+    stream_.async_read_some(buffer_.prepare(65536), beast::bind_front_handler(&Session::OnDrain, shared_from_this()));
+  }
+
+  void DoClose() {
+    beast::error_code ec;
+    stream_.socket().shutdown(tcp::socket::shutdown_both, ec);
+    stream_.close();
+  }
+
+  beast::tcp_stream stream_;
+  net::steady_timer timer_;
+  Service& service_;
+  beast::flat_buffer buffer_;
+  std::optional<http::request_parser<http::string_body>> parser_;
+  http::response<http::string_body> res_;
+  ConnectionLimits limits_;
+  int drain_reads_ = 0;
+};
+
+}  // namespace
+
+struct Server::Impl {
+  Impl(Service& s, ServerOptions o)
+      : service(s), options(std::move(o)), ioc(options.threads), acceptor(net::make_strand(ioc)), signals(ioc) {}
+
+  void DoAccept() {
+    acceptor.async_accept(net::make_strand(ioc), [this](beast::error_code ec, tcp::socket socket) {
+      if (ec == net::error::operation_aborted || !acceptor.is_open()) return;
+      if (!ec) {
+        socket.set_option(tcp::no_delay(true), ec);
+        std::make_shared<Session>(std::move(socket), service)->Run();
+      }
+      DoAccept();
+    });
+  }
+
+  Service& service;
+  ServerOptions options;
+  net::io_context ioc;
+  tcp::acceptor acceptor;
+  net::signal_set signals;
+  std::vector<std::thread> threads;
+  int port = 0;
+};
+
+Server::Server(Service& service, ServerOptions options)
+    : impl_(std::make_unique<Impl>(service, std::move(options))) {}
+
+Server::~Server() { Stop(); }
+
+Status Server::Start() {
+  beast::error_code ec;
+  const auto address = net::ip::make_address(impl_->options.host, ec);
+  if (ec) return Status::InvalidArgument("listen.host is not an IP address: " + impl_->options.host);
+  const tcp::endpoint endpoint(address, static_cast<unsigned short>(impl_->options.port));
+  auto& a = impl_->acceptor;
+  a.open(endpoint.protocol(), ec);
+  if (!ec) a.set_option(net::socket_base::reuse_address(true), ec);
+  if (!ec) a.bind(endpoint, ec);
+  if (!ec) a.listen(net::socket_base::max_listen_connections, ec);
+  if (ec) {
+    return Status::Unavailable("cannot listen on " + impl_->options.host + ":" +
+                               std::to_string(impl_->options.port) + ": " + ec.message());
+  }
+  impl_->port = a.local_endpoint().port();
+  if (impl_->options.handle_signals) {
+    impl_->signals.add(SIGINT);
+    impl_->signals.add(SIGTERM);
+    impl_->signals.async_wait([this](beast::error_code, int) { impl_->ioc.stop(); });
+  }
+  impl_->DoAccept();
+  for (int i = 0; i < impl_->options.threads; ++i) impl_->threads.emplace_back([this] { impl_->ioc.run(); });
+  return Status::Ok();
+}
+
+int Server::port() const { return impl_->port; }
+
+void Server::Wait() {
+  for (auto& t : impl_->threads) {
+    if (t.joinable()) t.join();
+  }
+}
+
+void Server::Stop() {
+  impl_->ioc.stop();
+  Wait();
+}
+
+}  // namespace bp::mockapi

@@ -1,0 +1,285 @@
+// Service: routing, cost of a call, the limiter sets per scope, admin updates.
+// The limiter state belongs to one `limits` configuration (struct Limits); a
+// config snapshot points at it, so a PUT without `limits` keeps the state.
+#include "bp/mockapi/service.h"
+
+#include <unordered_map>
+
+#include "bp/token_estimate.h"
+#include "internal.h"
+#include "stats.h"
+
+namespace bp::mockapi {
+namespace {
+
+using internal::ErrorKind;
+
+constexpr size_t kMaxApiKeys = 100'000;  // beyond this, new keys share the anonymous scope
+
+// Limiter sets of one `limits` configuration: global, and one per API key.
+struct Limits {
+  std::vector<LimiterOptions> options;
+  std::unique_ptr<LimiterSet> global;
+  std::mutex keys_mu;
+  std::unordered_map<std::string, std::unique_ptr<LimiterSet>> by_key;
+
+  LimiterSet* For(Scope scope, std::string_view key, const Clock& clock) {
+    if (scope == Scope::kGlobal) return global.get();
+    std::lock_guard<std::mutex> lock(keys_mu);
+    auto it = by_key.find(std::string(key));
+    if (it != by_key.end()) return it->second.get();
+    if (by_key.size() >= kMaxApiKeys) key = {};
+    auto set = LimiterSet::Create(options, clock);  // validated with the config
+    return by_key.emplace(std::string(key), std::move(*set)).first->second.get();
+  }
+};
+
+struct Snapshot {
+  MockConfig config;
+  std::shared_ptr<Limits> limits;
+};
+
+std::shared_ptr<Limits> MakeLimits(const std::vector<LimiterOptions>& options, const Clock& clock) {
+  auto limits = std::make_shared<Limits>();
+  limits->options = options;
+  limits->global = LimiterSet::Create(options, clock).value();
+  return limits;
+}
+
+// splitmix64: a stateless, well-mixed draw per (seed, call number).
+uint64_t Mix(uint64_t x) {
+  x += 0x9e3779b97f4a7c15ULL;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+  return x ^ (x >> 31);
+}
+double Unit(uint64_t x) { return static_cast<double>(x >> 11) * 0x1.0p-53; }
+
+std::string_view PathOf(std::string_view target) { return target.substr(0, target.find('?')); }
+
+std::string_view KeyOf(const HttpRequest& req) {
+  std::string_view a = req.authorization;
+  if (a.size() > 7 && (a.substr(0, 7) == "Bearer " || a.substr(0, 7) == "bearer ")) return a.substr(7);
+  return req.api_key;
+}
+
+}  // namespace
+
+struct Service::Impl {
+  explicit Impl(const Clock& c) : clock(c), start_us(c.NowUs()) {}
+
+  HttpResponse Route(const HttpRequest& req, uint64_t id);
+  void Chat(const Snapshot& snap, const HttpRequest& req, bool anthropic, uint64_t id, HttpResponse* r);
+  void Admin(const HttpRequest& req, uint64_t id, HttpResponse* r);
+  Status Update(const nlohmann::json& patch);
+  void Install(std::shared_ptr<const Snapshot> s) {
+    body_limit_bytes.store(s->config.body_limit_bytes);
+    read_timeout_ms.store(static_cast<int64_t>(s->config.read_timeout_ms));
+    idle_timeout_ms.store(static_cast<int64_t>(s->config.idle_timeout_ms));
+    snap.store(std::move(s));
+  }
+
+  const Clock& clock;
+  const int64_t start_us;
+  std::atomic<std::shared_ptr<const Snapshot>> snap;
+  std::mutex update_mu;  // serializes PUT /admin/config
+  std::atomic<uint64_t> next_id{0};
+  std::atomic<int64_t> body_limit_bytes{0}, read_timeout_ms{0}, idle_timeout_ms{0};
+  internal::Stats stats;
+};
+
+Result<std::unique_ptr<Service>> Service::Create(const MockConfig& config, const Clock& clock) {
+  if (Status s = ValidateConfig(config); !s.ok()) return s;
+  auto impl = std::make_unique<Impl>(clock);
+  impl->Install(std::make_shared<const Snapshot>(Snapshot{config, MakeLimits(config.limits, clock)}));
+  return std::unique_ptr<Service>(new Service(std::move(impl)));
+}
+
+Service::Service(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+Service::~Service() = default;
+
+MockConfig Service::config() const { return impl_->snap.load()->config; }
+
+ConnectionLimits Service::connection_limits() const {
+  return {impl_->body_limit_bytes.load(std::memory_order_relaxed),
+          impl_->read_timeout_ms.load(std::memory_order_relaxed),
+          impl_->idle_timeout_ms.load(std::memory_order_relaxed)};
+}
+
+Status Service::UpdateConfig(const nlohmann::json& patch) { return impl_->Update(patch); }
+
+Status Service::Impl::Update(const nlohmann::json& patch) {
+  std::lock_guard<std::mutex> lock(update_mu);
+  auto current = snap.load();
+  auto next = ConfigFromJson(patch, current->config);
+  if (!next.ok()) return next.status();
+  if (next->host != current->config.host || next->port != current->config.port ||
+      next->threads != current->config.threads) {
+    return Status::InvalidArgument("listen and threads cannot change while running");
+  }
+  const bool reset = patch.contains("limits");
+  auto limits = reset ? MakeLimits(next->limits, clock) : current->limits;
+  Install(std::make_shared<const Snapshot>(Snapshot{std::move(*next), std::move(limits)}));
+  return Status::Ok();
+}
+
+HttpResponse Service::Handle(const HttpRequest& req) {
+  const uint64_t id = impl_->next_id.fetch_add(1, std::memory_order_relaxed);
+  HttpResponse r;
+  try {
+    r = impl_->Route(req, id);
+  } catch (const std::exception& e) {  // a bug must not cross into the server
+    r = HttpResponse{};
+    internal::SetError(impl_->snap.load()->config.dialect, 500, ErrorKind::kInternal,
+                       std::string("internal error: ") + e.what(), "", id, &r);
+  }
+  impl_->stats.CountResponse(r.status);
+  return r;
+}
+
+HttpResponse Service::TransportError(int status, std::string_view target) {
+  HttpResponse r;
+  const Dialect dialect = PathOf(target) == "/v1/messages" ? Dialect::kAnthropic
+                                                             : impl_->snap.load()->config.dialect;
+  const uint64_t id = impl_->next_id.fetch_add(1, std::memory_order_relaxed);
+  if (status == 413) {
+    internal::SetError(dialect, 413, ErrorKind::kTooLarge,
+                       "Request body too large: the limit is " +
+                           std::to_string(impl_->body_limit_bytes.load()) + " bytes.",
+                       "", id, &r);
+  } else {
+    internal::SetError(dialect, status, ErrorKind::kInvalidRequest, "Malformed HTTP request.", "", id, &r);
+  }
+  r.close = true;
+  impl_->stats.CountResponse(r.status);
+  return r;
+}
+
+HttpResponse Service::Impl::Route(const HttpRequest& req, uint64_t id) {
+  HttpResponse r;
+  r.headers.reserve(12);
+  const auto s = snap.load();
+  const MockConfig& config = s->config;
+  const std::string_view path = PathOf(req.target);
+  const bool messages = path == "/v1/messages";
+  const Dialect dialect = messages ? Dialect::kAnthropic : config.dialect;
+  auto method_not_allowed = [&](const char* allow) {
+    r.headers.emplace_back("allow", allow);
+    internal::SetError(dialect, 405, ErrorKind::kMethodNotAllowed,
+                       "Method " + std::string(req.method) + " not allowed for " + std::string(path) +
+                           " (allowed: " + allow + ").", "", id, &r);
+  };
+  if (messages || path == "/v1/chat/completions") {
+    if (req.method == "POST") {
+      Chat(*s, req, messages, id, &r);
+      return r;
+    }
+    method_not_allowed("POST");
+  } else if (path == "/v1/models") {
+    if (req.method != "GET") {
+      method_not_allowed("GET");
+    } else {
+      r.body = "{\"object\":\"list\",\"data\":[{\"id\":";
+      internal::AppendJsonString(&r.body, config.model);
+      r.body += ",\"object\":\"model\",\"created\":1700000000,\"owned_by\":\"mockapi\"}]}";
+    }
+  } else if (path == "/healthz" || path == "/metrics" || path == "/stats") {
+    if (req.method != "GET") {
+      method_not_allowed("GET");
+    } else if (path == "/healthz") {
+      r.content_type = "text/plain";
+      r.body = "ok\n";
+    } else {
+      const auto states = s->limits->global->Peek();
+      if (path == "/metrics") {
+        r.content_type = "text/plain; version=0.0.4";
+        r.body = stats.ToPrometheus(s->limits->options, states);
+      } else {
+        r.body = stats.ToJson(s->limits->options, states, (clock.NowUs() - start_us) / 1e6).dump();
+      }
+    }
+    return r;
+  } else if (path == "/admin/config") {
+    Admin(req, id, &r);
+    return r;
+  } else {
+    internal::SetError(dialect, 404, ErrorKind::kNotFound,
+                       "Invalid URL (" + std::string(req.method) + " " + std::string(path) + ")", "", id, &r);
+    if (path.substr(0, 4) != "/v1/") return r;
+  }
+  // Every /v1/ answer carries the rate-limit headers of the caller's scope.
+  const auto states = s->limits->For(config.scope, KeyOf(req), clock)->Peek();
+  internal::AddRateLimitHeaders(dialect, states, clock.NowUs(), &r);
+  return r;
+}
+
+void Service::Impl::Chat(const Snapshot& s, const HttpRequest& req, bool anthropic, uint64_t id,
+                         HttpResponse* r) {
+  const MockConfig& c = s.config;
+  const Dialect dialect = anthropic ? Dialect::kAnthropic : c.dialect;
+  LimiterSet* set = s.limits->For(c.scope, KeyOf(req), clock);
+  internal::ChatCall call;
+  Status parsed = anthropic ? internal::ParseMessages(req.body, &call)
+                            : internal::ParseChatCompletion(req.body, &call);
+  if (!parsed.ok()) {
+    internal::SetError(dialect, 400, ErrorKind::kInvalidRequest, parsed.message(), call.error_param, id, r);
+    internal::AddRateLimitHeaders(dialect, set->Peek(), clock.NowUs(), r);
+    return;
+  }
+  // Cost (SPEC section 3): prompt from the shared estimator, completion drawn.
+  internal::Usage u;
+  u.prompt_tokens = EstimateTokens(call.prompt_text);
+  const uint64_t draw = Mix(c.seed ^ Mix(id));
+  const CompletionTokensOptions& ct = c.completion_tokens;
+  u.completion_tokens = ct.uniform ? ct.min + static_cast<int64_t>(draw % uint64_t(ct.max - ct.min + 1)) : ct.value;
+  if (ct.clamp_to_max_tokens && call.max_tokens > 0 && u.completion_tokens > call.max_tokens) {
+    u.completion_tokens = call.max_tokens;
+    u.truncated = true;
+  }
+  const bool reserve = c.token_accounting == TokenAccounting::kMaxTokens && call.max_tokens > 0;
+  const int64_t output = reserve ? call.max_tokens : u.completion_tokens;
+  const DimensionCosts cost = {1, u.prompt_tokens + output, u.prompt_tokens, output};
+  static constexpr DimensionCosts kRejectedCharge = {1, 0, 0, 0};
+  const LimiterDecision d = set->Acquire(cost, c.count_rejected ? &kRejectedCharge : nullptr);
+  const int64_t now_us = clock.NowUs();
+  if (d.admitted) {
+    stats.CountAdmitted(u.prompt_tokens, u.completion_tokens);
+    internal::SetCompletionBody(call, u, id, now_us, r);
+    const double ms = c.latency.min_ms + (c.latency.max_ms - c.latency.min_ms) * Unit(Mix(draw)) +
+                      c.latency.per_output_token_ms * static_cast<double>(u.completion_tokens);
+    r->delay_us = static_cast<int64_t>(ms * 1000.0);
+  } else {
+    const LimiterOptions& bound = s.limits->options[d.binding];
+    stats.CountRejected(bound.dimension, d.never_fits);
+    internal::Rejection x{&d, &bound, cost[static_cast<int>(bound.dimension)], call.model,
+                          c.organization, id};
+    internal::SetRateLimited(dialect, x, r);
+  }
+  internal::AddRateLimitHeaders(dialect, d.states, now_us, r);
+  if (dialect != Dialect::kAnthropic) {
+    char buf[40];
+    std::snprintf(buf, sizeof buf, "req_mock%016llx", static_cast<unsigned long long>(id));
+    r->headers.emplace_back("x-request-id", buf);
+  }
+}
+
+void Service::Impl::Admin(const HttpRequest& req, uint64_t id, HttpResponse* r) {
+  const Dialect dialect = snap.load()->config.dialect;
+  if (req.method == "PUT") {
+    auto patch = nlohmann::json::parse(req.body.begin(), req.body.end(), nullptr, false);
+    Status st = patch.is_discarded() ? Status::InvalidArgument("body is not valid JSON")
+                                     : Update(patch);
+    if (!st.ok()) {
+      internal::SetError(dialect, 400, ErrorKind::kInvalidRequest, st.message(), "", id, r);
+      return;
+    }
+  } else if (req.method != "GET") {
+    r->headers.emplace_back("allow", "GET, PUT");
+    internal::SetError(dialect, 405, ErrorKind::kMethodNotAllowed,
+                       "Method " + std::string(req.method) + " not allowed for /admin/config.", "", id, r);
+    return;
+  }
+  r->body = ConfigToJson(snap.load()->config).dump();
+}
+
+}  // namespace bp::mockapi
