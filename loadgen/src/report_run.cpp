@@ -1,0 +1,142 @@
+// One run's outputs: summary.json, activities.csv, attempts.csv, table.md and
+// the service heatmap figure (report.h, WriteRunOutputs).
+#include <sstream>
+
+#include "report_internal.h"
+
+namespace bp::loadgen {
+namespace {
+
+using internal::Fixed;
+
+std::string CsvField(const std::string& s) {
+  if (s.find_first_of(",\"\n") == std::string::npos) return s;
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '"') out += '"';
+    out += c;
+  }
+  return out + "\"";
+}
+
+struct Csv {
+  double speedup;
+  // Paper ms since run start; -1 ("never") stays -1.
+  std::string Time(int64_t us) const { return us < 0 ? "-1" : Fixed(us * speedup / 1e3, 3); }
+  std::string Span(int64_t from, int64_t to) const {
+    return (from < 0 || to < from) ? "" : Fixed((to - from) * speedup / 1e3, 3);
+  }
+};
+
+const TenantInfo* TenantOf(const RunRecords& r, int index) {
+  if (index < 0 || static_cast<size_t>(index) >= r.tenants.size()) return nullptr;
+  return &r.tenants[static_cast<size_t>(index)];
+}
+
+std::string ActivitiesCsv(const RunRecords& r) {
+  const Csv c{r.speedup > 0 ? r.speedup : 1.0};
+  std::ostringstream o;
+  o << "activity_id,workflow_id,tenant,priority,ok,scheduled_ms,first_send_ms,final_answer_ms,"
+       "completed_ms,http_ms,end_to_end_ms,slot_held_ms,in_activity_ms,executions,"
+       "http_attempts,deferrals,prompt_tokens,completion_tokens\n";
+  for (const ActivityRecord& a : r.activities) {
+    const TenantInfo* t = TenantOf(r, a.tenant_index);
+    o << a.id << ',' << a.workflow_id << ',' << CsvField(t ? t->id : "?") << ','
+      << (t ? t->priority : 0) << ',' << (a.ok ? 1 : 0) << ',' << c.Time(a.scheduled_us) << ','
+      << c.Time(a.first_send_us) << ',' << c.Time(a.final_answer_us) << ','
+      << c.Time(a.completed_us) << ',' << c.Span(a.first_send_us, a.final_answer_us) << ','
+      << c.Span(a.scheduled_us, a.completed_us) << ',' << c.Span(0, a.slot_held_us) << ','
+      << c.Span(0, a.in_activity_us) << ',' << a.executions << ',' << a.http_attempts << ','
+      << a.deferrals << ',' << a.prompt_tokens << ',' << a.completion_tokens << '\n';
+  }
+  return o.str();
+}
+
+std::string AttemptsCsv(const RunRecords& r) {
+  const Csv c{r.speedup > 0 ? r.speedup : 1.0};
+  std::ostringstream o;
+  o << "activity_id,tenant,priority,send_ms,done_ms,latency_ms,status,proxy_local,bound\n";
+  for (const AttemptRecord& a : r.attempts) {
+    const TenantInfo* t = TenantOf(r, a.tenant_index);
+    o << a.activity_id << ',' << CsvField(t ? t->id : "?") << ',' << (t ? t->priority : 0) << ','
+      << c.Time(a.send_us) << ',' << c.Time(a.done_us) << ',' << c.Span(a.send_us, a.done_us)
+      << ',' << a.status << ',' << (a.proxy_local ? 1 : 0) << ',' << CsvField(a.bound) << '\n';
+  }
+  return o.str();
+}
+
+std::string Latency3(const LatencySummary& l) {
+  return Fixed(l.p50_ms, 0) + " / " + Fixed(l.p95_ms, 0) + " / " + Fixed(l.p99_ms, 0);
+}
+
+}  // namespace
+
+std::string RunTableMarkdown(const RunMetrics& m) {
+  std::ostringstream o;
+  o << "| workload | configuration | repeat | 429 share | proxy-local 429 | achievement-Jain "
+       "| DRF Jain | OK req/s (window) | mean OK req/s | slot ms / OK call | in-activity ms "
+       "| window s | drain s |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|\n";
+  o << "| " << m.workload << " | " << m.configuration << " | " << m.repeat << " | "
+    << Fixed(100 * m.share_429, 1) << " % | " << Fixed(100 * m.proxy_local_429_share, 1) << " % | "
+    << Fixed(m.achievement_jain, 3) << " | " << Fixed(m.drf_jain, 3) << " | "
+    << Fixed(m.ok_rps_window, 1) << " | " << Fixed(m.mean_ok_rps, 1) << " | "
+    << Fixed(m.slot_ms_per_ok_call, 0) << " | " << Fixed(m.in_activity_ms, 0) << " | "
+    << Fixed(m.contention_window_s, 1) << " | " << Fixed(m.drain_span_s, 1) << " |\n";
+  return o.str();
+}
+
+namespace {
+
+std::string RunMarkdown(const RunMetrics& m) {
+  std::ostringstream o;
+  o << "# " << m.workload << " / " << m.configuration << " / repeat " << m.repeat << "\n\n"
+    << "Paper units (speedup " << Fixed(m.speedup, 2) << "); caps "
+    << Fixed(m.cap_requests_per_s, 0) << " req/s";
+  if (m.cap_tokens_per_s > 0) o << ", " << Fixed(m.cap_tokens_per_s, 0) << " tok/s";
+  o << ". Rates over the contention window unless noted.\n\n" << RunTableMarkdown(m) << "\n";
+  o << "Upstream 429s by bound dimension: requests " << m.upstream_429_requests_bound
+    << ", tokens " << m.upstream_429_tokens_bound << ", other " << m.upstream_429_other_bound
+    << " (of " << m.upstream_429 << " in " << m.upstream_responses << " responses); proxy-local 429s "
+    << m.proxy_local_429 << "; connection errors " << m.connection_errors << "; deferrals "
+    << m.deferrals << ".\n\n";
+  o << "| class | OK req/s | ideal req/s | HTTP p50/p95/p99 ms | end-to-end p50/p95/p99 ms "
+       "| in-activity ms | slot ms / OK call | workflow mean s (n) |\n"
+       "|---|---|---|---|---|---|---|---|\n";
+  for (const ClassMetrics& c : m.classes) {
+    o << "| P" << c.priority << " | " << Fixed(c.ok_rps, 2) << " | " << Fixed(c.ideal_rps, 2) << " | "
+      << Latency3(c.http) << " | " << Latency3(c.end_to_end) << " | " << Fixed(c.in_activity_ms, 0)
+      << " | " << Fixed(c.slot_ms_per_ok_call, 0) << " | " << Fixed(c.workflow.mean_ms / 1e3, 1)
+      << " (" << c.workflow.count << ") |\n";
+  }
+  o << "\n| tenant | class | weight | OK calls | OK req/s | ideal req/s | achievement "
+       "| dominant share/s | ideal | DRF achievement |\n|---|---|---|---|---|---|---|---|---|---|\n";
+  for (const TenantMetrics& t : m.tenants) {
+    o << "| " << t.id << " | P" << t.priority << " | " << Fixed(t.weight, 2) << " | " << t.ok_calls
+      << " | " << Fixed(t.ok_rps, 2) << " | " << Fixed(t.ideal_rps, 2) << " | "
+      << Fixed(t.achievement, 3) << " | " << Fixed(t.dominant_share, 4) << " | "
+      << Fixed(t.ideal_dominant_share, 4) << " | " << Fixed(t.drf_achievement, 3) << " |\n";
+  }
+  if (!m.heatmap.tenants.empty()) o << "\n![service heatmap](heatmap.png)\n";
+  return o.str();
+}
+
+}  // namespace
+
+Status WriteRunOutputs(const std::filesystem::path& dir, const RunRecords& records,
+                       const RunMetrics& metrics, const ReportOptions& options) {
+  if (Status s = internal::EnsureDir(dir); !s.ok()) return s;
+  const std::pair<const char*, std::string> files[] = {
+      {"summary.json", internal::RunMetricsJson(metrics).dump(2) + "\n"},
+      {"activities.csv", ActivitiesCsv(records)},
+      {"attempts.csv", AttemptsCsv(records)},
+      {"table.md", RunMarkdown(metrics)},
+  };
+  for (const auto& [name, text] : files) {
+    if (Status s = internal::WriteTextFile(dir / name, text); !s.ok()) return s;
+  }
+  if (!options.figures || metrics.heatmap.tenants.empty()) return Status::Ok();
+  const std::string title = metrics.workload + " / " + metrics.configuration + ": service heatmap";
+  return internal::HeatmapFigure(dir, "heatmap", metrics.heatmap, title, options);
+}
+
+}  // namespace bp::loadgen
