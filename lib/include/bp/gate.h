@@ -54,7 +54,9 @@ struct Decision {
   Verdict verdict = Verdict::kFailOpen;
   std::string ticket;    // ADMIT only: pass to Release
   int64_t delta_ms = 0;  // DEFER only: earliest time (ms from now) worth retrying
-  std::string reason;    // REJECT / FAIL_OPEN: human-readable cause
+  std::string reason;    // REJECT / FAIL_OPEN: human-readable cause;
+                         // DEFER: the binding rule ("fair", "l1:requests",
+                         // "l1:tokens")
 };
 
 struct AdmitRequest {
@@ -62,6 +64,9 @@ struct AdmitRequest {
   int priority = 1;        // class 1..K, 1 = highest
   Cost cost;               // requests and estimated prompt tokens
   int64_t max_tokens = 0;  // completion upper bound (reservation mode)
+  // Tests only: the script's clock in ms since the epoch, so bucket
+  // arithmetic is exact. 0 = the server's TIME, as production must use.
+  int64_t now_ms = 0;
 };
 
 // Provider caps C_d, per second, and the L1 burst in seconds of cap.
@@ -81,6 +86,53 @@ struct GateOptions {
   int command_timeout_ms = 20;    // past this, Admit fails open
   int warn_interval_ms = 10000;   // at most one fail-open warning per interval
   int64_t queue_ttl_ms = 10000;   // an idle queue is evicted after this
+  // While disconnected, at most one reconnect attempt per interval (each
+  // bounded by command_timeout_ms); calls in between fail open at once.
+  int reconnect_interval_ms = 100;
+};
+
+// Tuning of the fairness rule, stored in Valkey next to the caps (README "The
+// gate"). Defaults apply to fields never set.
+struct GateTuning {
+  // A queue ahead of the least backlogged tag is still admitted while it is
+  // at most this far ahead in time at the fair rate (or one own quantum).
+  double slack_ms = 50;
+  // Lending: a queue that is not due is admitted anyway when L1, after its
+  // debit, still holds this fraction of its capacity in every dimension
+  // (capacity that no backlogged queue is coming for).
+  double lend_fraction = 0.5;
+  // A deferred queue stays backlogged until its delta plus this grace.
+  double grace_ms = 200;
+  int64_t ticket_ttl_ms = 600000;  // an unreleased ticket expires after this
+};
+
+// What the gate stores for one (tenant, priority) queue (bpctl, tests).
+struct GateQueueState {
+  std::string tenant;
+  int priority = 0;
+  double weight = 0;   // w_t * omega_k at its last call
+  double tag = 0;      // virtual finish tag F_q (dominant-share units / weight)
+  bool backlogged = false;
+  int64_t admits = 0, defers = 0, lent = 0;
+};
+
+// A snapshot of a target's state as of the last script call (buckets are not
+// refilled by reading). Values in requests / tokens / dominant-share units.
+struct GateState {
+  bool configured = false;
+  GateCaps caps;
+  std::vector<double> omega;   // omega_1..omega_K as configured
+  double l1_requests = 0;      // L1 level at l1_at_ms
+  double l1_tokens = 0;
+  double l1_at_ms = 0;         // script time of the last refill
+  double virtual_time = 0;     // V: least tag among backlogged queues
+  std::vector<GateQueueState> queues;  // active queues, by priority then tenant
+};
+
+// Client-side counters (monotonic since construction).
+struct GateCounters {
+  uint64_t admits = 0, defers = 0, rejects = 0, fail_opens = 0;
+  uint64_t releases = 0, release_errors = 0;
 };
 
 class Gate {
@@ -103,6 +155,8 @@ class Gate {
   // actual.tokens is prompt + completion as the provider reported it.
   // Idempotent: a second release of the same ticket changes nothing.
   Status Release(const std::string& ticket, const Cost& actual);
+  // Tests only: the same with an explicit script clock (see AdmitRequest).
+  Status Release(const std::string& ticket, const Cost& actual, int64_t now_ms);
 
   // Hot updates (I2), validated (positive finite numbers); effective on the
   // next Admit of any worker.
@@ -110,8 +164,17 @@ class Gate {
   Status SetPriorityWeights(const std::vector<double>& omega);  // omega_1..omega_K
   Status SetTenantWeight(const std::string& tenant, double weight);
   Status UnsetTenantWeight(const std::string& tenant);
+  Status SetTuning(const GateTuning& tuning);
+
+  // Reads the target's configuration and state: O(active queues) commands,
+  // for tools and tests, not for the admission path.
+  Result<GateState> State();
+  // Deletes every key of the target (configuration included). For tests and
+  // between experiment runs; never while workers admit.
+  Status Reset();
 
   uint64_t fail_open_count() const;
+  GateCounters counters() const;
   const GateOptions& options() const;
 
  private:

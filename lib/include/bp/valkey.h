@@ -1,0 +1,98 @@
+// bp::ValkeyConnection - a small synchronous Valkey/Redis client over hiredis,
+// shared by the gate (bp::Gate) and the bpctl tool.
+//
+// URL forms (parsed by ParseValkeyUrl):
+//   redis://[[user]:password@]host[:port][/db]   (port 6379, db 0 by default)
+//   unix:///path/to/socket[?db=N]
+// A password without a user sends AUTH password; with a user, AUTH user
+// password (ACL). The db is selected with SELECT after connecting.
+//
+// Errors: no exceptions. Transport failures (refused, reset, timed out) come
+// back as a non-ok Status (kUnavailable, or kTimeout when the command timeout
+// expired) and close the connection; the next call reconnects. A server error
+// reply (-ERR ...) is NOT a transport failure: it is returned as a reply of
+// type kError, and the connection stays usable.
+//
+// Thread-safety: a ValkeyConnection is NOT thread-safe; serialize calls on one
+// object (bp::Gate holds one behind a mutex). Distinct objects are independent.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "bp/status.h"
+
+namespace bp {
+
+struct ValkeyUrl {
+  bool unix_socket = false;
+  std::string host = "127.0.0.1";
+  int port = 6379;
+  std::string path;  // unix socket path
+  std::string user;  // empty: AUTH with password only
+  std::string password;
+  int db = 0;
+};
+
+// Parses the URL forms above. InvalidArgument with the reason on bad input
+// (unknown scheme, empty host, port outside 1..65535, non-numeric db).
+Result<ValkeyUrl> ParseValkeyUrl(std::string_view url);
+
+// One decoded RESP2 reply.
+struct ValkeyReply {
+  enum class Type { kNil, kInteger, kString, kStatus, kError, kArray };
+  Type type = Type::kNil;
+  int64_t integer = 0;                // kInteger
+  std::string str;                    // kString, kStatus, kError
+  std::vector<ValkeyReply> elements;  // kArray
+
+  bool is_error() const { return type == Type::kError; }
+  // The reply as text: str for strings/status/errors, the decimal integer for
+  // kInteger, "" otherwise.
+  std::string AsString() const;
+};
+
+struct ValkeyOptions {
+  std::string url = "redis://127.0.0.1:6379";
+  int connect_timeout_ms = 100;  // TCP/unix connect, AUTH and SELECT
+  int command_timeout_ms = 20;   // each command's send + receive
+};
+
+class ValkeyConnection {
+ public:
+  explicit ValkeyConnection(ValkeyOptions options);
+  ~ValkeyConnection();
+  ValkeyConnection(const ValkeyConnection&) = delete;
+  ValkeyConnection& operator=(const ValkeyConnection&) = delete;
+
+  // Connects (closing any previous connection), authenticates, selects the db.
+  // connect_timeout_ms = 0 uses options().connect_timeout_ms.
+  Status Connect(int connect_timeout_ms = 0);
+  bool connected() const;
+  void Close();
+
+  // Sends one command (binary-safe arguments). Connects first if needed.
+  Result<ValkeyReply> Command(const std::vector<std::string>& args);
+
+  // EVALSHA of a script, loading it (SCRIPT LOAD) the first time and again
+  // when the server answers NOSCRIPT (a restarted server has an empty script
+  // cache). The script is identified by its body; SHA1s are cached per body.
+  Result<ValkeyReply> EvalScript(std::string_view body, const std::vector<std::string>& keys,
+                                 const std::vector<std::string>& args);
+
+  const ValkeyOptions& options() const { return options_; }
+
+ private:
+  Result<std::string> LoadScript(std::string_view body);
+
+  ValkeyOptions options_;
+  struct Context;
+  std::unique_ptr<Context> ctx_;
+  std::map<std::string, std::string, std::less<>> sha_by_body_;
+};
+
+}  // namespace bp

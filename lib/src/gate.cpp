@@ -1,0 +1,216 @@
+// bp::Gate admission path: Admit and Release call lib/lua/admit.lua and
+// release.lua with EVALSHA over one connection held behind a mutex. Any
+// transport error, timeout or server error turns into FAIL_OPEN (I3) with a
+// counter and at most one warning per warn_interval_ms; the connection is
+// re-established lazily, at most once per reconnect_interval_ms.
+#include <spdlog/spdlog.h>
+
+#include <cstdio>
+
+#include "gate_internal.h"
+
+namespace bp {
+namespace {
+
+const char* ModeName(GateMode m) {
+  switch (m) {
+    case GateMode::kEstimate:
+      return "estimate";
+    case GateMode::kReservation:
+      return "reservation";
+    default:
+      return "reconcile";
+  }
+}
+
+const char* AblationName(GateAblation a) {
+  switch (a) {
+    case GateAblation::kNoDrf:
+      return "nodrf";
+    case GateAblation::kNoPriority:
+      return "nopriority";
+    default:
+      return "none";
+  }
+}
+
+bool ValidTenant(const std::string& t) {
+  if (t.empty() || t.size() > 128) return false;
+  for (char c : t) {
+    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                    c == '_' || c == '.' || c == '-';
+    if (!ok) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+std::string FormatDouble(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.17g", v);
+  return buf;
+}
+
+const char* VerdictName(Verdict v) {
+  switch (v) {
+    case Verdict::kAdmit:
+      return "ADMIT";
+    case Verdict::kDefer:
+      return "DEFER";
+    case Verdict::kReject:
+      return "REJECT";
+    default:
+      return "FAIL_OPEN";
+  }
+}
+
+Status Gate::Impl::EnsureConnected(int connect_timeout_ms) {
+  if (conn.connected()) return Status::Ok();
+  const auto now = std::chrono::steady_clock::now();
+  if (last_attempt.time_since_epoch().count() != 0 &&
+      now - last_attempt < std::chrono::milliseconds(options.reconnect_interval_ms)) {
+    return Status::Unavailable("valkey unreachable (next reconnect attempt pending)");
+  }
+  last_attempt = now;
+  return conn.Connect(connect_timeout_ms);
+}
+
+Result<ValkeyReply> Gate::Impl::Run(const std::vector<std::string>& args) {
+  std::lock_guard lock(mu);
+  if (!conn.connected()) {
+    last_attempt = {};  // tools and hot updates may always try
+    if (Status s = EnsureConnected(options.connect_timeout_ms); !s.ok()) return s;
+  }
+  return conn.Command(args);
+}
+
+Gate::Gate(GateOptions options) : impl_(std::make_unique<Impl>(std::move(options))) {}
+Gate::~Gate() = default;
+
+const GateOptions& Gate::options() const { return impl_->options; }
+uint64_t Gate::fail_open_count() const { return impl_->fail_opens.load(); }
+
+GateCounters Gate::counters() const {
+  GateCounters c;
+  c.admits = impl_->admits.load();
+  c.defers = impl_->defers.load();
+  c.rejects = impl_->rejects.load();
+  c.fail_opens = impl_->fail_opens.load();
+  c.releases = impl_->releases.load();
+  c.release_errors = impl_->release_errors.load();
+  return c;
+}
+
+Status Gate::Ping() {
+  std::lock_guard lock(impl_->mu);
+  impl_->last_attempt = {};
+  if (Status s = impl_->EnsureConnected(impl_->options.connect_timeout_ms); !s.ok()) return s;
+  auto r = impl_->conn.Command({"PING"});
+  if (!r.ok()) return r.status();
+  // Load both scripts now so the first Admit is a plain EVALSHA.
+  for (std::string_view body : {lua::kAdmitLua, lua::kReleaseLua}) {
+    auto l = impl_->conn.Command({"SCRIPT", "LOAD", std::string(body)});
+    if (!l.ok()) return l.status();
+    if (l->is_error()) return Status::Internal("SCRIPT LOAD: " + l->str);
+  }
+  return Status::Ok();
+}
+
+Decision Gate::Admit(const AdmitRequest& request) {
+  Decision d;
+  if (!ValidTenant(request.tenant) || request.priority < 1 || request.cost.requests < 0 ||
+      request.cost.tokens < 0 || request.max_tokens < 0) {
+    d.verdict = Verdict::kReject;
+    d.reason = "invalid request: tenant must match [A-Za-z0-9_.-]{1,128}, priority >= 1, "
+               "costs >= 0";
+    impl_->rejects++;
+    return d;
+  }
+  const GateOptions& o = impl_->options;
+  const std::vector<std::string> args = {request.tenant,
+                                         std::to_string(request.priority),
+                                         std::to_string(request.cost.requests),
+                                         std::to_string(request.cost.tokens),
+                                         std::to_string(request.max_tokens),
+                                         ModeName(o.mode),
+                                         AblationName(o.ablation),
+                                         std::to_string(o.queue_ttl_ms),
+                                         std::to_string(request.now_ms)};
+  std::string failure;
+  {
+    std::lock_guard lock(impl_->mu);
+    Status s = impl_->EnsureConnected(o.command_timeout_ms);
+    Result<ValkeyReply> r = s.ok() ? impl_->conn.EvalScript(lua::kAdmitLua, {impl_->prefix}, args)
+                                   : Result<ValkeyReply>(s);
+    if (!r.ok()) {
+      failure = r.status().ToString();
+    } else if (r->is_error()) {
+      failure = "admit script: " + r->str;
+    } else if (r->type != ValkeyReply::Type::kArray || r->elements.size() < 2) {
+      failure = "admit script: unexpected reply shape";
+    } else {
+      const std::string verdict = r->elements[0].AsString();
+      if (verdict == "ADMIT") {
+        d.verdict = Verdict::kAdmit;
+        d.ticket = r->elements[1].AsString();
+        impl_->admits++;
+        return d;
+      }
+      if (verdict == "DEFER") {
+        d.verdict = Verdict::kDefer;
+        d.delta_ms = r->elements[1].integer;
+        if (r->elements.size() > 2) d.reason = r->elements[2].AsString();
+        impl_->defers++;
+        return d;
+      }
+      if (verdict == "REJECT") {
+        d.verdict = Verdict::kReject;
+        d.reason = r->elements[1].AsString();
+        impl_->rejects++;
+        return d;
+      }
+      failure = "admit script: unknown verdict " + verdict;
+    }
+    // Fail open (I3): count every one, warn at most once per interval.
+    const uint64_t n = ++impl_->fail_opens;
+    const auto now = std::chrono::steady_clock::now();
+    if (!impl_->warned || now - impl_->last_warn >= std::chrono::milliseconds(o.warn_interval_ms)) {
+      impl_->warned = true;
+      impl_->last_warn = now;
+      spdlog::warn("bp gate '{}': failing open ({} so far): {}", o.target, n, failure);
+    }
+  }
+  d.verdict = Verdict::kFailOpen;
+  d.reason = failure;
+  return d;
+}
+
+Status Gate::Release(const std::string& ticket, const Cost& actual) {
+  return Release(ticket, actual, 0);
+}
+
+Status Gate::Release(const std::string& ticket, const Cost& actual, int64_t now_ms) {
+  if (ticket.empty()) return Status::InvalidArgument("release: empty ticket");
+  if (actual.requests < 0 || actual.tokens < 0) {
+    return Status::InvalidArgument("release: actual costs must be >= 0");
+  }
+  if (impl_->options.mode == GateMode::kEstimate || ticket == "0") return Status::Ok();
+  const std::vector<std::string> args = {ticket, std::to_string(actual.requests),
+                                         std::to_string(actual.tokens), std::to_string(now_ms)};
+  std::lock_guard lock(impl_->mu);
+  Status s = impl_->EnsureConnected(impl_->options.command_timeout_ms);
+  if (!s.ok()) {
+    impl_->release_errors++;
+    return s;
+  }
+  auto r = impl_->conn.EvalScript(lua::kReleaseLua, {impl_->prefix}, args);
+  if (!r.ok() || r->is_error()) {
+    impl_->release_errors++;
+    return r.ok() ? Status::Internal("release script: " + r->str) : r.status();
+  }
+  impl_->releases++;
+  return Status::Ok();
+}
+
+}  // namespace bp

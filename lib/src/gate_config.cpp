@@ -1,0 +1,185 @@
+// bp::Gate configuration and inspection: hot updates of caps and weights
+// (I2: the admit script reads them on every call), the state snapshot used by
+// bpctl and the tests, and Reset. Key schema: README "The gate".
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+
+#include "gate_internal.h"
+
+namespace bp {
+namespace {
+
+bool PositiveFinite(double v) { return std::isfinite(v) && v > 0; }
+
+double ToDouble(const ValkeyReply& r, double fallback = 0) {
+  if (r.type == ValkeyReply::Type::kInteger) return static_cast<double>(r.integer);
+  if (r.type != ValkeyReply::Type::kString) return fallback;
+  char* end = nullptr;
+  const double v = std::strtod(r.str.c_str(), &end);
+  return end == r.str.c_str() ? fallback : v;
+}
+
+Status Check(const Result<ValkeyReply>& r, const char* what) {
+  if (!r.ok()) return r.status();
+  if (r->is_error()) return Status::Internal(std::string(what) + ": " + r->str);
+  return Status::Ok();
+}
+
+}  // namespace
+
+Status Gate::SetCaps(const GateCaps& caps) {
+  if (!PositiveFinite(caps.requests_per_s)) {
+    return Status::InvalidArgument("requests_per_s must be a positive finite number, got " +
+                                   FormatDouble(caps.requests_per_s));
+  }
+  if (!std::isfinite(caps.tokens_per_s) || caps.tokens_per_s < 0) {
+    return Status::InvalidArgument("tokens_per_s must be a finite number >= 0, got " +
+                                   FormatDouble(caps.tokens_per_s));
+  }
+  if (!PositiveFinite(caps.burst_s)) {
+    return Status::InvalidArgument("burst_s must be a positive finite number, got " +
+                                   FormatDouble(caps.burst_s));
+  }
+  return Check(impl_->Run({"HSET", impl_->prefix + ":cfg", "requests_per_s",
+                           FormatDouble(caps.requests_per_s), "tokens_per_s",
+                           FormatDouble(caps.tokens_per_s), "burst_s", FormatDouble(caps.burst_s)}),
+               "set caps");
+}
+
+Status Gate::SetPriorityWeights(const std::vector<double>& omega) {
+  if (omega.empty()) return Status::InvalidArgument("priority weights: need at least one class");
+  double sum = 0;
+  std::vector<std::string> cmd = {"HSET", impl_->prefix + ":cfg"};
+  for (size_t i = 0; i < omega.size(); ++i) {
+    if (!PositiveFinite(omega[i])) {
+      return Status::InvalidArgument("priority weight omega_" + std::to_string(i + 1) +
+                                     " must be a positive finite number, got " +
+                                     FormatDouble(omega[i]));
+    }
+    sum += omega[i];
+    cmd.push_back("omega:" + std::to_string(i + 1));
+    cmd.push_back(FormatDouble(omega[i]));
+  }
+  cmd.push_back("omega_sum");
+  cmd.push_back(FormatDouble(sum));
+  cmd.push_back("classes");
+  cmd.push_back(std::to_string(omega.size()));
+  auto old = impl_->Run({"HGET", impl_->prefix + ":cfg", "classes"});
+  if (Status s = Check(old, "set priority weights"); !s.ok()) return s;
+  if (Status s = Check(impl_->Run(cmd), "set priority weights"); !s.ok()) return s;
+  const auto old_k = static_cast<size_t>(ToDouble(*old, 0));
+  for (size_t k = omega.size() + 1; k <= old_k; ++k) {
+    auto r = impl_->Run({"HDEL", impl_->prefix + ":cfg", "omega:" + std::to_string(k)});
+    if (Status s = Check(r, "set priority weights"); !s.ok()) return s;
+  }
+  return Status::Ok();
+}
+
+Status Gate::SetTenantWeight(const std::string& tenant, double weight) {
+  if (tenant.empty()) return Status::InvalidArgument("tenant weight: empty tenant");
+  if (!PositiveFinite(weight)) {
+    return Status::InvalidArgument("tenant weight must be a positive finite number, got " +
+                                   FormatDouble(weight));
+  }
+  return Check(impl_->Run({"HSET", impl_->prefix + ":tw", tenant, FormatDouble(weight)}),
+               "set tenant weight");
+}
+
+Status Gate::UnsetTenantWeight(const std::string& tenant) {
+  return Check(impl_->Run({"HDEL", impl_->prefix + ":tw", tenant}), "unset tenant weight");
+}
+
+Status Gate::SetTuning(const GateTuning& t) {
+  if (!std::isfinite(t.slack_ms) || t.slack_ms < 0) {
+    return Status::InvalidArgument("slack_ms must be a finite number >= 0");
+  }
+  if (!std::isfinite(t.lend_fraction) || t.lend_fraction < 0 || t.lend_fraction > 1) {
+    return Status::InvalidArgument("lend_fraction must be in [0, 1]");
+  }
+  if (!std::isfinite(t.grace_ms) || t.grace_ms < 0) {
+    return Status::InvalidArgument("grace_ms must be a finite number >= 0");
+  }
+  if (t.ticket_ttl_ms < 1) return Status::InvalidArgument("ticket_ttl_ms must be >= 1");
+  return Check(impl_->Run({"HSET", impl_->prefix + ":cfg", "slack_ms", FormatDouble(t.slack_ms),
+                           "lend_fraction", FormatDouble(t.lend_fraction), "grace_ms",
+                           FormatDouble(t.grace_ms), "ticket_ttl_ms",
+                           std::to_string(t.ticket_ttl_ms)}),
+               "set tuning");
+}
+
+Result<GateState> Gate::State() {
+  const std::string& p = impl_->prefix;
+  GateState st;
+  auto cfg = impl_->Run({"HMGET", p + ":cfg", "requests_per_s", "tokens_per_s", "burst_s",
+                         "classes"});
+  if (Status s = Check(cfg, "state"); !s.ok()) return s;
+  st.configured = cfg->elements.size() == 4 && cfg->elements[0].type == ValkeyReply::Type::kString;
+  if (st.configured) {
+    st.caps.requests_per_s = ToDouble(cfg->elements[0]);
+    st.caps.tokens_per_s = ToDouble(cfg->elements[1]);
+    st.caps.burst_s = ToDouble(cfg->elements[2], 1.0);
+  }
+  const int classes = static_cast<int>(ToDouble(cfg->elements[3], 0));
+  for (int k = 1; k <= classes; ++k) {
+    auto w = impl_->Run({"HGET", p + ":cfg", "omega:" + std::to_string(k)});
+    if (Status s = Check(w, "state"); !s.ok()) return s;
+    st.omega.push_back(ToDouble(*w, 1.0));
+  }
+  auto g = impl_->Run({"HMGET", p + ":g", "r", "t", "ts", "V"});
+  if (Status s = Check(g, "state"); !s.ok()) return s;
+  st.l1_requests = ToDouble(g->elements[0], st.caps.requests_per_s * st.caps.burst_s);
+  st.l1_tokens = ToDouble(g->elements[1], st.caps.tokens_per_s * st.caps.burst_s);
+  st.l1_at_ms = ToDouble(g->elements[2]);
+  st.virtual_time = ToDouble(g->elements[3]);
+  auto seen = impl_->Run({"ZRANGE", p + ":seen", "0", "-1"});
+  if (Status s = Check(seen, "state"); !s.ok()) return s;
+  for (const auto& m : seen->elements) {
+    const std::string id = m.AsString();  // "<k>:<tenant>"
+    const auto colon = id.find(':');
+    if (colon == std::string::npos) continue;
+    GateQueueState q;
+    q.priority = std::atoi(id.substr(0, colon).c_str());
+    q.tenant = id.substr(colon + 1);
+    auto h = impl_->Run({"HMGET", p + ":q:" + id, "w", "F", "admits", "defers", "lent"});
+    if (Status s = Check(h, "state"); !s.ok()) return s;
+    q.weight = ToDouble(h->elements[0]);
+    q.tag = ToDouble(h->elements[1]);
+    q.admits = static_cast<int64_t>(ToDouble(h->elements[2]));
+    q.defers = static_cast<int64_t>(ToDouble(h->elements[3]));
+    q.lent = static_cast<int64_t>(ToDouble(h->elements[4]));
+    auto b = impl_->Run({"ZSCORE", p + ":bl", id});
+    if (Status s = Check(b, "state"); !s.ok()) return s;
+    q.backlogged = b->type != ValkeyReply::Type::kNil;
+    st.queues.push_back(std::move(q));
+  }
+  std::sort(st.queues.begin(), st.queues.end(), [](const auto& a, const auto& b) {
+    return a.priority != b.priority ? a.priority < b.priority : a.tenant < b.tenant;
+  });
+  return st;
+}
+
+Status Gate::Reset() {
+  // Glob-escape the prefix: a target may contain * ? [ ] or backslash.
+  std::string pattern;
+  for (char c : impl_->prefix + ":") {
+    if (c == '*' || c == '?' || c == '[' || c == ']' || c == '\\') pattern.push_back('\\');
+    pattern.push_back(c);
+  }
+  pattern.push_back('*');
+  std::string cursor = "0";
+  do {
+    auto r = impl_->Run({"SCAN", cursor, "MATCH", pattern, "COUNT", "1000"});
+    if (Status s = Check(r, "reset"); !s.ok()) return s;
+    if (r->elements.size() != 2) return Status::Internal("reset: unexpected SCAN reply");
+    cursor = r->elements[0].AsString();
+    std::vector<std::string> del = {"DEL"};
+    for (const auto& k : r->elements[1].elements) del.push_back(k.AsString());
+    if (del.size() > 1) {
+      if (Status s = Check(impl_->Run(del), "reset"); !s.ok()) return s;
+    }
+  } while (cursor != "0");
+  return Status::Ok();
+}
+
+}  // namespace bp

@@ -1,0 +1,239 @@
+// Valkey connection over hiredis 0.14 (blocking context with socket timeouts).
+// See bp/valkey.h for the URL forms, error model and thread-safety.
+#include "bp/valkey.h"
+
+#include <hiredis/hiredis.h>
+
+#include <cerrno>
+#include <charconv>
+
+namespace bp {
+namespace {
+
+bool ParseInt(std::string_view s, int* out) {
+  if (s.empty()) return false;
+  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), *out);
+  return ec == std::errc() && p == s.data() + s.size();
+}
+
+ValkeyReply Convert(const redisReply* r) {
+  ValkeyReply out;
+  switch (r->type) {
+    case REDIS_REPLY_INTEGER:
+      out.type = ValkeyReply::Type::kInteger;
+      out.integer = r->integer;
+      break;
+    case REDIS_REPLY_STRING:
+      out.type = ValkeyReply::Type::kString;
+      out.str.assign(r->str, r->len);
+      break;
+    case REDIS_REPLY_STATUS:
+      out.type = ValkeyReply::Type::kStatus;
+      out.str.assign(r->str, r->len);
+      break;
+    case REDIS_REPLY_ERROR:
+      out.type = ValkeyReply::Type::kError;
+      out.str.assign(r->str, r->len);
+      break;
+    case REDIS_REPLY_ARRAY:
+      out.type = ValkeyReply::Type::kArray;
+      out.elements.reserve(r->elements);
+      for (size_t i = 0; i < r->elements; ++i) out.elements.push_back(Convert(r->element[i]));
+      break;
+    default:
+      out.type = ValkeyReply::Type::kNil;
+  }
+  return out;
+}
+
+timeval Tv(int ms) {
+  if (ms <= 0) ms = 1;
+  return timeval{ms / 1000, (ms % 1000) * 1000};
+}
+
+}  // namespace
+
+std::string ValkeyReply::AsString() const {
+  switch (type) {
+    case Type::kInteger:
+      return std::to_string(integer);
+    case Type::kString:
+    case Type::kStatus:
+    case Type::kError:
+      return str;
+    default:
+      return {};
+  }
+}
+
+Result<ValkeyUrl> ParseValkeyUrl(std::string_view url) {
+  ValkeyUrl out;
+  constexpr std::string_view kUnix = "unix://", kRedis = "redis://";
+  if (url.substr(0, kUnix.size()) == kUnix) {
+    out.unix_socket = true;
+    std::string_view rest = url.substr(kUnix.size());
+    if (auto q = rest.find("?db="); q != std::string_view::npos) {
+      if (!ParseInt(rest.substr(q + 4), &out.db) || out.db < 0) {
+        return Status::InvalidArgument("bad db in valkey url: " + std::string(url));
+      }
+      rest = rest.substr(0, q);
+    }
+    if (rest.empty() || rest[0] != '/') {
+      return Status::InvalidArgument("unix url needs an absolute path: " + std::string(url));
+    }
+    out.path = std::string(rest);
+    return out;
+  }
+  if (url.substr(0, kRedis.size()) != kRedis) {
+    return Status::InvalidArgument("valkey url must start with redis:// or unix://, got " +
+                                   std::string(url));
+  }
+  std::string_view rest = url.substr(kRedis.size());
+  if (auto at = rest.rfind('@'); at != std::string_view::npos) {
+    std::string_view cred = rest.substr(0, at);
+    rest = rest.substr(at + 1);
+    if (auto colon = cred.find(':'); colon != std::string_view::npos) {
+      out.user = std::string(cred.substr(0, colon));
+      out.password = std::string(cred.substr(colon + 1));
+    } else {
+      out.password = std::string(cred);  // redis://secret@host
+    }
+  }
+  if (auto slash = rest.find('/'); slash != std::string_view::npos) {
+    std::string_view db = rest.substr(slash + 1);
+    if (!db.empty() && (!ParseInt(db, &out.db) || out.db < 0)) {
+      return Status::InvalidArgument("bad db in valkey url: " + std::string(url));
+    }
+    rest = rest.substr(0, slash);
+  }
+  if (auto colon = rest.rfind(':'); colon != std::string_view::npos) {
+    if (!ParseInt(rest.substr(colon + 1), &out.port) || out.port < 1 || out.port > 65535) {
+      return Status::InvalidArgument("bad port in valkey url: " + std::string(url));
+    }
+    rest = rest.substr(0, colon);
+  }
+  if (rest.empty()) return Status::InvalidArgument("empty host in valkey url: " + std::string(url));
+  out.host = std::string(rest);
+  return out;
+}
+
+struct ValkeyConnection::Context {
+  redisContext* c = nullptr;
+  ~Context() {
+    if (c) redisFree(c);
+  }
+};
+
+ValkeyConnection::ValkeyConnection(ValkeyOptions options) : options_(std::move(options)) {}
+ValkeyConnection::~ValkeyConnection() = default;
+
+bool ValkeyConnection::connected() const { return ctx_ && ctx_->c && ctx_->c->err == 0; }
+
+void ValkeyConnection::Close() { ctx_.reset(); }
+
+Status ValkeyConnection::Connect(int connect_timeout_ms) {
+  Close();
+  auto url = ParseValkeyUrl(options_.url);
+  if (!url.ok()) return url.status();
+  const timeval ctv = Tv(connect_timeout_ms > 0 ? connect_timeout_ms : options_.connect_timeout_ms);
+  auto ctx = std::make_unique<Context>();
+  ctx->c = url->unix_socket ? redisConnectUnixWithTimeout(url->path.c_str(), ctv)
+                            : redisConnectWithTimeout(url->host.c_str(), url->port, ctv);
+  if (!ctx->c) return Status::Unavailable("valkey: out of memory allocating a context");
+  if (ctx->c->err) {
+    return Status::Unavailable("valkey connect " + options_.url + ": " + ctx->c->errstr);
+  }
+  // AUTH and SELECT run under the connect timeout, then the command timeout.
+  redisSetTimeout(ctx->c, ctv);
+  ctx_ = std::move(ctx);
+  if (!url->password.empty()) {
+    std::vector<std::string> auth = {"AUTH"};
+    if (!url->user.empty()) auth.push_back(url->user);
+    auth.push_back(url->password);
+    auto r = Command(auth);
+    if (!r.ok()) return r.status();
+    if (r->is_error()) {
+      Close();
+      return Status::Unavailable("valkey AUTH: " + r->str);
+    }
+  }
+  if (url->db != 0) {
+    auto r = Command({"SELECT", std::to_string(url->db)});
+    if (!r.ok()) return r.status();
+    if (r->is_error()) {
+      Close();
+      return Status::InvalidArgument("valkey SELECT: " + r->str);
+    }
+  }
+  redisSetTimeout(ctx_->c, Tv(options_.command_timeout_ms));
+  return Status::Ok();
+}
+
+Result<ValkeyReply> ValkeyConnection::Command(const std::vector<std::string>& args) {
+  if (!connected()) {
+    if (Status s = Connect(); !s.ok()) return s;
+  }
+  std::vector<const char*> argv;
+  std::vector<size_t> lens;
+  argv.reserve(args.size());
+  lens.reserve(args.size());
+  for (const auto& a : args) {
+    argv.push_back(a.data());
+    lens.push_back(a.size());
+  }
+  errno = 0;
+  auto* reply = static_cast<redisReply*>(
+      redisCommandArgv(ctx_->c, static_cast<int>(argv.size()), argv.data(), lens.data()));
+  if (!reply) {
+    const bool timed_out = errno == EAGAIN || errno == EWOULDBLOCK;
+    std::string why = ctx_->c->errstr;
+    Close();
+    if (timed_out) {
+      return Status::Timeout("valkey: no answer within " +
+                             std::to_string(options_.command_timeout_ms) + " ms");
+    }
+    return Status::Unavailable("valkey " + options_.url + ": " + why);
+  }
+  ValkeyReply out = Convert(reply);
+  freeReplyObject(reply);
+  return out;
+}
+
+Result<std::string> ValkeyConnection::LoadScript(std::string_view body) {
+  auto r = Command({"SCRIPT", "LOAD", std::string(body)});
+  if (!r.ok()) return r.status();
+  if (r->type != ValkeyReply::Type::kString) {
+    return Status::Internal("valkey SCRIPT LOAD: " + r->AsString());
+  }
+  sha_by_body_[std::string(body)] = r->str;
+  return r->str;
+}
+
+Result<ValkeyReply> ValkeyConnection::EvalScript(std::string_view body,
+                                                 const std::vector<std::string>& keys,
+                                                 const std::vector<std::string>& args) {
+  std::string sha;
+  if (auto it = sha_by_body_.find(body); it != sha_by_body_.end()) {
+    sha = it->second;
+  } else {
+    auto loaded = LoadScript(body);
+    if (!loaded.ok()) return loaded.status();
+    sha = *loaded;
+  }
+  std::vector<std::string> cmd;
+  cmd.reserve(3 + keys.size() + args.size());
+  cmd.push_back("EVALSHA");
+  cmd.push_back(sha);
+  cmd.push_back(std::to_string(keys.size()));
+  cmd.insert(cmd.end(), keys.begin(), keys.end());
+  cmd.insert(cmd.end(), args.begin(), args.end());
+  auto r = Command(cmd);
+  if (!r.ok() || !r->is_error() || r->str.rfind("NOSCRIPT", 0) != 0) return r;
+  // Restarted or flushed server: load again and retry once.
+  auto loaded = LoadScript(body);
+  if (!loaded.ok()) return loaded.status();
+  cmd[1] = *loaded;
+  return Command(cmd);
+}
+
+}  // namespace bp

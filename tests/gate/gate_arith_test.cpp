@@ -1,0 +1,141 @@
+// Exact bucket arithmetic on a controlled sequence. The script's clock is set
+// explicitly (AdmitRequest::now_ms), so every level and delta is exact.
+#include "gate/gate_fixture.h"
+
+namespace bp::test {
+namespace {
+
+class GateArith : public GateSuite {};
+
+AdmitRequest At(const std::string& tenant, int64_t t_ms, Cost cost = {1, 100}) {
+  return AdmitRequest{tenant, 1, cost, 0, kT0 + t_ms};
+}
+
+TEST_F(GateArith, ColdBucketStartsFullThenRefillsAtCap) {
+  auto gate = MakeGate(GateCaps{10, 1000, 1.0}, {});
+  // Cold: L1 = 10 requests, 1000 tokens; ten calls of (1, 100) drain it.
+  for (int i = 0; i < 10; ++i) {
+    EXPECT_EQ(gate->Admit(At("a", 0)).verdict, Verdict::kAdmit) << i;
+  }
+  auto st = gate->State();
+  ASSERT_TRUE(st.ok());
+  EXPECT_NEAR(st->l1_requests, 0, 1e-9);  // 10 -> 0 requests
+  EXPECT_NEAR(st->l1_tokens, 0, 1e-9);    // 1000 -> 0 tokens
+  // Empty: one request refills in 1/10 s.
+  Decision d = gate->Admit(At("a", 0));
+  EXPECT_EQ(d.verdict, Verdict::kDefer);
+  EXPECT_EQ(d.delta_ms, 100);
+  EXPECT_EQ(d.reason, "l1:requests");
+  // Half-way: 0.5 requests and 50 tokens; 50 ms to go (for a new caller;
+  // a's own callers line up behind its first deferral, see FairTags...).
+  d = gate->Admit(At("c", 50));
+  EXPECT_EQ(d.verdict, Verdict::kDefer);
+  EXPECT_EQ(d.delta_ms, 50);
+  EXPECT_EQ(gate->Admit(At("a", 100)).verdict, Verdict::kAdmit);  // 1 -> 0
+  // Tokens bind: 300 tokens need 300 ms at 1000 tok/s; requests only 100 ms.
+  d = gate->Admit(At("a", 100, {1, 300}));
+  EXPECT_EQ(d.verdict, Verdict::kDefer);
+  EXPECT_EQ(d.delta_ms, 300);
+  EXPECT_EQ(d.reason, "l1:tokens");
+  EXPECT_EQ(gate->Admit(At("a", 400, {1, 300})).verdict, Verdict::kAdmit);
+  st = gate->State();
+  EXPECT_NEAR(st->l1_requests, 2, 1e-9);  // 0 + 3 refilled - 1
+  EXPECT_NEAR(st->l1_tokens, 0, 1e-9);    // 0 + 300 refilled - 300
+  // A long idle span refills to the burst capacity, not beyond.
+  EXPECT_EQ(gate->Admit(At("a", 60'000)).verdict, Verdict::kAdmit);
+  st = gate->State();
+  EXPECT_NEAR(st->l1_requests, 9, 1e-9);   // capped at 10, minus 1
+  EXPECT_NEAR(st->l1_tokens, 900, 1e-9);   // capped at 1000, minus 100
+}
+
+TEST_F(GateArith, BurstSecondsScaleTheCapacity) {
+  auto gate = MakeGate(GateCaps{10, 0, 0.5}, {});  // 5 requests of burst, no token dimension
+  for (int i = 0; i < 5; ++i) EXPECT_EQ(gate->Admit(At("a", 0, {1, 0})).verdict, Verdict::kAdmit);
+  Decision d = gate->Admit(At("a", 0, {1, 0}));
+  EXPECT_EQ(d.verdict, Verdict::kDefer);
+  EXPECT_EQ(d.delta_ms, 100);
+}
+
+TEST_F(GateArith, CostAboveCapacityIsRejected) {
+  auto gate = MakeGate(GateCaps{10, 1000, 1.0}, {});
+  Decision d = gate->Admit(At("a", 0, {1, 1001}));
+  EXPECT_EQ(d.verdict, Verdict::kReject);
+  EXPECT_NE(d.reason.find("above the burst capacity"), std::string::npos) << d.reason;
+  d = gate->Admit(At("a", 0, {11, 0}));
+  EXPECT_EQ(d.verdict, Verdict::kReject);
+  EXPECT_EQ(gate->State()->l1_requests, 10);  // nothing debited
+}
+
+TEST_F(GateArith, FairTagsAndCalendarDeltas) {
+  auto gate = MakeGate(GateCaps{10, 0, 1.0}, {});
+  // Alone, a takes the whole burst: tags 0 -> 1.0 (quantum 0.1 = (1/10)/1).
+  for (int i = 0; i < 10; ++i) EXPECT_EQ(gate->Admit(At("a", 0, {1, 0})).verdict, Verdict::kAdmit);
+  EXPECT_EQ(gate->Admit(At("a", 0, {1, 0})).delta_ms, 100);  // L1 empty; a backlogged
+  Decision d = gate->Admit(At("b", 0, {1, 0}));               // b joins at V = 1.0
+  EXPECT_EQ(d.verdict, Verdict::kDefer);
+  EXPECT_EQ(d.delta_ms, 100);
+  EXPECT_EQ(gate->Admit(At("a", 100, {1, 0})).verdict, Verdict::kAdmit);  // F_a 1.0 -> 1.1
+  EXPECT_EQ(gate->Admit(At("b", 100, {1, 0})).delta_ms, 100);            // L1 empty again
+  EXPECT_EQ(gate->Admit(At("a", 100, {1, 0})).delta_ms, 100);            // one quantum ahead: L1
+  EXPECT_EQ(gate->Admit(At("a", 200, {1, 0})).verdict, Verdict::kAdmit);  // slack = 1 quantum
+  EXPECT_EQ(gate->Admit(At("b", 200, {1, 0})).delta_ms, 100);
+  // a is now 2 quanta (0.2) ahead of V = 1.0. X* = 10 / (10 + 10) = 0.5 per s,
+  // slack 0.1: delta = (1.2 - 1.0 - 0.1) / 0.5 = 0.2 s.
+  d = gate->Admit(At("a", 300, {1, 0}));
+  EXPECT_EQ(d.verdict, Verdict::kDefer);
+  EXPECT_EQ(d.delta_ms, 200);
+  EXPECT_EQ(d.reason, "fair");
+  // A second caller of a lines up one fair gap later: + 0.1 / 0.5 s.
+  EXPECT_EQ(gate->Admit(At("a", 300, {1, 0})).delta_ms, 400);
+  EXPECT_EQ(gate->Admit(At("b", 300, {1, 0})).verdict, Verdict::kAdmit);  // b was behind
+  auto st = gate->State();
+  ASSERT_EQ(st->queues.size(), 2u);
+  EXPECT_NEAR(st->queues[0].tag, 1.2, 1e-9);
+  EXPECT_NEAR(st->queues[1].tag, 1.1, 1e-9);
+  EXPECT_NEAR(st->virtual_time, 1.1, 1e-9);
+  EXPECT_EQ(st->queues[0].admits, 12);
+  EXPECT_EQ(st->queues[0].defers, 4);
+  EXPECT_EQ(st->queues[1].admits, 1);
+  EXPECT_EQ(st->queues[1].defers, 3);
+  EXPECT_TRUE(st->queues[0].backlogged);
+}
+
+TEST_F(GateArith, IdleQueuesAreEvictedAfterTheTtl) {
+  GateOptions o;
+  o.queue_ttl_ms = 1000;
+  auto gate = MakeGate(GateCaps{10, 0, 1.0}, {}, o);
+  EXPECT_EQ(gate->Admit(At("a", 0, {1, 0})).verdict, Verdict::kAdmit);
+  EXPECT_EQ(gate->Admit(At("b", 500, {1, 0})).verdict, Verdict::kAdmit);
+  EXPECT_EQ(gate->State()->queues.size(), 2u);
+  EXPECT_EQ(gate->Admit(At("b", 1200, {1, 0})).verdict, Verdict::kAdmit);  // a idle 1.2 s
+  auto st = gate->State();
+  ASSERT_EQ(st->queues.size(), 1u);
+  EXPECT_EQ(st->queues[0].tenant, "b");
+}
+
+TEST_F(GateArith, UnconfiguredTargetFailsOpenWithReason) {
+  auto gate = MakeGate();
+  Decision d = gate->Admit(At("a", 0));
+  EXPECT_EQ(d.verdict, Verdict::kFailOpen);
+  EXPECT_NE(d.reason.find("not configured"), std::string::npos) << d.reason;
+  EXPECT_EQ(gate->fail_open_count(), 1u);
+}
+
+TEST_F(GateArith, BadConfigurationFailsWithItsMessage) {
+  auto gate = MakeGate();
+  Status s = gate->SetCaps(GateCaps{-1, 0, 1});
+  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(s.message().find("requests_per_s"), std::string::npos);
+  EXPECT_EQ(gate->SetCaps(GateCaps{10, 0, 0}).code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(gate->SetPriorityWeights({0.5, 0}).code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(gate->SetPriorityWeights({}).code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(gate->SetTenantWeight("a", -2).code(), StatusCode::kInvalidArgument);
+  GateTuning t;
+  t.lend_fraction = 2;
+  EXPECT_EQ(gate->SetTuning(t).code(), StatusCode::kInvalidArgument);
+  Decision d = gate->Admit(AdmitRequest{"bad tenant!", 1, {1, 0}, 0, 0});
+  EXPECT_EQ(d.verdict, Verdict::kReject);
+}
+
+}  // namespace
+}  // namespace bp::test

@@ -1,0 +1,110 @@
+// P2 and P3 on a deterministic simulation: workers call the real admit script
+// with an explicit clock (gate_fixture.h), so shares are counts, not timings.
+// Tolerances: each observed share within 5 % of its ideal, Jain >= 0.99.
+#include "gate/gate_fixture.h"
+
+namespace bp::test {
+namespace {
+
+class GateFairness : public GateSuite {};
+
+constexpr int64_t kRunMs = 30'000, kWarmupMs = 5'000;
+constexpr double kSpanS = (kRunMs - kWarmupMs) / 1000.0;
+
+double Rate(const SimResult& r, size_t q) { return static_cast<double>(r.admits[q]) / kSpanS; }
+
+TEST_F(GateFairness, WeightsTwoToOneGetTwoToOne) {
+  auto gate = MakeGate(GateCaps{60, 0, 1.0}, {});
+  ASSERT_TRUE(gate->SetTenantWeight("heavy", 2).ok());
+  auto r = Simulate(*gate, {{"heavy", 1, 8, {1, 0}}, {"light", 1, 8, {1, 0}}}, kRunMs, kWarmupMs);
+  EXPECT_EQ(r.fail_opens, 0);
+  // Ideal: 40 and 20 req/s of the 60 req/s cap.
+  EXPECT_NEAR(Rate(r, 0), 40, 2.0);
+  EXPECT_NEAR(Rate(r, 1), 20, 1.0);
+  EXPECT_LE(Rate(r, 0) + Rate(r, 1), 60.0 + 60.0 / kSpanS);  // P1
+}
+
+TEST_F(GateFairness, TokenHeavyAndRequestHeavyGetEqualDominantShares) {
+  auto gate = MakeGate(GateCaps{60, 12000, 1.0}, {});
+  auto r = Simulate(*gate, {{"tok", 1, 16, {1, 800}}, {"req", 1, 16, {1, 80}}}, kRunMs, kWarmupMs);
+  EXPECT_EQ(r.fail_opens, 0);
+  // Weighted DRF (eq. 1): dominant share s each with 15 s + 60 s requests
+  // and 800 * 15 s + 80 * 60 s tokens: tokens bind at s = 12000 / 16800.
+  const double s = 12000.0 / 16800.0;
+  const double tok_share = Rate(r, 0) * 800 / 12000, req_share = Rate(r, 1) / 60;
+  EXPECT_NEAR(tok_share, s, 0.05 * s);
+  EXPECT_NEAR(req_share, s, 0.05 * s);
+  EXPECT_NEAR(tok_share / req_share, 1.0, 0.05);
+}
+
+TEST_F(GateFairness, CrossPriorityMatchesWeightedFairShare) {
+  // The paper's cross-priority workload: two tenants per class, 4/8/16
+  // workers, omega 0.5/0.3/0.2, 60 req/s. Ideal (weights w_t * omega_k over
+  // the six backlogged queues): 15, 15, 9, 9, 6, 6 req/s.
+  auto gate = MakeGate(GateCaps{60, 0, 1.0}, {0.5, 0.3, 0.2});
+  std::vector<SimQueue> qs = {{"p1a", 1, 4, {1, 0}},  {"p1b", 1, 4, {1, 0}},
+                              {"p2a", 2, 8, {1, 0}},  {"p2b", 2, 8, {1, 0}},
+                              {"p3a", 3, 16, {1, 0}}, {"p3b", 3, 16, {1, 0}}};
+  auto r = Simulate(*gate, qs, kRunMs, kWarmupMs);
+  EXPECT_EQ(r.fail_opens, 0);
+  const std::vector<double> ideal = {15, 15, 9, 9, 6, 6};
+  std::vector<double> observed;
+  double total = 0;
+  for (size_t q = 0; q < qs.size(); ++q) {
+    observed.push_back(Rate(r, q));
+    total += Rate(r, q);
+    EXPECT_NEAR(observed[q], ideal[q], 0.05 * ideal[q]) << qs[q].tenant;
+  }
+  EXPECT_GE(AchievementJain(observed, ideal), 0.99);
+  EXPECT_GT(observed[0] + observed[1], observed[2] + observed[3]);
+  EXPECT_GT(observed[2] + observed[3], observed[4] + observed[5]);
+  EXPECT_GE(total, 0.95 * 60);  // work-conserving
+  EXPECT_LE(total, 60.0 + 60.0 / kSpanS);
+  int64_t calls = 0;
+  for (auto c : r.calls) calls += c;
+  RecordProperty("calls_per_admission", std::to_string(calls / (total * kRunMs / 1000.0)));
+}
+
+TEST_F(GateFairness, IdleClassCapacityGoesToBackloggedClasses) {
+  // P3: class 1 is configured (omega 0.5) but idle; classes 2 and 3 share
+  // the whole cap 0.3 : 0.2, i.e. 36 and 24 req/s.
+  auto gate = MakeGate(GateCaps{60, 0, 1.0}, {0.5, 0.3, 0.2});
+  auto r = Simulate(*gate, {{"p2", 2, 12, {1, 0}}, {"p3", 3, 12, {1, 0}}}, kRunMs, kWarmupMs);
+  EXPECT_NEAR(Rate(r, 0), 36, 0.05 * 36);
+  EXPECT_NEAR(Rate(r, 1), 24, 0.05 * 24);
+  auto st = gate->State();
+  ASSERT_TRUE(st.ok());
+  EXPECT_GE(Rate(r, 0) + Rate(r, 1), 0.97 * 60);
+}
+
+TEST_F(GateFairness, LightQueueGetsItsDemandAndTheRestIsShared) {
+  // P3 within the cap: a P1 tenant that needs only ~8 req/s (1 worker, 125 ms
+  // calls) of its 30 req/s entitlement; the P3 tenant takes the remainder.
+  auto gate = MakeGate(GateCaps{60, 0, 1.0}, {0.5, 0.3, 0.2});
+  auto r = Simulate(*gate, {{"p1", 1, 1, {1, 0}}, {"p3", 3, 16, {1, 0}}}, kRunMs, kWarmupMs, 125,
+                    125);
+  EXPECT_NEAR(Rate(r, 0), 8, 0.5);          // 1000 / 125: never deferred for long
+  EXPECT_GE(Rate(r, 0) + Rate(r, 1), 0.97 * 60);
+}
+
+TEST_F(GateFairness, NoPriorityAblationIsOneClass) {
+  GateOptions o;
+  o.ablation = GateAblation::kNoPriority;
+  auto gate = MakeGate(GateCaps{60, 0, 1.0}, {0.5, 0.3, 0.2}, o);
+  auto r = Simulate(*gate, {{"p1", 1, 8, {1, 0}}, {"p3", 3, 8, {1, 0}}}, kRunMs, kWarmupMs);
+  EXPECT_NEAR(Rate(r, 0), 30, 1.5);
+  EXPECT_NEAR(Rate(r, 1), 30, 1.5);
+}
+
+TEST_F(GateFairness, NoDrfAblationSharesRequestsNotDominantShares) {
+  GateOptions o;
+  o.ablation = GateAblation::kNoDrf;
+  auto gate = MakeGate(GateCaps{60, 12000, 1.0}, {}, o);
+  auto r = Simulate(*gate, {{"tok", 1, 16, {1, 800}}, {"req", 1, 16, {1, 80}}}, kRunMs, kWarmupMs);
+  // Equal request rates n with 800 n + 80 n <= 12000 tokens: n = 13.6 each.
+  EXPECT_NEAR(Rate(r, 0), 12000.0 / 880, 0.7);
+  EXPECT_NEAR(Rate(r, 1), 12000.0 / 880, 0.7);
+}
+
+}  // namespace
+}  // namespace bp::test
