@@ -82,6 +82,7 @@ struct RunRecords {
   double cap_tokens_per_s = 0;    // paper units; 0 = single resource
   int slots = 0;
   int64_t end_us = 0;             // run end
+  uint64_t gate_fail_opens = 0;   // bp: Admit calls that failed open (I3)
   std::vector<TenantInfo> tenants;
   std::vector<ActivityRecord> activities;
   std::vector<AttemptRecord> attempts;

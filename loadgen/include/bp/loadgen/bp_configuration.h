@@ -1,0 +1,41 @@
+// The bp configuration: the Backpressure admission gate in the worker, in
+// front of each call (paper sections IV-V, SPEC section 4):
+//   Admit(tenant, priority, cost {1, prompt tokens}, max_tokens)
+//   DEFER(delta)  -> the slot is freed, a durable timer of delta, re-enqueue;
+//   ADMIT(ticket) -> one call; then Release(ticket, actual usage);
+//   a 429 that still happens -> Release, then deferred by its retry-after on a
+//                    durable timer (slot freed), never retried in place;
+//   FAIL_OPEN     -> the call proceeds ungated (invariant I3);
+//   REJECT        -> the activity fails (its cost can never fit).
+// Gate calls block (hiredis, ~0.2-2 ms), so they run on a small pool of
+// threads, each with its own bp::Gate (its own connection, as each worker of a
+// fleet has one); answers come back to the engine's io thread with
+// asio::post. Release is fire-and-forget on the same pool.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "bp/gate.h"
+#include "bp/loadgen/engine.h"
+
+namespace bp::loadgen {
+
+struct BpOptions {
+  std::string valkey_url = "redis://127.0.0.1:6379";
+  std::string target;  // fresh per run (stale state of earlier runs is ignored)
+  GateAblation ablation = GateAblation::kNone;
+  int gate_threads = 4;
+  int command_timeout_ms = 100;  // real ms; past this, Admit fails open
+};
+
+// "bp" | "bp-no-drf" | "bp-no-priority" -> ablation; InvalidArgument otherwise.
+Result<GateAblation> BpAblationOf(const std::string& configuration);
+
+// Connects, then writes the run's gate state: SetCaps (scaled: rates *
+// speedup, burst_s / speedup), priority weights omega and each tenant's w_t.
+// Unavailable if Valkey does not answer (a run is not started fail-open).
+Result<std::unique_ptr<Configuration>> MakeBpConfiguration(const Workload& workload,
+                                                           double speedup, BpOptions options);
+
+}  // namespace bp::loadgen

@@ -1,0 +1,40 @@
+// Runs one (workload, configuration, repeat) against a running mockapi and
+// Valkey and returns its records (SPEC section 5). Steps:
+//   1. PUT the workload's upstream section, scaled by the speedup
+//      (ScaledUpstream), to mockapi's /admin/config: limits are replaced, so
+//      the limiter state starts fresh for every run;
+//   2. for bp configurations: a fresh gate target
+//      "<workload>-<configuration>-r<repeat>-<unix ms>", caps (rates * speedup,
+//      burst_s / speedup), priority weights and tenant weights (MakeBpConfiguration);
+//   3. the engine runs until all work is done or the run length cap passed,
+//      with a live progress line on stderr if asked.
+// Blocking; runs on the calling thread (plus the gate pool for bp). Errors:
+// InvalidArgument (bad configuration name, bad URL), Unavailable (mockapi or
+// Valkey not answering). Not for concurrent use against the same mockapi.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "bp/loadgen/records.h"
+#include "bp/loadgen/workload.h"
+#include "bp/status.h"
+
+namespace bp::loadgen {
+
+struct RunOptions {
+  std::string configuration = "naive";  // naive|tn|litellm|bp|bp-no-drf|bp-no-priority
+  int repeat = 0;
+  double speedup = 1.0;                 // > 0 (SPEC section 5)
+  uint64_t seed = 1;                    // jitter; the run uses seed + repeat
+  std::string upstream_url = "http://127.0.0.1:8080";
+  std::string valkey_url = "redis://127.0.0.1:6379";
+  bool configure_upstream = true;  // false: leave mockapi's config alone (tests)
+  bool progress = false;           // live line on stderr once a second
+  int gate_threads = 4;            // bp: threads (and Valkey connections) for gate calls
+  int gate_command_timeout_ms = 100;  // bp: real ms before Admit fails open
+};
+
+Result<RunRecords> RunOnce(const Workload& workload, const RunOptions& options);
+
+}  // namespace bp::loadgen

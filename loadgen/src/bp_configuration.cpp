@@ -1,0 +1,192 @@
+// The bp configuration (bp_configuration.h): gate calls on a thread pool,
+// decisions applied on the engine's io thread.
+#include "bp/loadgen/bp_configuration.h"
+
+#include <atomic>
+#include <condition_variable>
+#include <deque>
+#include <functional>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include <boost/asio/post.hpp>
+
+#include "bp/loadgen/retry_policy.h"
+
+namespace bp::loadgen {
+namespace {
+
+// A fixed set of threads, each owning one Gate; jobs go round-robin.
+class GatePool {
+ public:
+  GatePool(int threads, const GateOptions& options) {
+    for (int i = 0; i < threads; ++i) workers_.push_back(std::make_unique<Worker>(options));
+    for (auto& w : workers_) w->thread = std::thread([w = w.get()] { w->Loop(); });
+  }
+  ~GatePool() { Stop(); }
+
+  void Submit(std::function<void(Gate&)> job) {
+    Worker& w = *workers_[next_++ % workers_.size()];
+    {
+      std::lock_guard<std::mutex> lock(w.mu);
+      w.jobs.push_back(std::move(job));
+    }
+    w.cv.notify_one();
+  }
+
+  void Stop() {
+    for (auto& w : workers_) {
+      {
+        std::lock_guard<std::mutex> lock(w->mu);
+        w->stop = true;
+      }
+      w->cv.notify_one();
+    }
+    for (auto& w : workers_) {
+      if (w->thread.joinable()) w->thread.join();
+    }
+  }
+
+  uint64_t fail_opens() const {
+    uint64_t n = 0;
+    for (auto& w : workers_) n += w->gate.fail_open_count();
+    return n;
+  }
+
+ private:
+  struct Worker {
+    explicit Worker(const GateOptions& o) : gate(o) {}
+    Gate gate;
+    std::mutex mu;
+    std::condition_variable cv;
+    std::deque<std::function<void(Gate&)>> jobs;
+    bool stop = false;
+    std::thread thread;
+
+    void Loop() {
+      for (;;) {
+        std::function<void(Gate&)> job;
+        {
+          std::unique_lock<std::mutex> lock(mu);
+          cv.wait(lock, [this] { return stop || !jobs.empty(); });
+          if (stop) return;  // pending jobs are dropped: the run is over
+          job = std::move(jobs.front());
+          jobs.pop_front();
+        }
+        job(gate);
+      }
+    }
+  };
+  std::vector<std::unique_ptr<Worker>> workers_;
+  size_t next_ = 0;
+};
+
+class BpConfiguration : public Configuration {
+ public:
+  BpConfiguration(const GateOptions& options, int threads) : pool_(threads, options) {}
+
+  std::unique_ptr<TaskQueue> MakeQueue(const Engine&) override {
+    return std::make_unique<FifoTaskQueue>();
+  }
+
+  void Execute(Engine& engine, Execution& exec) override {
+    const TenantSpec& t = engine.tenant(exec.tenant_index);
+    AdmitRequest req;
+    req.tenant = t.id;
+    req.priority = t.priority;
+    req.cost = Cost{1, t.prompt_tokens};
+    req.max_tokens = t.max_tokens;
+    Engine* e = &engine;
+    Execution* x = &exec;
+    pool_.Submit([this, e, x, req](Gate& gate) {
+      Decision d = gate.Admit(req);
+      boost::asio::post(e->io(), [this, e, x, d = std::move(d)] { OnDecision(*e, *x, d); });
+    });
+  }
+
+  void OnStop(RunRecords& records) override {
+    pool_.Stop();
+    records.gate_fail_opens = pool_.fail_opens();
+  }
+
+ private:
+  void OnDecision(Engine& engine, Execution& exec, const Decision& d) {
+    switch (d.verdict) {
+      case Verdict::kDefer:
+        engine.Finish(exec, Outcome::Defer(std::max<int64_t>(d.delta_ms, 1) * 1000));
+        return;
+      case Verdict::kReject:
+        engine.Finish(exec, Outcome::Fail());
+        return;
+      case Verdict::kAdmit:
+      case Verdict::kFailOpen:
+        break;
+    }
+    Engine* e = &engine;
+    Execution* x = &exec;
+    std::string ticket = d.verdict == Verdict::kAdmit ? d.ticket : std::string();
+    int64_t prompt = engine.tenant(exec.tenant_index).prompt_tokens;
+    engine.SendUpstream(exec, [this, e, x, ticket, prompt](const CallResult& r) {
+      if (!ticket.empty()) {
+        // Actual usage: prompt + completion on success; on a 429 the provider
+        // charged nothing beyond what the estimate said (keep the estimate).
+        Cost actual{1, r.status == 200 ? r.prompt_tokens + r.completion_tokens : prompt};
+        pool_.Submit([ticket, actual](Gate& gate) { gate.Release(ticket, actual); });
+      }
+      if (r.status == 200) {
+        e->Finish(*x, Outcome::Ok());
+        return;
+      }
+      if (r.status == 429) {
+        // Deferred by its retry-after (paper ms -> real us), never retried in place.
+        double paper_ms = r.retry_after_paper_ms.value_or(ActivityRetryDelayMs(1));
+        e->Finish(*x, Outcome::Defer(static_cast<int64_t>(paper_ms * 1000.0 / e->speedup()) + 1));
+        return;
+      }
+      e->Finish(*x, Outcome::RetryLater());  // other errors: the activity retry policy
+    });
+  }
+
+  GatePool pool_;
+};
+
+}  // namespace
+
+Result<GateAblation> BpAblationOf(const std::string& configuration) {
+  if (configuration == "bp") return GateAblation::kNone;
+  if (configuration == "bp-no-drf") return GateAblation::kNoDrf;
+  if (configuration == "bp-no-priority") return GateAblation::kNoPriority;
+  return Status::InvalidArgument("not a bp configuration: " + configuration);
+}
+
+Result<std::unique_ptr<Configuration>> MakeBpConfiguration(const Workload& workload,
+                                                           double speedup, BpOptions options) {
+  GateOptions g;
+  g.url = options.valkey_url;
+  g.target = options.target;
+  g.mode = workload.gate_mode;
+  g.ablation = options.ablation;
+  g.command_timeout_ms = options.command_timeout_ms;
+  g.queue_ttl_ms = std::max<int64_t>(static_cast<int64_t>(10000 / speedup), 100);
+  {
+    Gate setup(g);
+    if (Status s = setup.Ping(); !s.ok()) {
+      return Status::Unavailable("valkey " + options.valkey_url + ": " + s.message());
+    }
+    GateCaps caps;
+    caps.requests_per_s = workload.caps.requests_per_s * speedup;
+    caps.tokens_per_s = workload.caps.tokens_per_s * speedup;
+    caps.burst_s = workload.gate_burst_s / speedup;
+    if (Status s = setup.SetCaps(caps); !s.ok()) return s;
+    if (Status s = setup.SetPriorityWeights(workload.priority_weights); !s.ok()) return s;
+    for (const TenantSpec& t : workload.tenants) {
+      if (Status s = setup.SetTenantWeight(t.id, t.weight); !s.ok()) return s;
+    }
+  }
+  std::unique_ptr<Configuration> c =
+      std::make_unique<BpConfiguration>(g, std::max(1, options.gate_threads));
+  return c;
+}
+
+}  // namespace bp::loadgen

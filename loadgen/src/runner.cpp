@@ -1,0 +1,79 @@
+// One run: configure the upstream, build the configuration, run the engine
+// (runner.h).
+#include "bp/loadgen/runner.h"
+
+#include <chrono>
+
+#include "bp/loadgen/bp_configuration.h"
+#include "bp/loadgen/configurations.h"
+#include "bp/loadgen/engine.h"
+#include "bp/loadgen/http_client.h"
+
+namespace bp::loadgen {
+namespace {
+
+Status ConfigureUpstream(const HttpEndpoint& endpoint, const Workload& workload, double speedup) {
+  std::string body = ScaledUpstream(workload, speedup).dump();
+  HttpResponse r = HttpRequestBlocking(endpoint, "PUT", "/admin/config", body, 5000);
+  if (r.status == 0) {
+    return Status::Unavailable("mockapi at " + endpoint.host + ":" + std::to_string(endpoint.port) +
+                               " did not answer PUT /admin/config: " + r.error);
+  }
+  if (r.status != 200) {
+    return Status::InvalidArgument("mockapi refused the upstream section of " + workload.source +
+                                   " (HTTP " + std::to_string(r.status) + "): " + r.body);
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+Result<RunRecords> RunOnce(const Workload& workload, const RunOptions& options) {
+  if (!(options.speedup > 0)) return Status::InvalidArgument("speedup must be > 0");
+  auto endpoint = ParseHttpUrl(options.upstream_url);
+  if (!endpoint.ok()) return endpoint.status();
+
+  std::unique_ptr<Configuration> configuration;
+  if (IsBaseline(options.configuration)) {
+    auto c = MakeBaselineConfiguration(options.configuration, workload, options.speedup);
+    if (!c.ok()) return c.status();
+    configuration = std::move(*c);
+  } else {
+    auto ablation = BpAblationOf(options.configuration);
+    if (!ablation.ok()) {
+      return Status::InvalidArgument("unknown configuration \"" + options.configuration +
+                                     "\" (naive|tn|litellm|bp|bp-no-drf|bp-no-priority)");
+    }
+    BpOptions bp;
+    bp.valkey_url = options.valkey_url;
+    bp.ablation = *ablation;
+    bp.gate_threads = options.gate_threads;
+    bp.command_timeout_ms = options.gate_command_timeout_ms;
+    int64_t unix_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                          std::chrono::system_clock::now().time_since_epoch())
+                          .count();
+    bp.target = workload.name + "-" + options.configuration + "-r" +
+                std::to_string(options.repeat) + "-" + std::to_string(unix_ms);
+    auto c = MakeBpConfiguration(workload, options.speedup, bp);
+    if (!c.ok()) return c.status();
+    configuration = std::move(*c);
+  }
+
+  if (options.configure_upstream) {
+    if (Status s = ConfigureUpstream(*endpoint, workload, options.speedup); !s.ok()) return s;
+  }
+
+  EngineOptions eo;
+  eo.speedup = options.speedup;
+  eo.seed = options.seed + static_cast<uint64_t>(options.repeat);
+  eo.upstream = *endpoint;
+  eo.progress = options.progress;
+  eo.label = workload.name + " " + options.configuration + " #" + std::to_string(options.repeat);
+  Engine engine(workload, eo, *configuration);
+  RunRecords records = engine.Run();
+  records.configuration = options.configuration;
+  records.repeat = options.repeat;
+  return records;
+}
+
+}  // namespace bp::loadgen
