@@ -1,0 +1,106 @@
+#!/usr/bin/env bash
+# Benchmark (not a test): mockapi's HTTP throughput at zero simulated latency,
+# with limits not binding and binding, next to nginx serving an equal
+# chat.completion body as a static file (the machine's HTTP ceiling).
+#
+#   bench/mockapi_wrk.sh                # wrk -t2 -c64 -d10s per case
+#   BP_WRK_DURATION=5s bench/mockapi_wrk.sh
+#
+# Needs wrk and nginx (scripts/setup.sh installs both) and a built mockapi
+# (build/apps/mockapi, or BP_MOCKAPI=path). Everything listens on free
+# loopback ports and is stopped on exit, Ctrl-C or failure.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+MOCKAPI="${BP_MOCKAPI:-build/apps/mockapi}"
+DURATION="${BP_WRK_DURATION:-10s}"
+THREADS="${BP_WRK_THREADS:-2}"
+CONNS="${BP_WRK_CONNECTIONS:-64}"
+command -v wrk >/dev/null || { echo "wrk not found: run scripts/setup.sh" >&2; exit 1; }
+NGINX="$(command -v nginx || echo /usr/sbin/nginx)"
+[ -x "$NGINX" ] || { echo "nginx not found: run scripts/setup.sh" >&2; exit 1; }
+[ -x "$MOCKAPI" ] || { echo "$MOCKAPI not built: run scripts/setup.sh" >&2; exit 1; }
+
+TMP="$(mktemp -d -t bp-bench.XXXXXX)"
+PIDS=()
+cleanup() {
+  for pid in "${PIDS[@]}"; do kill -TERM "$pid" 2>/dev/null || true; done
+  for pid in "${PIDS[@]}"; do wait "$pid" 2>/dev/null || true; done
+  rm -rf "$TMP"
+}
+trap cleanup EXIT
+trap 'echo "interrupted" >&2; exit 130' INT TERM
+
+free_port() {
+  python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
+}
+wait_port() {  # port
+  for _ in $(seq 1 100); do
+    (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null && return 0
+    sleep 0.05
+  done
+  echo "nothing listens on $1" >&2
+  return 1
+}
+# name url [wrk args...]: prints "name  req/s  p99  non-2xx"
+run_wrk() {
+  local name=$1 url=$2; shift 2
+  local out
+  out=$(wrk -t"$THREADS" -c"$CONNS" -d"$DURATION" --latency "$@" "$url")
+  local rps p99 non2xx
+  rps=$(awk '/^Requests\/sec:/ {print $2}' <<<"$out")
+  p99=$(awk '$1 == "99%" {print $2}' <<<"$out")
+  non2xx=$(awk '/Non-2xx/ {print $NF}' <<<"$out")
+  printf '%-34s %12s %10s %12s\n' "$name" "$rps" "$p99" "${non2xx:-0}"
+}
+
+start_mockapi() {  # port flags...
+  local port=$1; shift
+  "$MOCKAPI" --config configs/mockapi/paper-multi.json --port "$port" --zero-latency \
+    --completion-tokens 20 "$@" >"$TMP/mockapi-$port.log" 2>&1 &
+  PIDS+=($!)
+  wait_port "$port"
+}
+
+# nginx: the same chat.completion body mockapi answers, as a static file.
+NGINX_PORT=$(free_port)
+mkdir -p "$TMP/www"
+chmod 755 "$TMP" "$TMP/www"  # nginx workers may run as an unprivileged user
+curl_body_port=$(free_port)
+start_mockapi "$curl_body_port" --no-limits
+curl -s -X POST -H 'Content-Type: application/json' --data-binary \
+  '{"model":"gpt-4o-mini","messages":[{"role":"user","content":"Say hello to the benchmark."}],"max_tokens":20}' \
+  "http://127.0.0.1:$curl_body_port/v1/chat/completions" >"$TMP/www/chat.json"
+chmod 644 "$TMP/www/chat.json"
+cat >"$TMP/nginx.conf" <<NGINX
+worker_processes $THREADS;
+daemon off;
+pid $TMP/nginx.pid;
+error_log $TMP/nginx-error.log warn;
+events { worker_connections 1024; }
+http {
+  access_log off;
+  client_body_temp_path $TMP/body; proxy_temp_path $TMP/proxy;
+  fastcgi_temp_path $TMP/fcgi; uwsgi_temp_path $TMP/uwsgi; scgi_temp_path $TMP/scgi;
+  keepalive_requests 1000000;
+  server {
+    listen 127.0.0.1:$NGINX_PORT;
+    location = /v1/chat/completions { default_type application/json; alias $TMP/www/chat.json; }
+  }
+}
+NGINX
+"$NGINX" -c "$TMP/nginx.conf" -p "$TMP" >"$TMP/nginx.out" 2>&1 &
+PIDS+=($!)
+wait_port "$NGINX_PORT"
+
+LOOSE=$(free_port); BINDING=$(free_port)
+# Not binding: limits far above what wrk can send; binding: the paper's
+# 60 req/s + 12 000 tok/s, so nearly every call is a 429.
+start_mockapi "$LOOSE" --limit requests:fixed_window:1000000000:1 --limit tokens:fixed_window:1000000000000:1
+start_mockapi "$BINDING"
+
+echo "wrk -t$THREADS -c$CONNS -d$DURATION on $(nproc) cores, $(date -u +%FT%TZ)"
+printf '%-34s %12s %10s %12s\n' "case" "req/s" "p99" "non-2xx"
+run_wrk "nginx static file (GET)" "http://127.0.0.1:$NGINX_PORT/v1/chat/completions"
+run_wrk "mockapi, no limits" "http://127.0.0.1:$curl_body_port/v1/chat/completions" -s bench/wrk_chat.lua
+run_wrk "mockapi, limits not binding" "http://127.0.0.1:$LOOSE/v1/chat/completions" -s bench/wrk_chat.lua
+run_wrk "mockapi, limits binding (429s)" "http://127.0.0.1:$BINDING/v1/chat/completions" -s bench/wrk_chat.lua
