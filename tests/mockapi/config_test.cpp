@@ -1,0 +1,87 @@
+// The mockapi JSON config: the documented example, the shipped configs, flag
+// overrides and bad values failing with their message.
+#include "bp/mockapi/config.h"
+
+#include <gtest/gtest.h>
+
+#include "bp/mockapi/cli.h"
+
+namespace bp::mockapi {
+namespace {
+
+using nlohmann::json;
+
+TEST(Config, DocumentedExampleParses) {
+  const json doc = json::parse(R"({
+    "listen": {"host": "127.0.0.1", "port": 8080}, "threads": 2, "dialect": "openai",
+    "model": "gpt-4o-mini", "organization": "org-mock", "scope": "global",
+    "count_rejected": false, "token_accounting": "actual",
+    "limits": [
+      {"dimension": "requests", "algorithm": "fixed_window", "limit": 60, "window_s": 1.0},
+      {"dimension": "tokens",   "algorithm": "fixed_window", "limit": 12000, "window_s": 1.0}],
+    "completion_tokens": {"distribution": "fixed", "value": 20, "clamp_to_max_tokens": true},
+    "latency": {"min_ms": 50, "max_ms": 150, "per_output_token_ms": 0},
+    "seed": 1, "body_limit_bytes": 1048576, "read_timeout_ms": 10000, "idle_timeout_ms": 30000})");
+  auto c = ConfigFromJson(doc, MockConfig{});
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  ASSERT_EQ(c->limits.size(), 2u);
+  EXPECT_EQ(c->limits[1].dimension, Dimension::kTokens);
+  EXPECT_EQ(c->limits[1].limit, 12000);
+  EXPECT_EQ(c->limits[1].window_s, 1.0);
+  EXPECT_EQ(ConfigToJson(*c), ConfigToJson(*ConfigFromJson(ConfigToJson(*c), MockConfig{})));  // round trip
+}
+
+TEST(Config, ShippedConfigsLoad) {
+  for (const char* name : {"openai-60rpm", "paper-single", "paper-multi", "anthropic"}) {
+    auto c = LoadConfigFile(std::string(BP_SOURCE_DIR) + "/configs/mockapi/" + name + ".json");
+    EXPECT_TRUE(c.ok()) << name << ": " << c.status().ToString();
+  }
+  auto multi = LoadConfigFile(std::string(BP_SOURCE_DIR) + "/configs/mockapi/paper-multi.json");
+  ASSERT_EQ(multi->limits.size(), 2u);
+  EXPECT_EQ(multi->limits[0].limit, 60);
+  EXPECT_EQ(multi->limits[1].limit, 12000);
+  EXPECT_EQ(multi->limits[1].algorithm, LimiterAlgorithm::kFixedWindow);
+  EXPECT_EQ(LoadConfigFile("/nonexistent.json").status().code(), StatusCode::kNotFound);
+}
+
+TEST(Config, BadValuesFailWithTheirMessage) {
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {R"({"dialect":"gemini"})", "dialect must be openai | anthropic | azure, got \"gemini\""},
+      {R"({"threads":0})", "threads must be an integer in [1, 64], got 0"},
+      {R"({"listen":{"port":70000}})", "listen.port must be an integer in [0, 65535], got 70000"},
+      {R"({"latency":{"min_ms":200,"max_ms":100}})", "latency.min_ms must be <= latency.max_ms"},
+      {R"({"completion_tokens":{"distribution":"uniform","min":9,"max":3}})",
+       "completion_tokens.min must be <= completion_tokens.max"},
+      {R"({"limits":[{"dimension":"tokens","algorithm":"leaky","limit":1,"window_s":1}]})",
+       "limits[0]: algorithm must be fixed_window, sliding_window, token_bucket or quantized, got \"leaky\""},
+      {R"({"limits":[{"limit":0}]})", "limits[0].limit must be an integer in [1, 1125899906842624], got 0"},
+      {R"({"count_rejected":1})", "count_rejected must be true or false, got 1"},
+      {R"([])", "config must be a JSON object"},
+  };
+  for (const auto& [text, message] : cases) {
+    auto c = ConfigFromJson(json::parse(text), MockConfig{});
+    EXPECT_EQ(c.status().message(), message) << text;
+  }
+}
+
+TEST(CommandLine, FlagsOverrideTheFile) {
+  const std::string file = std::string(BP_SOURCE_DIR) + "/configs/mockapi/paper-multi.json";
+  const char* argv[] = {"mockapi", "--config", file.c_str(), "--port", "0", "--zero-latency",
+                        "--limit", "requests:quantized:600:60:1", "--count-rejected"};
+  auto cl = ParseCommandLine(9, argv);
+  ASSERT_TRUE(cl.ok()) << cl.status().ToString();
+  EXPECT_EQ(cl->config.port, 0);
+  EXPECT_EQ(cl->config.latency.max_ms, 0);
+  EXPECT_TRUE(cl->config.count_rejected);
+  ASSERT_EQ(cl->config.limits.size(), 1u);
+  EXPECT_EQ(cl->config.limits[0].algorithm, LimiterAlgorithm::kQuantized);
+  EXPECT_EQ(cl->config.completion_tokens.value, 20);  // from the file
+  const char* bad[] = {"mockapi", "--limit", "requests:fixed_window:x:1"};
+  EXPECT_EQ(ParseCommandLine(3, bad).status().message(),
+            "--limit has a non-numeric value: requests:fixed_window:x:1");
+  const char* help[] = {"mockapi", "--help"};
+  EXPECT_TRUE(ParseCommandLine(2, help)->help);
+}
+
+}  // namespace
+}  // namespace bp::mockapi
