@@ -38,6 +38,13 @@ std::string Terminal(int width, int height) {
          " font \"sans,10\"\n} else {\n  set terminal png" + size + "\n}\n";
 }
 
+// Characters of the longest row label (for the left margin).
+size_t LabelWidth(const std::vector<std::string>& labels) {
+  size_t w = 0;
+  for (const std::string& l : labels) w = std::max(w, l.size());
+  return w;
+}
+
 const char* kClassColors[] = {"#1f77b4", "#ff7f0e", "#2ca02c", "#9467bd", "#8c564b"};
 
 }  // namespace
@@ -101,13 +108,14 @@ Status HeatmapFigure(const std::filesystem::path& dir, const std::string& stem,
   gp << Terminal(1000, 160 + 45 * static_cast<int>(rows))
      << "set output " << GpString((dir / (stem + ".png")).string()) << "\n"
      << "set title " << GpString(title) << " noenhanced\n"
-     << "set xlabel \"time (s)\"\nset ylabel \"tenant, priority\"\n"
+     << "set xlabel \"time (s)\"\nset ylabel \"tenant, priority\" offset -2,0\n"
      << "set cblabel \"OK requests / s\"\n"
      << "set palette defined (0 \"#f7fbff\", 0.4 \"#6baed6\", 1 \"#08306b\")\n"
      << "set cbrange [0:" << Fixed(std::max(max_rps, 1.0), 3) << "]\n"
      << "set xrange [0:" << Fixed(static_cast<double>(buckets) * h.bucket_s, 4) << "]\n"
      << "set yrange [-0.5:" << Fixed(static_cast<double>(rows) - 0.5, 1) << "]\n"
-     << "set key above noenhanced\nset tics out nomirror\nset ytics (";
+     << "set key above noenhanced\nset tics out nomirror\n"
+     << "set lmargin " << LabelWidth(h.tenants) + 8 << "\nset ytics (";
   for (size_t row = 0; row < rows; ++row) {
     gp << (row ? ", " : "") << GpString(h.tenants[row]) << ' ' << rows - 1 - row;
   }

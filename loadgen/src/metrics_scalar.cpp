@@ -30,11 +30,14 @@ std::vector<std::pair<std::string, double>> ScalarMetrics(const RunMetrics& m) {
   for (const ClassMetrics& c : m.classes) {
     const std::string p = "class.P" + std::to_string(c.priority) + ".";
     add(p + "ok_rps", c.ok_rps);
-    add(p + "http_p50_ms", c.http.p50_ms);
-    add(p + "http_p95_ms", c.http.p95_ms);
-    add(p + "http_p99_ms", c.http.p99_ms);
-    add(p + "end_to_end_p95_ms", c.end_to_end.p95_ms);
-    add(p + "workflow_mean_s", c.workflow.mean_ms / 1e3);
+    // Latencies only where there were samples, so repeats average real values.
+    if (c.http.count > 0) {
+      add(p + "http_p50_ms", c.http.p50_ms);
+      add(p + "http_p95_ms", c.http.p95_ms);
+      add(p + "http_p99_ms", c.http.p99_ms);
+    }
+    if (c.end_to_end.count > 0) add(p + "end_to_end_p95_ms", c.end_to_end.p95_ms);
+    if (c.workflow.count > 0) add(p + "workflow_mean_s", c.workflow.mean_ms / 1e3);
     add(p + "slot_ms_per_ok_call", c.slot_ms_per_ok_call);
   }
   for (const TenantMetrics& t : m.tenants) {

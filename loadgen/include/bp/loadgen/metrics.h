@@ -206,7 +206,9 @@ RunMetrics ComputeRunMetrics(const RunRecords& records,
 // "class.P<k>.end_to_end_p95_ms", "class.P<k>.workflow_mean_s",
 // "class.P<k>.slot_ms_per_ok_call", "tenant.<id>.ok_rps",
 // "tenant.<id>.achievement", "tenant.<id>.drf_achievement",
-// "share_429_requests_bound", "share_429_tokens_bound" (of all upstream 429s).
+// "share_429_requests_bound", "share_429_tokens_bound" (of all upstream 429s,
+// only when there were any). Class latency and workflow names appear only
+// when the class had samples.
 std::vector<std::pair<std::string, double>> ScalarMetrics(const RunMetrics& m);
 
 }  // namespace bp::loadgen
