@@ -17,13 +17,11 @@ void GateSuite::TearDownTestSuite() {
 
 void GateSuite::SetUp() { ASSERT_TRUE(server_->running()) << server_->error(); }
 
-std::unique_ptr<Gate> GateSuite::MakeGate(GateOptions options) {
+std::unique_ptr<Gate> GateSuite::MakeGate(GateOptions options, bool generous_timeout) {
   const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
   options.url = server_->url();
   options.target = std::string(info->name()) + "-" + std::to_string(gates_++);
-  if (options.command_timeout_ms == GateOptions{}.command_timeout_ms) {
-    options.command_timeout_ms = 2000;
-  }
+  if (generous_timeout) options.command_timeout_ms = 2000;
   auto gate = std::make_unique<Gate>(options);
   EXPECT_TRUE(gate->Ping().ok());
   EXPECT_TRUE(gate->Reset().ok());
@@ -41,12 +39,14 @@ std::unique_ptr<Gate> GateSuite::MakeGate(const GateCaps& caps, const std::vecto
 }
 
 SimResult Simulate(Gate& gate, const std::vector<SimQueue>& queues, int64_t duration_ms,
-                   int64_t warmup_ms, int service_min_ms, int service_max_ms, uint32_t seed) {
+                   int64_t warmup_ms, int service_min_ms, int service_max_ms, uint32_t seed,
+                   int wake_jitter_ms) {
   SimResult out;
   out.admits.assign(queues.size(), 0);
   out.calls.assign(queues.size(), 0);
   std::mt19937 rng(seed);
   std::uniform_int_distribution<int> service(service_min_ms, service_max_ms);
+  std::uniform_int_distribution<int> jitter(0, wake_jitter_ms);
   // (time, kind, queue, worker), kind 0 = release, 1 = admit; a min-heap.
   using Event = std::tuple<int64_t, int, size_t, int>;
   std::priority_queue<Event, std::vector<Event>, std::greater<>> events;
@@ -77,7 +77,7 @@ SimResult Simulate(Gate& gate, const std::vector<SimQueue>& queues, int64_t dura
         continue;
       }
     } else if (d.verdict == Verdict::kDefer) {
-      next = now + d.delta_ms;
+      next = now + d.delta_ms + jitter(rng);
     } else {
       out.fail_opens++;
     }

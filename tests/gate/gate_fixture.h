@@ -25,9 +25,9 @@ class GateSuite : public ::testing::Test {
   static void TearDownTestSuite();
   void SetUp() override;
 
-  // A gate on a fresh target named after the test; generous command timeout
-  // (the box is loaded) unless a test sets its own.
-  std::unique_ptr<Gate> MakeGate(GateOptions options = {});
+  // A gate on a fresh target named after the test. With generous_timeout the
+  // command timeout is 2 s (the test box is loaded); outage tests keep theirs.
+  std::unique_ptr<Gate> MakeGate(GateOptions options = {}, bool generous_timeout = true);
   std::unique_ptr<Gate> MakeGate(const GateCaps& caps, const std::vector<double>& omega,
                                  GateOptions options = {});
 
@@ -55,10 +55,11 @@ struct SimResult {
 
 // Runs from kT0 for duration_ms and counts admissions in
 // [kT0 + warmup_ms, kT0 + duration_ms). Service times are uniform in
-// [service_min_ms, service_max_ms] from a fixed seed.
+// [service_min_ms, service_max_ms] from a fixed seed; a deferred worker
+// wakes delta plus a uniform [0, wake_jitter_ms] late (durable-timer latency).
 SimResult Simulate(Gate& gate, const std::vector<SimQueue>& queues, int64_t duration_ms,
                    int64_t warmup_ms, int service_min_ms = 50, int service_max_ms = 150,
-                   uint32_t seed = 1);
+                   uint32_t seed = 1, int wake_jitter_ms = 0);
 
 // Jain's index of observed / ideal (SPEC section 6).
 double AchievementJain(const std::vector<double>& observed, const std::vector<double>& ideal);
