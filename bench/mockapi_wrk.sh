@@ -41,16 +41,30 @@ wait_port() {  # port
   echo "nothing listens on $1" >&2
   return 1
 }
-# name url [wrk args...]: prints "name  req/s  p99  non-2xx"
+# CPU time (user + system, clock ticks) used so far by the processes $@.
+cpu_ticks() {
+  local total=0 pid fields
+  for pid in "$@"; do
+    fields=$(cut -d' ' -f14,15 "/proc/$pid/stat")
+    total=$(( total + ${fields% *} + ${fields#* } ))
+  done
+  echo "$total"
+}
+# name "server pids" url [wrk args...]: prints req/s, p99, non-2xx answers and
+# the server's CPU microseconds per request (robust to other load on the box).
 run_wrk() {
-  local name=$1 url=$2; shift 2
-  local out
+  local name=$1 pids=$2 url=$3; shift 3
+  local out c0 c1
+  c0=$(cpu_ticks $pids)
   out=$(wrk -t"$THREADS" -c"$CONNS" -d"$DURATION" --latency "$@" "$url")
-  local rps p99 non2xx
+  c1=$(cpu_ticks $pids)
+  local rps p99 non2xx requests cpu_us
   rps=$(awk '/^Requests\/sec:/ {print $2}' <<<"$out")
   p99=$(awk '$1 == "99%" {print $2}' <<<"$out")
   non2xx=$(awk '/Non-2xx/ {print $NF}' <<<"$out")
-  printf '%-34s %12s %10s %12s\n' "$name" "$rps" "$p99" "${non2xx:-0}"
+  requests=$(awk '/requests in/ {print $1}' <<<"$out")
+  cpu_us=$(( (c1 - c0) * 1000000 / $(getconf CLK_TCK) / requests ))
+  printf '%-34s %12s %10s %12s %14s\n' "$name" "$rps" "$p99" "${non2xx:-0}" "$cpu_us"
 }
 
 start_mockapi() {  # port flags...
@@ -58,6 +72,7 @@ start_mockapi() {  # port flags...
   "$MOCKAPI" --config configs/mockapi/paper-multi.json --port "$port" --zero-latency \
     --completion-tokens 20 "$@" >"$TMP/mockapi-$port.log" 2>&1 &
   PIDS+=($!)
+  MOCKAPI_PID=$!
   wait_port "$port"
 }
 
@@ -67,6 +82,7 @@ mkdir -p "$TMP/www"
 chmod 755 "$TMP" "$TMP/www"  # nginx workers may run as an unprivileged user
 curl_body_port=$(free_port)
 start_mockapi "$curl_body_port" --no-limits
+NOLIMIT_PID=$MOCKAPI_PID
 curl -s -X POST -H 'Content-Type: application/json' --data-binary \
   '{"model":"gpt-4o-mini","messages":[{"role":"user","content":"Say hello to the benchmark."}],"max_tokens":20}' \
   "http://127.0.0.1:$curl_body_port/v1/chat/completions" >"$TMP/www/chat.json"
@@ -91,16 +107,21 @@ NGINX
 "$NGINX" -c "$TMP/nginx.conf" -p "$TMP" >"$TMP/nginx.out" 2>&1 &
 PIDS+=($!)
 wait_port "$NGINX_PORT"
+NGINX_WORKERS=$(pgrep -P "${PIDS[-1]}" | tr '\n' ' ')
 
 LOOSE=$(free_port); BINDING=$(free_port)
 # Not binding: limits far above what wrk can send; binding: the paper's
 # 60 req/s + 12 000 tok/s, so nearly every call is a 429.
 start_mockapi "$LOOSE" --limit requests:fixed_window:1000000000:1 --limit tokens:fixed_window:1000000000000:1
+LOOSE_PID=$MOCKAPI_PID
 start_mockapi "$BINDING"
+BINDING_PID=$MOCKAPI_PID
 
 echo "wrk -t$THREADS -c$CONNS -d$DURATION on $(nproc) cores, $(date -u +%FT%TZ)"
-printf '%-34s %12s %10s %12s\n' "case" "req/s" "p99" "non-2xx"
-run_wrk "nginx static file (GET)" "http://127.0.0.1:$NGINX_PORT/v1/chat/completions"
-run_wrk "mockapi, no limits" "http://127.0.0.1:$curl_body_port/v1/chat/completions" -s bench/wrk_chat.lua
-run_wrk "mockapi, limits not binding" "http://127.0.0.1:$LOOSE/v1/chat/completions" -s bench/wrk_chat.lua
-run_wrk "mockapi, limits binding (429s)" "http://127.0.0.1:$BINDING/v1/chat/completions" -s bench/wrk_chat.lua
+echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
+printf '%-34s %12s %10s %12s %14s\n' "case" "req/s" "p99" "non-2xx" "server-cpu-us/req"
+run_wrk "nginx static file (GET)" "$NGINX_WORKERS" "http://127.0.0.1:$NGINX_PORT/v1/chat/completions"
+run_wrk "mockapi, no limits" "$NOLIMIT_PID" "http://127.0.0.1:$curl_body_port/v1/chat/completions" -s bench/wrk_chat.lua
+run_wrk "mockapi, limits not binding" "$LOOSE_PID" "http://127.0.0.1:$LOOSE/v1/chat/completions" -s bench/wrk_chat.lua
+run_wrk "mockapi, limits binding (429s)" "$BINDING_PID" "http://127.0.0.1:$BINDING/v1/chat/completions" -s bench/wrk_chat.lua
+echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"

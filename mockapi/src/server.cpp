@@ -75,16 +75,30 @@ class Session : public std::enable_shared_from_this<Session> {
     Respond(std::move(response), keep_alive, req.version());
   }
 
+  // Serializes the response into one buffer (status line, headers, body):
+  // cheaper than a Beast serializer walking a field list for each write.
   void Respond(HttpResponse&& r, bool keep_alive, unsigned version) {
-    res_ = {};
-    res_.version(version);
-    res_.result(static_cast<unsigned>(r.status));
-    res_.set(http::field::server, "mockapi");
-    res_.set(http::field::content_type, r.content_type);
-    for (auto& [name, value] : r.headers) res_.set(name, value);
-    res_.body() = std::move(r.body);
-    res_.keep_alive(keep_alive);
-    res_.prepare_payload();
+    keep_alive_ = keep_alive;
+    out_.clear();
+    out_.reserve(256 + r.body.size() + 48 * r.headers.size());
+    out_ += version == 10 ? "HTTP/1.0 " : "HTTP/1.1 ";
+    out_ += std::to_string(r.status);
+    out_ += ' ';
+    const auto reason = http::obsolete_reason(static_cast<http::status>(r.status));
+    out_.append(reason.data(), reason.size());
+    out_ += "\r\nServer: mockapi\r\nContent-Type: ";
+    out_ += r.content_type;
+    for (const auto& [name, value] : r.headers) {
+      out_ += "\r\n";
+      out_ += name;
+      out_ += ": ";
+      out_ += value;
+    }
+    if (keep_alive != (version >= 11)) out_ += keep_alive ? "\r\nConnection: keep-alive" : "\r\nConnection: close";
+    out_ += "\r\nContent-Length: ";
+    out_ += std::to_string(r.body.size());
+    out_ += "\r\n\r\n";
+    out_ += r.body;
     if (r.delay_us <= 0) return DoWrite();
     timer_.expires_after(std::chrono::microseconds(r.delay_us));
     timer_.async_wait(beast::bind_front_handler(&Session::OnDelay, shared_from_this()));
@@ -97,12 +111,12 @@ class Session : public std::enable_shared_from_this<Session> {
 
   void DoWrite() {
     stream_.expires_after(std::chrono::milliseconds(limits_.read_timeout_ms));
-    http::async_write(stream_, res_, beast::bind_front_handler(&Session::OnWrite, shared_from_this()));
+    net::async_write(stream_, net::buffer(out_), beast::bind_front_handler(&Session::OnWrite, shared_from_this()));
   }
 
   void OnWrite(beast::error_code ec, size_t) {
     if (ec) return DoClose();
-    if (!res_.keep_alive()) return DoDrain();
+    if (!keep_alive_) return DoDrain();
     DoRead();
   }
 
@@ -134,20 +148,32 @@ class Session : public std::enable_shared_from_this<Session> {
   Service& service_;
   beast::flat_buffer buffer_;
   std::optional<http::request_parser<http::string_body>> parser_;
-  http::response<http::string_body> res_;
+  std::string out_;  // the serialized response
+  bool keep_alive_ = true;
   ConnectionLimits limits_;
   int drain_reads_ = 0;
 };
 
 }  // namespace
 
+// One io_context per thread, each run by one thread (no cross-thread wakeups
+// on the hot path); connections are dealt to them round-robin. Each
+// connection still has its own strand, so handlers never run concurrently.
 struct Server::Impl {
-  Impl(Service& s, ServerOptions o)
-      : service(s), options(std::move(o)), ioc(options.threads), acceptor(net::make_strand(ioc)), signals(ioc) {}
+  Impl(Service& s, ServerOptions o) : service(s), options(std::move(o)) {
+    for (int i = 0; i < std::max(1, options.threads); ++i) contexts.push_back(std::make_unique<net::io_context>(1));
+    acceptor.emplace(net::make_strand(*contexts[0]));
+    signals.emplace(*contexts[0]);
+  }
+
+  void StopAll() {
+    for (auto& c : contexts) c->stop();
+  }
 
   void DoAccept() {
-    acceptor.async_accept(net::make_strand(ioc), [this](beast::error_code ec, tcp::socket socket) {
-      if (ec == net::error::operation_aborted || !acceptor.is_open()) return;
+    net::io_context& next = *contexts[next_context++ % contexts.size()];
+    acceptor->async_accept(net::make_strand(next), [this](beast::error_code ec, tcp::socket socket) {
+      if (ec == net::error::operation_aborted || !acceptor->is_open()) return;
       if (!ec) {
         socket.set_option(tcp::no_delay(true), ec);
         std::make_shared<Session>(std::move(socket), service)->Run();
@@ -158,9 +184,10 @@ struct Server::Impl {
 
   Service& service;
   ServerOptions options;
-  net::io_context ioc;
-  tcp::acceptor acceptor;
-  net::signal_set signals;
+  std::vector<std::unique_ptr<net::io_context>> contexts;
+  std::optional<tcp::acceptor> acceptor;
+  std::optional<net::signal_set> signals;
+  size_t next_context = 0;  // used on the acceptor's strand only
   std::vector<std::thread> threads;
   int port = 0;
 };
@@ -175,7 +202,7 @@ Status Server::Start() {
   const auto address = net::ip::make_address(impl_->options.host, ec);
   if (ec) return Status::InvalidArgument("listen.host is not an IP address: " + impl_->options.host);
   const tcp::endpoint endpoint(address, static_cast<unsigned short>(impl_->options.port));
-  auto& a = impl_->acceptor;
+  auto& a = *impl_->acceptor;
   a.open(endpoint.protocol(), ec);
   if (!ec) a.set_option(net::socket_base::reuse_address(true), ec);
   if (!ec) a.bind(endpoint, ec);
@@ -186,12 +213,20 @@ Status Server::Start() {
   }
   impl_->port = a.local_endpoint().port();
   if (impl_->options.handle_signals) {
-    impl_->signals.add(SIGINT);
-    impl_->signals.add(SIGTERM);
-    impl_->signals.async_wait([this](beast::error_code, int) { impl_->ioc.stop(); });
+    impl_->signals->add(SIGINT);
+    impl_->signals->add(SIGTERM);
+    impl_->signals->async_wait([this](beast::error_code signal_ec, int) {
+      if (!signal_ec) impl_->StopAll();
+    });
   }
   impl_->DoAccept();
-  for (int i = 0; i < impl_->options.threads; ++i) impl_->threads.emplace_back([this] { impl_->ioc.run(); });
+  for (auto& context : impl_->contexts) {
+    net::io_context* c = context.get();
+    impl_->threads.emplace_back([c] {
+      auto guard = net::make_work_guard(*c);  // an idle context waits for connections
+      c->run();
+    });
+  }
   return Status::Ok();
 }
 
@@ -204,7 +239,7 @@ void Server::Wait() {
 }
 
 void Server::Stop() {
-  impl_->ioc.stop();
+  impl_->StopAll();
   Wait();
 }
 
