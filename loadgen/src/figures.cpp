@@ -4,6 +4,7 @@
 // <stem>.gp.log. A missing or failing gnuplot is a logged warning only.
 #include <fcntl.h>
 #include <spawn.h>
+#include <spdlog/spdlog.h>
 #include <sys/wait.h>
 
 #include <algorithm>
@@ -12,8 +13,6 @@
 #include <cstring>
 #include <set>
 #include <sstream>
-
-#include <spdlog/spdlog.h>
 
 #include "report_internal.h"
 
@@ -105,8 +104,8 @@ Status HeatmapFigure(const std::filesystem::path& dir, const std::string& stem,
   if (Status s = WriteTextFile(starved_path, starved.str()); !s.ok()) return s;
 
   std::ostringstream gp;
-  gp << Terminal(1000, 160 + 45 * static_cast<int>(rows))
-     << "set output " << GpString((dir / (stem + ".png")).string()) << "\n"
+  gp << Terminal(1000, 160 + 45 * static_cast<int>(rows)) << "set output "
+     << GpString((dir / (stem + ".png")).string()) << "\n"
      << "set title " << GpString(title) << " noenhanced\n"
      << "set xlabel \"time (s)\"\nset ylabel \"tenant, priority\" offset -2,0\n"
      << "set cblabel \"OK requests / s\"\n"
@@ -164,8 +163,9 @@ Status ThroughputFigure(const std::filesystem::path& dir, const std::string& ste
   const double box = 1.0 / (n + 1.0);  // clustered histogram, gap 1
   std::ostringstream gp;
   gp << Terminal(900, 520) << "set output " << GpString((dir / (stem + ".png")).string()) << "\n"
-     << "set title " << GpString(summary.workload + ": OK throughput per class (contention window, 95 % CI, " +
-                                 std::to_string(repeats) + (repeats == 1 ? " repeat)" : " repeats)"))
+     << "set title "
+     << GpString(summary.workload + ": OK throughput per class (contention window, 95 % CI, " +
+                 std::to_string(repeats) + (repeats == 1 ? " repeat)" : " repeats)"))
      << " noenhanced\n"
      << "set style data histograms\nset style histogram errorbars gap 1 lw 1\n"
      << "set style fill solid 0.85 border -1\nset boxwidth 0.95\n"
@@ -175,8 +175,8 @@ Status ThroughputFigure(const std::filesystem::path& dir, const std::string& ste
   int i = 0;
   for (int k : classes) {
     const int col = 2 + 2 * i;
-    gp << (i ? ", \\\n     " : "") << GpString(dat_path.string()) << " using " << col << ':' << col + 1
-       << (i == 0 ? ":xtic(1)" : "") << " title \"P" << k << "\" lc rgb \""
+    gp << (i ? ", \\\n     " : "") << GpString(dat_path.string()) << " using " << col << ':'
+       << col + 1 << (i == 0 ? ":xtic(1)" : "") << " title \"P" << k << "\" lc rgb \""
        << kClassColors[static_cast<size_t>(i) % std::size(kClassColors)] << "\"";
     ++i;
   }

@@ -1,11 +1,12 @@
 // ComputeRunMetrics: SPEC section 6 from one run's RunRecords. Each metric's
 // exact definition is in metrics.h and the README "Metrics" section; the
 // heatmap lives in metrics_heatmap.cpp, the flat list in metrics_scalar.cpp.
+#include "bp/loadgen/metrics.h"
+
 #include <algorithm>
 #include <cmath>
 #include <map>
 
-#include "bp/loadgen/metrics.h"
 #include "metrics_internal.h"
 
 namespace bp::loadgen {
@@ -37,10 +38,10 @@ void CountAttempts(const RunRecords& r, RunMetrics& m) {
     ++m.upstream_responses;
     if (a.status != 429) continue;
     ++m.upstream_429;
-    if (a.bound == "requests") {
-      ++m.upstream_429_requests_bound;
-    } else if (a.bound == "tokens") {
+    if (a.bound.find("token") != std::string::npos) {  // tokens, input_tokens, ...
       ++m.upstream_429_tokens_bound;
+    } else if (a.bound.find("request") != std::string::npos) {
+      ++m.upstream_429_requests_bound;
     } else {
       ++m.upstream_429_other_bound;
     }
@@ -49,7 +50,8 @@ void CountAttempts(const RunRecords& r, RunMetrics& m) {
     m.share_429 = static_cast<double>(m.upstream_429) / static_cast<double>(m.upstream_responses);
   }
   const int64_t all = m.upstream_responses + m.proxy_local_429;
-  if (all > 0) m.proxy_local_429_share = static_cast<double>(m.proxy_local_429) / static_cast<double>(all);
+  if (all > 0)
+    m.proxy_local_429_share = static_cast<double>(m.proxy_local_429) / static_cast<double>(all);
 }
 
 // Per-activity samples grouped by priority class.
@@ -158,6 +160,9 @@ RunMetrics ComputeRunMetrics(const RunRecords& r, const MetricsOptions& options)
     if (info.total_activities <= 0 && activity_count[t] == 0) continue;
     FairShareQueue q;
     q.weight = tm.weight;
+    if (t < options.tenant_demand_cap_rps.size() && options.tenant_demand_cap_rps[t] > 0) {
+      q.demand_cap = options.tenant_demand_cap_rps[t];
+    }
     if (r.cap_requests_per_s > 0) q.cost.push_back(1.0);
     if (r.cap_tokens_per_s > 0) q.cost.push_back(tm.tokens_per_call);
     queues.push_back(std::move(q));
@@ -171,7 +176,8 @@ RunMetrics ComputeRunMetrics(const RunRecords& r, const MetricsOptions& options)
       tm.ideal_rps = shares.rate[i];
       tm.ideal_dominant_share = shares.dominant_share[i];
       if (tm.ideal_rps > 0) tm.achievement = tm.ok_rps / tm.ideal_rps;
-      if (tm.ideal_dominant_share > 0) tm.drf_achievement = tm.dominant_share / tm.ideal_dominant_share;
+      if (tm.ideal_dominant_share > 0)
+        tm.drf_achievement = tm.dominant_share / tm.ideal_dominant_share;
       achievement.push_back(tm.achievement);
       drf_achievement.push_back(tm.drf_achievement);
     }
@@ -194,10 +200,12 @@ RunMetrics ComputeRunMetrics(const RunRecords& r, const MetricsOptions& options)
     c.end_to_end = Summarize(cls.e2e_ms);
     c.workflow = Summarize(cls.workflow_ms);
     c.in_activity_ms = Summarize(cls.in_activity_ms).mean_ms;
-    if (cls.ok_calls > 0) c.slot_ms_per_ok_call = pt.Millis(cls.slot_us) / static_cast<double>(cls.ok_calls);
+    if (cls.ok_calls > 0)
+      c.slot_ms_per_ok_call = pt.Millis(cls.slot_us) / static_cast<double>(cls.ok_calls);
     all_http.insert(all_http.end(), cls.http_ms.begin(), cls.http_ms.end());
     all_e2e.insert(all_e2e.end(), cls.e2e_ms.begin(), cls.e2e_ms.end());
-    all_in_activity.insert(all_in_activity.end(), cls.in_activity_ms.begin(), cls.in_activity_ms.end());
+    all_in_activity.insert(all_in_activity.end(), cls.in_activity_ms.begin(),
+                           cls.in_activity_ms.end());
     all_slot_us += cls.slot_us;
     m.ok_rps_window += c.ok_rps;
     m.classes.push_back(std::move(c));
@@ -205,7 +213,8 @@ RunMetrics ComputeRunMetrics(const RunRecords& r, const MetricsOptions& options)
   m.http = Summarize(all_http);
   m.end_to_end = Summarize(all_e2e);
   m.in_activity_ms = Summarize(all_in_activity).mean_ms;
-  if (m.ok_calls > 0) m.slot_ms_per_ok_call = pt.Millis(all_slot_us) / static_cast<double>(m.ok_calls);
+  if (m.ok_calls > 0)
+    m.slot_ms_per_ok_call = pt.Millis(all_slot_us) / static_cast<double>(m.ok_calls);
   if (m.drain_span_s > 0) m.mean_ok_rps = static_cast<double>(m.ok_calls) / m.drain_span_s;
 
   m.heatmap = internal::BuildHeatmap(r, options, drain_end_us);

@@ -33,18 +33,17 @@ double Percentile(std::vector<double> values, double p) {
 double StudentT975(int df) {
   // t_{0.975, df}, df = 1..30 (standard tables, 4 decimals).
   static constexpr std::array<double, 30> kTable = {
-      12.7062, 4.3027, 3.1824, 2.7764, 2.5706, 2.4469, 2.3646, 2.3060,
-      2.2622,  2.2281, 2.2010, 2.1788, 2.1604, 2.1448, 2.1314, 2.1199,
-      2.1098,  2.1009, 2.0930, 2.0860, 2.0796, 2.0739, 2.0687, 2.0639,
-      2.0595,  2.0555, 2.0518, 2.0484, 2.0452, 2.0423};
+      12.7062, 4.3027, 3.1824, 2.7764, 2.5706, 2.4469, 2.3646, 2.3060, 2.2622, 2.2281,
+      2.2010,  2.1788, 2.1604, 2.1448, 2.1314, 2.1199, 2.1098, 2.1009, 2.0930, 2.0860,
+      2.0796,  2.0739, 2.0687, 2.0639, 2.0595, 2.0555, 2.0518, 2.0484, 2.0452, 2.0423};
   if (df < 1) return 0.0;
   if (df <= 30) return kTable[static_cast<size_t>(df - 1)];
   // Beyond 30: anchors at 30, 40, 60, 120, infinity, interpolated in 1/df.
   struct Anchor {
     double df, t;
   };
-  static constexpr std::array<Anchor, 4> kAnchors = {
-      Anchor{30, 2.0423}, Anchor{40, 2.0211}, Anchor{60, 2.0003}, Anchor{120, 1.9799}};
+  static constexpr std::array<Anchor, 4> kAnchors = {Anchor{30, 2.0423}, Anchor{40, 2.0211},
+                                                     Anchor{60, 2.0003}, Anchor{120, 1.9799}};
   constexpr double kInf = 1.95996;
   const double inv = 1.0 / df;
   for (size_t i = 0; i + 1 < kAnchors.size(); ++i) {

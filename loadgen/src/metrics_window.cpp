@@ -68,10 +68,12 @@ ServiceHeatmap BuildHeatmap(const RunRecords& r, const MetricsOptions& options,
   }
   std::vector<std::vector<int64_t>> count(order.size(), std::vector<int64_t>(buckets, 0));
   for (const ActivityRecord& a : r.activities) {
-    if (!a.ok || a.tenant_index < 0 || static_cast<size_t>(a.tenant_index) >= r.tenants.size()) continue;
+    if (!a.ok || a.tenant_index < 0 || static_cast<size_t>(a.tenant_index) >= r.tenants.size())
+      continue;
     const int64_t ok_us = OkTimeUs(a);
     if (ok_us < 0) continue;
-    const auto b = std::min(buckets - 1, static_cast<size_t>(pt.Seconds(static_cast<double>(ok_us)) / h.bucket_s));
+    const auto b = std::min(
+        buckets - 1, static_cast<size_t>(pt.Seconds(static_cast<double>(ok_us)) / h.bucket_s));
     ++count[row_of[static_cast<size_t>(a.tenant_index)]][b];
   }
   h.ok_rps.assign(order.size(), std::vector<double>(buckets, 0.0));
@@ -79,7 +81,8 @@ ServiceHeatmap BuildHeatmap(const RunRecords& r, const MetricsOptions& options,
   for (size_t row = 0; row < order.size(); ++row) {
     const TenantInfo& t = r.tenants[static_cast<size_t>(order[row])];
     const double start_s = pt.Seconds(static_cast<double>(std::max<int64_t>(t.start_us, 0)));
-    const double finish_s = pt.Seconds(static_cast<double>(t.finish_us >= 0 ? t.finish_us : drain_end_us));
+    const double finish_s =
+        pt.Seconds(static_cast<double>(t.finish_us >= 0 ? t.finish_us : drain_end_us));
     for (size_t b = 0; b < buckets; ++b) {
       h.ok_rps[row][b] = static_cast<double>(count[row][b]) / h.bucket_s;
       const double b0 = static_cast<double>(b) * h.bucket_s, b1 = b0 + h.bucket_s;

@@ -4,9 +4,8 @@
 #pragma once
 
 #include <filesystem>
-#include <string>
-
 #include <nlohmann/json.hpp>
+#include <string>
 
 #include "bp/loadgen/metrics.h"
 #include "bp/loadgen/report.h"

@@ -10,8 +10,11 @@ namespace bp::loadgen::internal {
 namespace {
 
 nlohmann::json LatencyJson(const LatencySummary& l) {
-  return {{"count", l.count}, {"mean_ms", l.mean_ms}, {"p50_ms", l.p50_ms},
-          {"p95_ms", l.p95_ms}, {"p99_ms", l.p99_ms}};
+  return {{"count", l.count},
+          {"mean_ms", l.mean_ms},
+          {"p50_ms", l.p50_ms},
+          {"p95_ms", l.p95_ms},
+          {"p99_ms", l.p99_ms}};
 }
 
 }  // namespace
@@ -78,25 +81,37 @@ nlohmann::json RunMetricsJson(const RunMetrics& m) {
   j["in_activity_ms"] = m.in_activity_ms;
   nlohmann::json tenants = nlohmann::json::array();
   for (const TenantMetrics& t : m.tenants) {
-    tenants.push_back({{"id", t.id}, {"priority", t.priority}, {"weight", t.weight},
-                       {"ok_calls", t.ok_calls}, {"ok_calls_window", t.ok_calls_window},
-                       {"ok_rps", t.ok_rps}, {"tokens_per_call", t.tokens_per_call},
-                       {"ideal_rps", t.ideal_rps}, {"achievement", t.achievement},
+    tenants.push_back({{"id", t.id},
+                       {"priority", t.priority},
+                       {"weight", t.weight},
+                       {"ok_calls", t.ok_calls},
+                       {"ok_calls_window", t.ok_calls_window},
+                       {"ok_rps", t.ok_rps},
+                       {"tokens_per_call", t.tokens_per_call},
+                       {"ideal_rps", t.ideal_rps},
+                       {"achievement", t.achievement},
                        {"dominant_share", t.dominant_share},
                        {"ideal_dominant_share", t.ideal_dominant_share},
-                       {"drf_achievement", t.drf_achievement}, {"finish_s", t.finish_s}});
+                       {"drf_achievement", t.drf_achievement},
+                       {"finish_s", t.finish_s}});
   }
   j["tenants"] = std::move(tenants);
   nlohmann::json classes = nlohmann::json::array();
   for (const ClassMetrics& c : m.classes) {
-    classes.push_back({{"priority", c.priority}, {"ok_rps", c.ok_rps}, {"ideal_rps", c.ideal_rps},
-                       {"http", LatencyJson(c.http)}, {"end_to_end", LatencyJson(c.end_to_end)},
+    classes.push_back({{"priority", c.priority},
+                       {"ok_rps", c.ok_rps},
+                       {"ideal_rps", c.ideal_rps},
+                       {"http", LatencyJson(c.http)},
+                       {"end_to_end", LatencyJson(c.end_to_end)},
                        {"slot_ms_per_ok_call", c.slot_ms_per_ok_call},
-                       {"in_activity_ms", c.in_activity_ms}, {"workflow", LatencyJson(c.workflow)}});
+                       {"in_activity_ms", c.in_activity_ms},
+                       {"workflow", LatencyJson(c.workflow)}});
   }
   j["classes"] = std::move(classes);
-  j["heatmap"] = {{"bucket_s", m.heatmap.bucket_s}, {"tenants", m.heatmap.tenants},
-                  {"ok_rps", m.heatmap.ok_rps}, {"starved", m.heatmap.starved}};
+  j["heatmap"] = {{"bucket_s", m.heatmap.bucket_s},
+                  {"tenants", m.heatmap.tenants},
+                  {"ok_rps", m.heatmap.ok_rps},
+                  {"starved", m.heatmap.starved}};
   return j;
 }
 
@@ -107,7 +122,8 @@ nlohmann::json WorkloadSummaryJson(const WorkloadSummary& s) {
   for (const ConfigurationSummary& c : s.configurations) {
     nlohmann::json metrics = nlohmann::json::object();
     for (const auto& [name, ci] : c.metrics) {
-      metrics[name] = {{"mean", ci.mean}, {"ci95", ci.half_width}, {"stdev", ci.stdev}, {"n", ci.n}};
+      metrics[name] = {
+          {"mean", ci.mean}, {"ci95", ci.half_width}, {"stdev", ci.stdev}, {"n", ci.n}};
     }
     configs[c.configuration] = {{"repeats", c.repeats}, {"metrics", std::move(metrics)}};
   }

@@ -59,8 +59,8 @@ std::string AttemptsCsv(const RunRecords& r) {
   for (const AttemptRecord& a : r.attempts) {
     const TenantInfo* t = TenantOf(r, a.tenant_index);
     o << a.activity_id << ',' << CsvField(t ? t->id : "?") << ',' << (t ? t->priority : 0) << ','
-      << c.Time(a.send_us) << ',' << c.Time(a.done_us) << ',' << c.Span(a.send_us, a.done_us)
-      << ',' << a.status << ',' << (a.proxy_local ? 1 : 0) << ',' << CsvField(a.bound) << '\n';
+      << c.Time(a.send_us) << ',' << c.Time(a.done_us) << ',' << c.Span(a.send_us, a.done_us) << ','
+      << a.status << ',' << (a.proxy_local ? 1 : 0) << ',' << CsvField(a.bound) << '\n';
   }
   return o.str();
 }
@@ -94,22 +94,23 @@ std::string RunMarkdown(const RunMetrics& m) {
     << Fixed(m.cap_requests_per_s, 0) << " req/s";
   if (m.cap_tokens_per_s > 0) o << ", " << Fixed(m.cap_tokens_per_s, 0) << " tok/s";
   o << ". Rates over the contention window unless noted.\n\n" << RunTableMarkdown(m) << "\n";
-  o << "Upstream 429s by bound dimension: requests " << m.upstream_429_requests_bound
-    << ", tokens " << m.upstream_429_tokens_bound << ", other " << m.upstream_429_other_bound
-    << " (of " << m.upstream_429 << " in " << m.upstream_responses << " responses); proxy-local 429s "
+  o << "Upstream 429s by bound dimension: requests " << m.upstream_429_requests_bound << ", tokens "
+    << m.upstream_429_tokens_bound << ", other " << m.upstream_429_other_bound << " (of "
+    << m.upstream_429 << " in " << m.upstream_responses << " responses); proxy-local 429s "
     << m.proxy_local_429 << "; connection errors " << m.connection_errors << "; deferrals "
     << m.deferrals << ".\n\n";
   o << "| class | OK req/s | ideal req/s | HTTP p50/p95/p99 ms | end-to-end p50/p95/p99 ms "
        "| in-activity ms | slot ms / OK call | workflow mean s (n) |\n"
        "|---|---|---|---|---|---|---|---|\n";
   for (const ClassMetrics& c : m.classes) {
-    o << "| P" << c.priority << " | " << Fixed(c.ok_rps, 2) << " | " << Fixed(c.ideal_rps, 2) << " | "
-      << Latency3(c.http) << " | " << Latency3(c.end_to_end) << " | " << Fixed(c.in_activity_ms, 0)
-      << " | " << Fixed(c.slot_ms_per_ok_call, 0) << " | " << Fixed(c.workflow.mean_ms / 1e3, 1)
-      << " (" << c.workflow.count << ") |\n";
+    o << "| P" << c.priority << " | " << Fixed(c.ok_rps, 2) << " | " << Fixed(c.ideal_rps, 2)
+      << " | " << Latency3(c.http) << " | " << Latency3(c.end_to_end) << " | "
+      << Fixed(c.in_activity_ms, 0) << " | " << Fixed(c.slot_ms_per_ok_call, 0) << " | "
+      << Fixed(c.workflow.mean_ms / 1e3, 1) << " (" << c.workflow.count << ") |\n";
   }
   o << "\n| tenant | class | weight | OK calls | OK req/s | ideal req/s | achievement "
-       "| dominant share/s | ideal | DRF achievement |\n|---|---|---|---|---|---|---|---|---|---|\n";
+       "| dominant share/s | ideal | DRF achievement "
+       "|\n|---|---|---|---|---|---|---|---|---|---|\n";
   for (const TenantMetrics& t : m.tenants) {
     o << "| " << t.id << " | P" << t.priority << " | " << Fixed(t.weight, 2) << " | " << t.ok_calls
       << " | " << Fixed(t.ok_rps, 2) << " | " << Fixed(t.ideal_rps, 2) << " | "

@@ -59,7 +59,8 @@ namespace {
 
 using internal::MeanCiText;
 
-std::string Cell(const ConfigurationSummary& c, const std::string& name, double scale, int decimals) {
+std::string Cell(const ConfigurationSummary& c, const std::string& name, double scale,
+                 int decimals) {
   const MeanCi* m = c.Find(name);
   return m ? MeanCiText(*m, scale, decimals) : "-";
 }
@@ -78,7 +79,8 @@ std::set<int> ClassesOf(const WorkloadSummary& s) {
 std::string WorkloadMarkdown(const WorkloadSummary& s, const std::vector<std::string>& heatmaps,
                              bool figures) {
   std::ostringstream o;
-  o << "# " << s.workload << "\n\nMean ± 95 % Student-t interval over repeats, paper units; "
+  o << "# " << s.workload
+    << "\n\nMean ± 95 % Student-t interval over repeats, paper units; "
        "rates over the contention window unless noted.\n\n"
     << "| configuration | repeats | 429 share (%) | proxy-local 429 (%) | DRF Jain "
        "| achievement-Jain | OK req/s (window) | mean OK req/s | slot ms / OK call "
@@ -99,7 +101,8 @@ std::string WorkloadMarkdown(const WorkloadSummary& s, const std::vector<std::st
   o << "\n";
   for (const ConfigurationSummary& c : s.configurations) {
     o << "| " << c.configuration << " |";
-    for (int k : classes) o << ' ' << Cell(c, "class.P" + std::to_string(k) + ".ok_rps", 1, 1) << " |";
+    for (int k : classes)
+      o << ' ' << Cell(c, "class.P" + std::to_string(k) + ".ok_rps", 1, 1) << " |";
     o << "\n";
   }
   o << "\n## Latency per class (ms; workflow completion in s)\n\n"
@@ -153,17 +156,20 @@ Status WriteWorkloadReport(const std::filesystem::path& dir, const std::vector<R
       }
       const std::string title = summary.workload + " / " + c.configuration +
                                 ": service heatmap (repeat " + std::to_string(r->repeat) + ")";
-      if (Status s = internal::HeatmapFigure(dir, stem, r->heatmap, title, options); !s.ok()) return s;
+      if (Status s = internal::HeatmapFigure(dir, stem, r->heatmap, title, options); !s.ok())
+        return s;
       heatmaps.push_back(stem);
     }
-    if (Status s = internal::ThroughputFigure(dir, "throughput", summary, options); !s.ok()) return s;
+    if (Status s = internal::ThroughputFigure(dir, "throughput", summary, options); !s.ok())
+      return s;
   }
   if (Status s = internal::WriteTextFile(dir / "summary.json",
                                          internal::WorkloadSummaryJson(summary).dump(2) + "\n");
       !s.ok()) {
     return s;
   }
-  return internal::WriteTextFile(dir / "report.md", WorkloadMarkdown(summary, heatmaps, options.figures));
+  return internal::WriteTextFile(dir / "report.md",
+                                 WorkloadMarkdown(summary, heatmaps, options.figures));
 }
 
 }  // namespace bp::loadgen

@@ -71,7 +71,7 @@ TEST(WeightedDrfTest, TokenHeavyAndRequestHeavyPerEquation1) {
   EXPECT_NEAR(s.rate[2], 80.0 / 3, 1e-9);
   for (int i = 0; i < 3; ++i) {
     EXPECT_NEAR(s.dominant_share[i], 4.0 / 9, 1e-9) << i;  // equalized
-    EXPECT_EQ(s.binding[i], 0) << i;                        // requests bound
+    EXPECT_EQ(s.binding[i], 0) << i;                       // requests bound
   }
   // Request cap is used fully: 20/3 + 2 * 80/3 = 60.
   EXPECT_NEAR(s.rate[0] + s.rate[1] + s.rate[2], 60, 1e-9);

@@ -9,9 +9,9 @@
 
 namespace bp::loadgen::testing {
 
-inline ActivityRecord Activity(int64_t id, int64_t wf, int tenant, int64_t sched,
-                               int64_t first, int64_t final, int64_t done, bool ok,
-                               int64_t prompt, int64_t completion) {
+inline ActivityRecord Activity(int64_t id, int64_t wf, int tenant, int64_t sched, int64_t first,
+                               int64_t final, int64_t done, bool ok, int64_t prompt,
+                               int64_t completion) {
   ActivityRecord a;
   a.id = id;
   a.workflow_id = wf;
@@ -75,8 +75,11 @@ inline RunRecords HandMadeRun() {
       Attempt(6, 1, 650'000, 429, "", true),
   };
   // Slot time: a 450 ms real = 900 paper ms, b 300 ms real = 600 paper ms.
-  r.slots_held = {{1, 0, 0, 100'000}, {2, 0, 100'000, 350'000}, {3, 0, 900'000, 1'000'000},
-                  {4, 1, 0, 100'000}, {5, 1, 1'200'000, 1'400'000}};
+  r.slots_held = {{1, 0, 0, 100'000},
+                  {2, 0, 100'000, 350'000},
+                  {3, 0, 900'000, 1'000'000},
+                  {4, 1, 0, 100'000},
+                  {5, 1, 1'200'000, 1'400'000}};
   r.workflows = {{1, 0, 0, 1'000'000}, {2, 1, 0, 1'500'000}, {3, 1, 0, -1}};
   return r;
 }

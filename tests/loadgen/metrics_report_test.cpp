@@ -4,9 +4,8 @@
 
 #include <cmath>
 #include <fstream>
-#include <sstream>
-
 #include <nlohmann/json.hpp>
+#include <sstream>
 
 #include "bp/loadgen/report.h"
 #include "metrics_fixture.h"
@@ -50,10 +49,10 @@ TEST(ReportTest, RunOutputsWithoutGnuplotStillSucceed) {
   EXPECT_FALSE(fs::exists(dir / "heatmap.png"));
 
   const nlohmann::json j = nlohmann::json::parse(Slurp(dir / "summary.json"));
-  for (const char* key : {"share_429", "proxy_local_429_share", "achievement_jain", "drf_jain",
-                          "contention_window_s", "drain_span_s", "slot_ms_per_ok_call",
-                          "in_activity_ms", "mean_ok_rps", "upstream_429_by_bound", "http",
-                          "end_to_end", "tenants", "classes", "heatmap"}) {
+  for (const char* key :
+       {"share_429", "proxy_local_429_share", "achievement_jain", "drf_jain", "contention_window_s",
+        "drain_span_s", "slot_ms_per_ok_call", "in_activity_ms", "mean_ok_rps",
+        "upstream_429_by_bound", "http", "end_to_end", "tenants", "classes", "heatmap"}) {
     EXPECT_TRUE(j.contains(key)) << key;
   }
   EXPECT_DOUBLE_EQ(j["share_429"].get<double>(), 4.0 / 9.0);
@@ -73,7 +72,8 @@ TEST(ReportTest, ActivityCsvRowInPaperMilliseconds) {
   std::getline(csv, header);
   std::getline(csv, first);
   // Activity 1: sent at 10 ms real = 20 paper ms, answered at 120, HTTP 100 ms.
-  EXPECT_EQ(first, "1,1,a,1,1,0.000,20.000,120.000,140.000,100.000,140.000,0.000,120.000,1,1,0,100,20");
+  EXPECT_EQ(first,
+            "1,1,a,1,1,0.000,20.000,120.000,140.000,100.000,140.000,0.000,120.000,1,1,0,100,20");
   EXPECT_FALSE(fs::exists(dir / "heatmap.gp"));
 }
 

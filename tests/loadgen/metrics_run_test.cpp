@@ -111,6 +111,27 @@ TEST(RunMetricsTest, HeatmapBucketsAndStarvation) {
   EXPECT_EQ(h.starved[1], (std::vector<bool>{true, false, false}));
 }
 
+TEST(RunMetricsTest, TenantDemandCapGivesItsShareToTheOthers) {
+  MetricsOptions o;
+  o.tenant_demand_cap_rps = {0, 6};  // b can use only 6 req/s -> a gets 54
+  const RunMetrics m = ComputeRunMetrics(testing::HandMadeRun(), o);
+  EXPECT_NEAR(m.tenants[0].ideal_rps, 54, 1e-9);
+  EXPECT_NEAR(m.tenants[1].ideal_rps, 6, 1e-9);
+  // r = 1.5/54 = 1/36, 0.5/6 = 1/12 -> 1 : 3 -> J = 0.8
+  EXPECT_NEAR(m.achievement_jain, 0.8, 1e-12);
+}
+
+TEST(RunMetricsTest, BoundNamesAreMatchedByDimension) {
+  RunRecords r = testing::HandMadeRun();
+  r.attempts = {testing::Attempt(1, 0, 0, 429, "input_tokens"),
+                testing::Attempt(1, 0, 0, 429, "requests"),
+                testing::Attempt(1, 0, 0, 429, "rate_limit_error")};
+  const RunMetrics m = ComputeRunMetrics(r);
+  EXPECT_EQ(m.upstream_429_tokens_bound, 1);
+  EXPECT_EQ(m.upstream_429_requests_bound, 1);
+  EXPECT_EQ(m.upstream_429_other_bound, 1);
+}
+
 TEST(RunMetricsTest, EmptyRunGivesZeros) {
   const RunMetrics m = ComputeRunMetrics(RunRecords{});
   EXPECT_EQ(m.ok_calls, 0);

@@ -39,8 +39,8 @@ TEST(JainIndexTest, EmptyAndAllZeroGiveOne) {
 TEST(PercentileTest, LinearInterpolationBetweenClosestRanks) {
   const std::vector<double> v = {40, 10, 30, 20};  // sorted 10 20 30 40
   EXPECT_DOUBLE_EQ(Percentile(v, 0.0), 10);
-  EXPECT_DOUBLE_EQ(Percentile(v, 0.5), 25);        // h = 1.5
-  EXPECT_DOUBLE_EQ(Percentile(v, 0.95), 38.5);     // h = 2.85
+  EXPECT_DOUBLE_EQ(Percentile(v, 0.5), 25);     // h = 1.5
+  EXPECT_DOUBLE_EQ(Percentile(v, 0.95), 38.5);  // h = 2.85
   EXPECT_DOUBLE_EQ(Percentile(v, 1.0), 40);
   EXPECT_DOUBLE_EQ(Percentile({7}, 0.99), 7);
   EXPECT_DOUBLE_EQ(Percentile({}, 0.5), 0);

@@ -61,19 +61,19 @@ MeanCi MeanCi95(std::span<const double> samples);
 
 // One queue (tenant, priority class) competing for the capacities C_d.
 struct FairShareQueue {
-  double weight = 1.0;      // w_t * omega_k; <= 0 means the queue gets nothing
-  std::vector<double> cost; // cost per request in each dimension d (same order
-                            // as the capacities); e.g. {1, prompt + completion}
-  double demand_cap = std::numeric_limits<double>::infinity();  // max req/s the
-                            // queue can use; its unused share goes to the others
+  double weight = 1.0;       // w_t * omega_k; <= 0 means the queue gets nothing
+  std::vector<double> cost;  // cost per request in each dimension d (same order
+                             // as the capacities); e.g. {1, prompt + completion}
+  // Max req/s the queue can use; its unused share goes to the others.
+  double demand_cap = std::numeric_limits<double>::infinity();
 };
 
 struct FairShares {
-  std::vector<double> rate;           // ideal requests/s per queue
-  std::vector<double> dominant_share; // ideal dominant share per queue:
-                                      // rate_q * max_d cost_qd / C_d
-  std::vector<int> binding;           // per queue: the dimension d that froze
-                                      // it, or -1 if its demand cap did
+  std::vector<double> rate;            // ideal requests/s per queue
+  std::vector<double> dominant_share;  // ideal dominant share per queue:
+                                       // rate_q * max_d cost_qd / C_d
+  std::vector<int> binding;            // per queue: the dimension d that froze
+                                       // it, or -1 if its demand cap did
 };
 
 // Weighted DRF by progressive filling (water-filling) (Ghodsi et al. 2011,
@@ -107,37 +107,37 @@ struct LatencySummary {
 struct TenantMetrics {
   std::string id;
   int priority = 1;
-  double weight = 1;          // w_t * omega_k used for the ideal share
-  int64_t ok_calls = 0;       // whole run
-  int64_t ok_calls_window = 0;// OK answers inside the contention window
-  double ok_rps = 0;          // OK req/s over the contention window
-  double tokens_per_call = 0; // mean prompt + completion tokens of OK calls
-  double ideal_rps = 0;       // WFQ (one cap) or weighted DRF (two caps) share
-  double achievement = 0;     // ok_rps / ideal_rps
-  double dominant_share = 0;  // observed: sum over OK calls in the window of
-                              // max_d cost_d / C_d, per paper second
+  double weight = 1;            // w_t * omega_k used for the ideal share
+  int64_t ok_calls = 0;         // whole run
+  int64_t ok_calls_window = 0;  // OK answers inside the contention window
+  double ok_rps = 0;            // OK req/s over the contention window
+  double tokens_per_call = 0;   // mean prompt + completion tokens of OK calls
+  double ideal_rps = 0;         // WFQ (one cap) or weighted DRF (two caps) share
+  double achievement = 0;       // ok_rps / ideal_rps
+  double dominant_share = 0;    // observed: sum over OK calls in the window of
+                                // max_d cost_d / C_d, per paper second
   double ideal_dominant_share = 0;
-  double drf_achievement = 0; // dominant_share / ideal_dominant_share
-  double finish_s = -1;       // last activity completed (paper s; -1 never)
+  double drf_achievement = 0;  // dominant_share / ideal_dominant_share
+  double finish_s = -1;        // last activity completed (paper s; -1 never)
 };
 
 struct ClassMetrics {
   int priority = 1;
-  double ok_rps = 0;          // contention window, summed over its tenants
+  double ok_rps = 0;  // contention window, summed over its tenants
   double ideal_rps = 0;
-  LatencySummary http;        // first send -> final answer, OK activities
-  LatencySummary end_to_end;  // scheduled -> completed, OK activities
+  LatencySummary http;             // first send -> final answer, OK activities
+  LatencySummary end_to_end;       // scheduled -> completed, OK activities
   double slot_ms_per_ok_call = 0;  // slot-held time / OK calls (all executions)
-  double in_activity_ms = 0;  // mean slot time of the succeeding execution
-  LatencySummary workflow;    // workflow start -> end, completed workflows
-                              // (values in ms; divide by 1000 for seconds)
+  double in_activity_ms = 0;       // mean slot time of the succeeding execution
+  LatencySummary workflow;         // workflow start -> end, completed workflows
+                                   // (values in ms; divide by 1000 for seconds)
 };
 
 // OK requests per second per tenant per time bucket (Fig. 4).
 struct ServiceHeatmap {
-  double bucket_s = 1;                   // paper seconds per bucket
-  std::vector<std::string> tenants;      // row labels "id P<k>", P1 first
-  std::vector<int> tenant_index;         // row -> RunRecords::tenants index
+  double bucket_s = 1;                      // paper seconds per bucket
+  std::vector<std::string> tenants;         // row labels "id P<k>", P1 first
+  std::vector<int> tenant_index;            // row -> RunRecords::tenants index
   std::vector<std::vector<double>> ok_rps;  // [row][bucket]
   std::vector<std::vector<bool>> starved;   // [row][bucket]: demand > 0
                                             // (tenant started, not finished)
@@ -156,19 +156,21 @@ struct RunMetrics {
   int64_t activities = 0, ok_calls = 0, failed_calls = 0;
   int64_t upstream_responses = 0;  // non-proxy-local attempts with status != 0
   int64_t upstream_429 = 0;
-  int64_t proxy_local_429 = 0;     // answered by the litellm gateway itself
-  int64_t connection_errors = 0;   // attempts with status 0
-  double share_429 = 0;            // upstream_429 / upstream_responses
-  double proxy_local_429_share = 0;// proxy_local_429 / (upstream_responses +
-                                   //   proxy_local_429)
+  int64_t proxy_local_429 = 0;       // answered by the litellm gateway itself
+  int64_t connection_errors = 0;     // attempts with status 0
+  double share_429 = 0;              // upstream_429 / upstream_responses
+  double proxy_local_429_share = 0;  // proxy_local_429 / (upstream_responses +
+                                     //   proxy_local_429)
+  // Upstream 429s by AttemptRecord::bound: containing "token" (tokens,
+  // input_tokens, ...), else containing "request", else other.
   int64_t upstream_429_requests_bound = 0, upstream_429_tokens_bound = 0,
           upstream_429_other_bound = 0;
-  int64_t deferrals = 0;           // bp DEFERs, all activities
+  int64_t deferrals = 0;  // bp DEFERs, all activities
 
-  double ok_rps_window = 0;   // all OK answers in the window / window length
-  double mean_ok_rps = 0;     // all OK calls / drain span
-  double achievement_jain = 0;// J over tenants' achievement (request rate)
-  double drf_jain = 0;        // J over tenants' drf_achievement
+  double ok_rps_window = 0;     // all OK answers in the window / window length
+  double mean_ok_rps = 0;       // all OK calls / drain span
+  double achievement_jain = 0;  // J over tenants' achievement (request rate)
+  double drf_jain = 0;          // J over tenants' drf_achievement
 
   LatencySummary http, end_to_end;  // all classes together
   double slot_ms_per_ok_call = 0;
@@ -182,6 +184,11 @@ struct RunMetrics {
 struct MetricsOptions {
   double heatmap_bucket_s = 0;  // paper seconds; 0 = drain span / 60, rounded
                                 // to 1, 2 or 5 times a power of ten
+  // Optional demand cap per tenant (index as RunRecords::tenants), paper
+  // req/s: the most the tenant could use (e.g. concurrency / service time).
+  // Missing or <= 0 = unbounded. A capped tenant's unused share goes to the
+  // others (water-filling), so its achievement ratio is not penalised.
+  std::vector<double> tenant_demand_cap_rps;
 };
 
 // All metrics of SPEC section 6 for one run. Queues are tenants (each has one
@@ -193,8 +200,7 @@ struct MetricsOptions {
 // that is -1). The contention window is [0, min over tenants of finish_us),
 // an unfinished tenant counting as end_us. Records with bad indices are
 // skipped. Never fails; an empty run gives zeros.
-RunMetrics ComputeRunMetrics(const RunRecords& records,
-                             const MetricsOptions& options = {});
+RunMetrics ComputeRunMetrics(const RunRecords& records, const MetricsOptions& options = {});
 
 // The run's headline numbers as flat (name, value) pairs, for aggregation
 // over repeats and for the comparison table. Names are dotted snake_case:

@@ -23,8 +23,8 @@
 namespace bp::loadgen {
 
 struct ReportOptions {
-  bool figures = true;             // false: write no .dat/.gp/.png at all
-  std::string gnuplot = "gnuplot"; // program name (looked up in PATH) or path
+  bool figures = true;              // false: write no .dat/.gp/.png at all
+  std::string gnuplot = "gnuplot";  // program name (looked up in PATH) or path
 };
 
 // Writes one run's outputs into dir (created with parents if missing):
@@ -69,8 +69,7 @@ WorkloadSummary SummarizeWorkload(const std::vector<RunMetrics>& runs);
 //   heatmap_<configuration>.dat/.gp/.png  service heatmap of the first
 //                   repeat of each configuration (Fig. 4)
 // Empty runs -> InvalidArgument.
-Status WriteWorkloadReport(const std::filesystem::path& dir,
-                           const std::vector<RunMetrics>& runs,
+Status WriteWorkloadReport(const std::filesystem::path& dir, const std::vector<RunMetrics>& runs,
                            const ReportOptions& options = {});
 
 // The comparison table across workloads x configurations, shaped like SPEC
