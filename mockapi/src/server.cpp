@@ -37,7 +37,8 @@ class Session : public std::enable_shared_from_this<Session> {
     limits_ = service_.connection_limits();
     parser_.emplace();
     parser_->body_limit(static_cast<uint64_t>(limits_.body_limit_bytes));
-    if (buffer_.size() > 0) return DoReadRequest();  // pipelined bytes already here
+    parser_->eager(true);
+    if (buffer_.size() > 0) return ParseBuffered();  // pipelined bytes already here
     stream_.expires_after(std::chrono::milliseconds(limits_.idle_timeout_ms));
     stream_.async_read_some(buffer_.prepare(kFirstReadBytes),
                             beast::bind_front_handler(&Session::OnFirstBytes, shared_from_this()));
@@ -46,7 +47,17 @@ class Session : public std::enable_shared_from_this<Session> {
   void OnFirstBytes(beast::error_code ec, size_t bytes) {
     if (ec) return DoClose();  // idle timeout, EOF or reset
     buffer_.commit(bytes);
-    DoReadRequest();
+    ParseBuffered();
+  }
+
+  // Most requests arrive whole in the first read: parse them in place, and
+  // only go back to the socket (under read_timeout_ms) for the rest.
+  void ParseBuffered() {
+    beast::error_code ec;
+    const size_t used = parser_->put(buffer_.data(), ec);
+    buffer_.consume(used);
+    if (ec == http::error::need_more || (!ec && !parser_->is_done())) return DoReadRequest();
+    OnRead(ec, used);
   }
 
   void DoReadRequest() {

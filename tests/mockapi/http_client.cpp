@@ -91,6 +91,8 @@ HttpReply HttpClient::SendRaw(const std::string& bytes) {
   return impl_->Read();
 }
 
+HttpReply HttpClient::ReadReply() { return impl_->Read(); }
+
 bool HttpClient::ServerClosed() {
   char byte;
   beast::error_code ec;

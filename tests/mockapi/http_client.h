@@ -37,6 +37,8 @@ class HttpClient {
                  const std::vector<std::pair<std::string, std::string>>& headers = {});
   // Writes raw bytes, then reads one response (for malformed requests).
   HttpReply SendRaw(const std::string& bytes);
+  // Reads one more response (after pipelined requests).
+  HttpReply ReadReply();
   // True if the server closed the connection (a read sees EOF or a reset).
   bool ServerClosed();
 

@@ -154,6 +154,21 @@ TEST_F(HttpTest, MalformedInput) {
   }
 }
 
+TEST_F(HttpTest, PipelinedRequestsAreAnsweredInOrder) {
+  Start(json::object());
+  HttpClient client(port());
+  const std::string body = Chat(2);
+  HttpReply first = client.SendRaw(
+      "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n"
+      "POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Length: " + std::to_string(body.size()) +
+      "\r\n\r\n" + body + "GET /v1/models HTTP/1.1\r\nHost: x\r\n\r\n");
+  EXPECT_EQ(first.body, "ok\n");
+  HttpReply second = client.ReadReply();
+  EXPECT_EQ(json::parse(second.body)["usage"]["prompt_tokens"], 2);
+  HttpReply third = client.ReadReply();
+  EXPECT_EQ(json::parse(third.body)["object"], "list");
+}
+
 TEST_F(HttpTest, IdleAndSlowConnectionsAreClosed) {
   Start(json::parse(R"({"idle_timeout_ms":100,"read_timeout_ms":100})"));
   HttpClient idle(port());
