@@ -147,12 +147,14 @@ Status ThroughputFigure(const std::filesystem::path& dir, const std::string& ste
   }
   if (classes.empty() || summary.configurations.empty()) return Status::Ok();
   std::ostringstream dat;
+  double top = 1;  // highest bar + CI, for headroom above the value labels
   dat << "# configuration then per class: mean_ok_rps ci95\n";
   for (const ConfigurationSummary& c : summary.configurations) {
     dat << GpString(c.configuration);
     for (int k : classes) {
       const MeanCi* m = c.Find("class.P" + std::to_string(k) + ".ok_rps");
       dat << ' ' << Fixed(m ? m->mean : 0, 4) << ' ' << Fixed(m ? m->half_width : 0, 4);
+      if (m) top = std::max(top, m->mean + m->half_width);
     }
     dat << '\n';
   }
@@ -169,7 +171,8 @@ Status ThroughputFigure(const std::filesystem::path& dir, const std::string& ste
      << " noenhanced\n"
      << "set style data histograms\nset style histogram errorbars gap 1 lw 1\n"
      << "set style fill solid 0.85 border -1\nset boxwidth 0.95\n"
-     << "set ylabel \"OK req/s\"\nset yrange [0:*]\nset key top right\n"
+     << "set ylabel \"OK req/s\"\nset yrange [0:" << Fixed(top * 1.15, 2)
+     << "]\nset key top right\n"
      << "set tics out nomirror\nset xtics noenhanced\n"
      << "plot ";
   int i = 0;

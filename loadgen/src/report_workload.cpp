@@ -84,14 +84,15 @@ std::string WorkloadMarkdown(const WorkloadSummary& s, const std::vector<std::st
        "rates over the contention window unless noted.\n\n"
     << "| configuration | repeats | 429 share (%) | proxy-local 429 (%) | DRF Jain "
        "| achievement-Jain | OK req/s (window) | mean OK req/s | slot ms / OK call "
-       "| in-activity ms | drain s |\n|---|---|---|---|---|---|---|---|---|---|---|\n";
+       "| in-activity ms | window s | drain s "
+       "|\n|---|---|---|---|---|---|---|---|---|---|---|---|\n";
   for (const ConfigurationSummary& c : s.configurations) {
     o << "| " << c.configuration << " | " << c.repeats << " | " << Cell(c, "share_429", 100, 1)
       << " | " << Cell(c, "proxy_local_429_share", 100, 1) << " | " << Cell(c, "drf_jain", 1, 3)
       << " | " << Cell(c, "achievement_jain", 1, 3) << " | " << Cell(c, "ok_rps_window", 1, 1)
       << " | " << Cell(c, "mean_ok_rps", 1, 1) << " | " << Cell(c, "slot_ms_per_ok_call", 1, 0)
-      << " | " << Cell(c, "in_activity_ms", 1, 0) << " | " << Cell(c, "drain_span_s", 1, 1)
-      << " |\n";
+      << " | " << Cell(c, "in_activity_ms", 1, 0) << " | " << Cell(c, "contention_window_s", 1, 1)
+      << " | " << Cell(c, "drain_span_s", 1, 1) << " |\n";
   }
   const std::set<int> classes = ClassesOf(s);
   o << "\n## OK throughput per class (req/s)\n\n| configuration |";
