@@ -172,10 +172,14 @@ class TokenBucketLimiter final : public Limiter {
 
 const char* DimensionName(Dimension d) {
   switch (d) {
-    case Dimension::kRequests: return "requests";
-    case Dimension::kTokens: return "tokens";
-    case Dimension::kInputTokens: return "input_tokens";
-    case Dimension::kOutputTokens: return "output_tokens";
+    case Dimension::kRequests:
+      return "requests";
+    case Dimension::kTokens:
+      return "tokens";
+    case Dimension::kInputTokens:
+      return "input_tokens";
+    case Dimension::kOutputTokens:
+      return "output_tokens";
   }
   return "unknown";
 }
@@ -191,10 +195,14 @@ Result<Dimension> ParseDimension(const std::string& name) {
 
 const char* LimiterAlgorithmName(LimiterAlgorithm a) {
   switch (a) {
-    case LimiterAlgorithm::kFixedWindow: return "fixed_window";
-    case LimiterAlgorithm::kSlidingWindow: return "sliding_window";
-    case LimiterAlgorithm::kTokenBucket: return "token_bucket";
-    case LimiterAlgorithm::kQuantized: return "quantized";
+    case LimiterAlgorithm::kFixedWindow:
+      return "fixed_window";
+    case LimiterAlgorithm::kSlidingWindow:
+      return "sliding_window";
+    case LimiterAlgorithm::kTokenBucket:
+      return "token_bucket";
+    case LimiterAlgorithm::kQuantized:
+      return "quantized";
   }
   return "unknown";
 }
@@ -210,7 +218,8 @@ Result<LimiterAlgorithm> ParseLimiterAlgorithm(const std::string& name) {
 }
 
 Status ValidateLimiterOptions(const LimiterOptions& o) {
-  if (o.limit < 1) return Status::InvalidArgument("limit must be >= 1, got " + std::to_string(o.limit));
+  if (o.limit < 1)
+    return Status::InvalidArgument("limit must be >= 1, got " + std::to_string(o.limit));
   if (!std::isfinite(o.window_s) || o.window_s <= 0 || ToUs(o.window_s) < 1 ||
       ToUs(o.window_s) > kMaxWindowUs) {
     return Status::InvalidArgument("window_s must be in [0.000001, 10000000], got " +
@@ -251,7 +260,8 @@ Result<std::unique_ptr<Limiter>> MakeLimiter(const LimiterOptions& o) {
       break;
     case LimiterAlgorithm::kQuantized: {
       const int64_t quantum_us = ToUs(o.quantum_s);
-      limiter = std::make_unique<FixedWindowLimiter>(o, o.limit * quantum_us / window_us, quantum_us);
+      limiter =
+          std::make_unique<FixedWindowLimiter>(o, o.limit * quantum_us / window_us, quantum_us);
       break;
     }
   }

@@ -13,8 +13,8 @@ Result<std::unique_ptr<LimiterSet>> LimiterSet::Create(const std::vector<Limiter
   for (size_t i = 0; i < options.size(); ++i) {
     auto limiter = MakeLimiter(options[i]);
     if (!limiter.ok()) {
-      return Status::InvalidArgument("limits[" + std::to_string(i) + "]: " +
-                                     limiter.status().message());
+      return Status::InvalidArgument("limits[" + std::to_string(i) +
+                                     "]: " + limiter.status().message());
     }
     limiters.push_back(std::move(*limiter));
   }

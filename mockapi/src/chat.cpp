@@ -36,7 +36,8 @@ Status ParseCommon(const json& j, bool anthropic, ChatCall* call) {
   const char* kMaxTokens = "max_tokens";
   auto model = j.find("model");
   if (model == j.end() || !model->is_string() || model->get_ref<const std::string&>().empty()) {
-    return Invalid(call, "model", anthropic ? "model: Field required" : "you must provide a model parameter");
+    return Invalid(call, "model",
+                   anthropic ? "model: Field required" : "you must provide a model parameter");
   }
   call->model = model->get<std::string>();
   auto max_tokens = j.find(kMaxTokens);
@@ -46,12 +47,14 @@ Status ParseCommon(const json& j, bool anthropic, ChatCall* call) {
   }
   if (max_tokens != j.end() && !max_tokens->is_null()) {
     if (!max_tokens->is_number_integer()) {
-      return Invalid(call, kMaxTokens, std::string("Invalid type for '") + kMaxTokens + "': expected an integer.");
+      return Invalid(call, kMaxTokens,
+                     std::string("Invalid type for '") + kMaxTokens + "': expected an integer.");
     }
     if (max_tokens->get<int64_t>() < 1) {
-      return Invalid(call, kMaxTokens, std::string("Invalid '") + kMaxTokens +
-                     "': integer below minimum value. Expected a value >= 1, but got " +
-                     max_tokens->dump() + " instead.");
+      return Invalid(call, kMaxTokens,
+                     std::string("Invalid '") + kMaxTokens +
+                         "': integer below minimum value. Expected a value >= 1, but got " +
+                         max_tokens->dump() + " instead.");
     }
     call->max_tokens = max_tokens->get<int64_t>();
   } else if (anthropic) {
@@ -59,36 +62,44 @@ Status ParseCommon(const json& j, bool anthropic, ChatCall* call) {
   }
   auto stream = j.find("stream");
   if (stream != j.end() && !stream->is_null()) {
-    if (!stream->is_boolean()) return Invalid(call, "stream", "Invalid type for 'stream': expected a boolean.");
+    if (!stream->is_boolean())
+      return Invalid(call, "stream", "Invalid type for 'stream': expected a boolean.");
     call->stream = stream->get<bool>();
   }
   if (anthropic) {
     auto system = j.find("system");
     if (system != j.end() && !AppendContent(*system, &call->prompt_text)) {
-      return Invalid(call, "system", "system: Input should be a valid string or a list of text blocks");
+      return Invalid(call, "system",
+                     "system: Input should be a valid string or a list of text blocks");
     }
   }
   auto messages = j.find("messages");
   if (messages == j.end()) {
-    return Invalid(call, "messages", anthropic ? "messages: Field required" : "Missing required parameter: 'messages'.");
+    return Invalid(
+        call, "messages",
+        anthropic ? "messages: Field required" : "Missing required parameter: 'messages'.");
   }
   if (!messages->is_array() || messages->empty()) {
-    return Invalid(call, "messages", anthropic ? "messages: Input should be a non-empty list"
-                   : "Invalid 'messages': expected a non-empty array of messages.");
+    return Invalid(call, "messages",
+                   anthropic ? "messages: Input should be a non-empty list"
+                             : "Invalid 'messages': expected a non-empty array of messages.");
   }
   for (size_t i = 0; i < messages->size(); ++i) {
     const json& m = (*messages)[i];
     const std::string at = "messages[" + std::to_string(i) + "]";
-    if (!m.is_object()) return Invalid(call, at, "Invalid type for '" + at + "': expected an object.");
+    if (!m.is_object())
+      return Invalid(call, at, "Invalid type for '" + at + "': expected an object.");
     auto role = m.find("role");
     if (role == m.end() || !role->is_string()) {
-      return Invalid(call, at + ".role", anthropic ? at + ".role: Field required"
-                     : "Missing required parameter: '" + at + ".role'.");
+      return Invalid(call, at + ".role",
+                     anthropic ? at + ".role: Field required"
+                               : "Missing required parameter: '" + at + ".role'.");
     }
     auto content = m.find("content");
     if (content == m.end() ? anthropic : !AppendContent(*content, &call->prompt_text)) {
-      return Invalid(call, at + ".content", "Invalid type for '" + at +
-                     ".content': expected a string or an array of content parts.");
+      return Invalid(
+          call, at + ".content",
+          "Invalid type for '" + at + ".content': expected a string or an array of content parts.");
     }
   }
   return Status::Ok();
@@ -98,7 +109,8 @@ Status Parse(std::string_view body, bool anthropic, ChatCall* call) {
   call->anthropic = anthropic;
   json j = json::parse(body.begin(), body.end(), nullptr, /*allow_exceptions=*/false);
   if (j.is_discarded()) {
-    return Invalid(call, "", "We could not parse the JSON body of your request. The API expects a "
+    return Invalid(call, "",
+                   "We could not parse the JSON body of your request. The API expects a "
                    "JSON payload, but what was sent was not valid JSON.");
   }
   if (!j.is_object()) return Invalid(call, "", "Invalid request body: expected a JSON object.");
@@ -120,16 +132,17 @@ void AppendId(std::string* b, const char* prefix, uint64_t id) {
 }
 
 std::string OpenAIUsage(const Usage& u) {
-  return "{\"prompt_tokens\":" + std::to_string(u.prompt_tokens) + ",\"completion_tokens\":" +
-         std::to_string(u.completion_tokens) + ",\"total_tokens\":" +
-         std::to_string(u.prompt_tokens + u.completion_tokens) + "}";
+  return "{\"prompt_tokens\":" + std::to_string(u.prompt_tokens) +
+         ",\"completion_tokens\":" + std::to_string(u.completion_tokens) +
+         ",\"total_tokens\":" + std::to_string(u.prompt_tokens + u.completion_tokens) + "}";
 }
 
 void OpenAIBody(const ChatCall& c, const Usage& u, uint64_t id, int64_t created_s, std::string* b) {
   b->reserve(256 + static_cast<size_t>(u.completion_tokens) * 4);
   b->append("{\"id\":");
   AppendId(b, "chatcmpl-mock", id);
-  b->append(",\"object\":\"chat.completion\",\"created\":" + std::to_string(created_s) + ",\"model\":");
+  b->append(",\"object\":\"chat.completion\",\"created\":" + std::to_string(created_s) +
+            ",\"model\":");
   AppendJsonString(b, c.model);
   b->append(",\"choices\":[{\"index\":0,\"message\":{\"role\":\"assistant\",\"content\":\"");
   b->append(TextOfTokens(u.completion_tokens));  // plain ASCII, needs no escaping
@@ -138,21 +151,25 @@ void OpenAIBody(const ChatCall& c, const Usage& u, uint64_t id, int64_t created_
   b->append("}],\"usage\":" + OpenAIUsage(u) + ",\"system_fingerprint\":\"fp_mock\"}");
 }
 
-void OpenAIStream(const ChatCall& c, const Usage& u, uint64_t id, int64_t created_s, std::string* b) {
+void OpenAIStream(const ChatCall& c, const Usage& u, uint64_t id, int64_t created_s,
+                  std::string* b) {
   std::string head = "data: {\"id\":";
   AppendId(&head, "chatcmpl-mock", id);
-  head += ",\"object\":\"chat.completion.chunk\",\"created\":" + std::to_string(created_s) + ",\"model\":";
+  head += ",\"object\":\"chat.completion.chunk\",\"created\":" + std::to_string(created_s) +
+          ",\"model\":";
   AppendJsonString(&head, c.model);
   head += ",\"system_fingerprint\":\"fp_mock\",\"choices\":";
   const std::string tail = c.include_usage ? ",\"usage\":null}\n\n" : "}\n\n";
   auto chunk = [&](const std::string& delta, const char* finish) {
-    *b += head + "[{\"index\":0,\"delta\":" + delta + ",\"logprobs\":null,\"finish_reason\":" + finish + "}]" + tail;
+    *b += head + "[{\"index\":0,\"delta\":" + delta +
+          ",\"logprobs\":null,\"finish_reason\":" + finish + "}]" + tail;
   };
   chunk("{\"role\":\"assistant\",\"content\":\"\",\"refusal\":null}", "null");
   // At most 64 content chunks; each carries a whole number of tokens.
   const int64_t per_chunk = std::max<int64_t>(1, (u.completion_tokens + 63) / 64);
   for (int64_t sent = 0; sent < u.completion_tokens; sent += per_chunk) {
-    chunk("{\"content\":\"" + TextOfTokens(std::min(per_chunk, u.completion_tokens - sent)) + "\"}", "null");
+    chunk("{\"content\":\"" + TextOfTokens(std::min(per_chunk, u.completion_tokens - sent)) + "\"}",
+          "null");
   }
   chunk("{}", u.truncated ? "\"length\"" : "\"stop\"");
   if (c.include_usage) *b += head + "[],\"usage\":" + OpenAIUsage(u) + "}\n\n";
@@ -164,10 +181,12 @@ void AnthropicBody(const ChatCall& c, const Usage& u, uint64_t id, std::string* 
   AppendId(b, "msg_mock", id);
   b->append(",\"type\":\"message\",\"role\":\"assistant\",\"model\":");
   AppendJsonString(b, c.model);
-  b->append(",\"content\":[{\"type\":\"text\",\"text\":\"" + TextOfTokens(u.completion_tokens) + "\"}]");
+  b->append(",\"content\":[{\"type\":\"text\",\"text\":\"" + TextOfTokens(u.completion_tokens) +
+            "\"}]");
   b->append(u.truncated ? ",\"stop_reason\":\"max_tokens\"" : ",\"stop_reason\":\"end_turn\"");
-  b->append(",\"stop_sequence\":null,\"usage\":{\"input_tokens\":" + std::to_string(u.prompt_tokens) +
-            ",\"output_tokens\":" + std::to_string(u.completion_tokens) + "}}");
+  b->append(
+      ",\"stop_sequence\":null,\"usage\":{\"input_tokens\":" + std::to_string(u.prompt_tokens) +
+      ",\"output_tokens\":" + std::to_string(u.completion_tokens) + "}}");
 }
 
 void AnthropicStream(const ChatCall& c, const Usage& u, uint64_t id, std::string* b) {
@@ -178,25 +197,33 @@ void AnthropicStream(const ChatCall& c, const Usage& u, uint64_t id, std::string
   AppendId(&start, "msg_mock", id);
   start += ",\"type\":\"message\",\"role\":\"assistant\",\"model\":";
   AppendJsonString(&start, c.model);
-  start += ",\"content\":[],\"stop_reason\":null,\"stop_sequence\":null,\"usage\":{\"input_tokens\":" +
-           std::to_string(u.prompt_tokens) + ",\"output_tokens\":1}}}";
+  start +=
+      ",\"content\":[],\"stop_reason\":null,\"stop_sequence\":null,\"usage\":{\"input_tokens\":" +
+      std::to_string(u.prompt_tokens) + ",\"output_tokens\":1}}}";
   event("message_start", start);
-  event("content_block_start", "{\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":\"text\",\"text\":\"\"}}");
+  event("content_block_start",
+        "{\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":\"text\","
+        "\"text\":\"\"}}");
   const int64_t per_chunk = std::max<int64_t>(1, (u.completion_tokens + 63) / 64);
   for (int64_t sent = 0; sent < u.completion_tokens; sent += per_chunk) {
-    event("content_block_delta", "{\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":\"" +
-          TextOfTokens(std::min(per_chunk, u.completion_tokens - sent)) + "\"}}");
+    event("content_block_delta",
+          "{\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\","
+          "\"text\":\"" +
+              TextOfTokens(std::min(per_chunk, u.completion_tokens - sent)) + "\"}}");
   }
   event("content_block_stop", "{\"type\":\"content_block_stop\",\"index\":0}");
   event("message_delta", std::string("{\"type\":\"message_delta\",\"delta\":{\"stop_reason\":") +
-        (u.truncated ? "\"max_tokens\"" : "\"end_turn\"") + ",\"stop_sequence\":null},\"usage\":{\"output_tokens\":" +
-        std::to_string(u.completion_tokens) + "}}");
+                             (u.truncated ? "\"max_tokens\"" : "\"end_turn\"") +
+                             ",\"stop_sequence\":null},\"usage\":{\"output_tokens\":" +
+                             std::to_string(u.completion_tokens) + "}}");
   event("message_stop", "{\"type\":\"message_stop\"}");
 }
 
 }  // namespace
 
-Status ParseChatCompletion(std::string_view body, ChatCall* call) { return Parse(body, false, call); }
+Status ParseChatCompletion(std::string_view body, ChatCall* call) {
+  return Parse(body, false, call);
+}
 Status ParseMessages(std::string_view body, ChatCall* call) { return Parse(body, true, call); }
 
 void SetCompletionBody(const ChatCall& call, const Usage& usage, uint64_t id, int64_t now_us,

@@ -25,7 +25,8 @@ Result<json> ParseLimitFlag(const std::string& text) {
   std::stringstream in(text);
   for (std::string p; std::getline(in, p, ':');) parts.push_back(p);
   if (parts.size() < 4 || parts.size() > 5) {
-    return Status::InvalidArgument("--limit must be DIM:ALGO:LIMIT:WINDOW_S[:QUANTUM_S], got " + text);
+    return Status::InvalidArgument("--limit must be DIM:ALGO:LIMIT:WINDOW_S[:QUANTUM_S], got " +
+                                   text);
   }
   json limit = {{"dimension", parts[0]}, {"algorithm", parts[1]}};
   try {
@@ -45,30 +46,28 @@ Result<CommandLine> ParseCommandLine(int argc, const char* const* argv) {
       "mockapi: a mock rate-limited OpenAI-compatible upstream.\n"
       "Usage: mockapi [--config FILE] [flags]\nFlags override the config file "
       "(docs/mockapi-config.md)");
-  desc.add_options()
-      ("help,h", "print this help")
-      ("config,c", po::value<std::string>(), "JSON config file")
-      ("host", po::value<std::string>(), "listen address (IP)")
-      ("port,p", po::value<int>(), "listen port (0: ephemeral)")
-      ("threads", po::value<int>(), "io threads")
-      ("dialect", po::value<std::string>(), "openai | anthropic | azure")
-      ("model", po::value<std::string>(), "model name")
-      ("organization", po::value<std::string>(), "organization named in 429 messages")
-      ("scope", po::value<std::string>(), "global | api_key")
-      ("count-rejected", po::value<bool>()->implicit_value(true), "429s cost 1 request")
-      ("token-accounting", po::value<std::string>(), "actual | max_tokens")
-      ("limit", po::value<std::vector<std::string>>(),
-       "DIM:ALGO:LIMIT:WINDOW_S[:QUANTUM_S], repeatable; replaces the file's limits")
-      ("no-limits", "serve without any limit")
-      ("completion-tokens", po::value<int64_t>(), "fixed completion tokens per call")
-      ("latency-min-ms", po::value<double>(), "service time lower bound, ms")
-      ("latency-max-ms", po::value<double>(), "service time upper bound, ms")
-      ("per-output-token-ms", po::value<double>(), "extra service time per completion token, ms")
-      ("zero-latency", "answer at once (benchmarks)")
-      ("seed", po::value<uint64_t>(), "random seed")
-      ("body-limit-bytes", po::value<int64_t>(), "request body limit (413 above)")
-      ("read-timeout-ms", po::value<double>(), "time to read one request")
-      ("idle-timeout-ms", po::value<double>(), "keep-alive wait for the next request");
+  desc.add_options()("help,h", "print this help")("config,c", po::value<std::string>(),
+                                                  "JSON config file")(
+      "host", po::value<std::string>(), "listen address (IP)")("port,p", po::value<int>(),
+                                                               "listen port (0: ephemeral)")(
+      "threads", po::value<int>(), "io threads")("dialect", po::value<std::string>(),
+                                                 "openai | anthropic | azure")(
+      "model", po::value<std::string>(), "model name")("organization", po::value<std::string>(),
+                                                       "organization named in 429 messages")(
+      "scope", po::value<std::string>(), "global | api_key")(
+      "count-rejected", po::value<bool>()->implicit_value(true), "429s cost 1 request")(
+      "token-accounting", po::value<std::string>(), "actual | max_tokens")(
+      "limit", po::value<std::vector<std::string>>(),
+      "DIM:ALGO:LIMIT:WINDOW_S[:QUANTUM_S], repeatable; replaces the file's limits")(
+      "no-limits", "serve without any limit")("completion-tokens", po::value<int64_t>(),
+                                              "fixed completion tokens per call")(
+      "latency-min-ms", po::value<double>(), "service time lower bound, ms")(
+      "latency-max-ms", po::value<double>(), "service time upper bound, ms")(
+      "per-output-token-ms", po::value<double>(), "extra service time per completion token, ms")(
+      "zero-latency", "answer at once (benchmarks)")("seed", po::value<uint64_t>(), "random seed")(
+      "body-limit-bytes", po::value<int64_t>(), "request body limit (413 above)")(
+      "read-timeout-ms", po::value<double>(), "time to read one request")(
+      "idle-timeout-ms", po::value<double>(), "keep-alive wait for the next request");
   po::variables_map vm;
   try {
     po::store(po::parse_command_line(argc, argv, desc), vm);
@@ -100,7 +99,8 @@ Result<CommandLine> ParseCommandLine(int argc, const char* const* argv) {
     if (vm.count(key)) patch[key] = vm[key].as<std::string>();
   }
   if (vm.count("count-rejected")) patch["count_rejected"] = vm["count-rejected"].as<bool>();
-  if (vm.count("token-accounting")) patch["token_accounting"] = vm["token-accounting"].as<std::string>();
+  if (vm.count("token-accounting"))
+    patch["token_accounting"] = vm["token-accounting"].as<std::string>();
   if (vm.count("no-limits")) patch["limits"] = json::array();
   if (vm.count("limit")) {
     patch["limits"] = json::array();
@@ -111,19 +111,23 @@ Result<CommandLine> ParseCommandLine(int argc, const char* const* argv) {
     }
   }
   if (vm.count("completion-tokens")) {
-    patch["completion_tokens"] = {{"distribution", "fixed"},
-                                  {"value", vm["completion-tokens"].as<int64_t>()},
-                                  {"clamp_to_max_tokens", base.completion_tokens.clamp_to_max_tokens}};
+    patch["completion_tokens"] = {
+        {"distribution", "fixed"},
+        {"value", vm["completion-tokens"].as<int64_t>()},
+        {"clamp_to_max_tokens", base.completion_tokens.clamp_to_max_tokens}};
   }
   LatencyOptions latency = base.latency;
   if (vm.count("zero-latency")) latency = {0, 0, 0};
   if (vm.count("latency-min-ms")) latency.min_ms = vm["latency-min-ms"].as<double>();
   if (vm.count("latency-max-ms")) latency.max_ms = vm["latency-max-ms"].as<double>();
-  if (vm.count("per-output-token-ms")) latency.per_output_token_ms = vm["per-output-token-ms"].as<double>();
-  patch["latency"] = {{"min_ms", latency.min_ms}, {"max_ms", latency.max_ms},
+  if (vm.count("per-output-token-ms"))
+    latency.per_output_token_ms = vm["per-output-token-ms"].as<double>();
+  patch["latency"] = {{"min_ms", latency.min_ms},
+                      {"max_ms", latency.max_ms},
                       {"per_output_token_ms", latency.per_output_token_ms}};
   if (vm.count("seed")) patch["seed"] = vm["seed"].as<uint64_t>();
-  if (vm.count("body-limit-bytes")) patch["body_limit_bytes"] = vm["body-limit-bytes"].as<int64_t>();
+  if (vm.count("body-limit-bytes"))
+    patch["body_limit_bytes"] = vm["body-limit-bytes"].as<int64_t>();
   if (vm.count("read-timeout-ms")) patch["read_timeout_ms"] = vm["read-timeout-ms"].as<double>();
   if (vm.count("idle-timeout-ms")) patch["idle_timeout_ms"] = vm["idle-timeout-ms"].as<double>();
   auto config = ConfigFromJson(patch, base);

@@ -16,7 +16,8 @@ using nlohmann::json;
 class Reader {
  public:
   Reader(const json& obj, std::string path) : obj_(obj), path_(std::move(path)) {
-    if (!obj_.is_object()) Fail(path_.empty() ? "config must be a JSON object" : path_ + " must be an object");
+    if (!obj_.is_object())
+      Fail(path_.empty() ? "config must be a JSON object" : path_ + " must be an object");
   }
   bool Has(const char* key) const { return status_.ok() && obj_.contains(key); }
   std::string Path(const char* key) const { return path_.empty() ? key : path_ + "." + key; }
@@ -29,7 +30,8 @@ class Reader {
     const json& v = obj_[key];
     if (!v.is_number() || !std::isfinite(v.get<double>()) || v.get<double>() < min ||
         v.get<double>() > max) {
-      Fail(Path(key) + " must be a number in [" + Fmt(min) + ", " + Fmt(max) + "], got " + v.dump());
+      Fail(Path(key) + " must be a number in [" + Fmt(min) + ", " + Fmt(max) + "], got " +
+           v.dump());
       return;
     }
     *out = v.get<double>();
@@ -56,7 +58,8 @@ class Reader {
   }
   void Bool(const char* key, bool* out) {
     if (!Has(key)) return;
-    if (!obj_[key].is_boolean()) return Fail(Path(key) + " must be true or false, got " + obj_[key].dump());
+    if (!obj_[key].is_boolean())
+      return Fail(Path(key) + " must be true or false, got " + obj_[key].dump());
     *out = obj_[key].get<bool>();
   }
   // One of `names`; *out is its index.
@@ -106,14 +109,16 @@ Status ParseLimit(const json& j, const std::string& path, LimiterOptions* out) {
   r.Int("limit", &out->limit, 1, int64_t{1} << 50);
   r.Number("window_s", &out->window_s, 1e-6, 1e7);
   r.Number("quantum_s", &out->quantum_s, 1e-6, 1e7);
-  if (Status s = r.Finish({"dimension", "algorithm", "limit", "window_s", "quantum_s"}); !s.ok()) return s;
+  if (Status s = r.Finish({"dimension", "algorithm", "limit", "window_s", "quantum_s"}); !s.ok())
+    return s;
   auto d = ParseDimension(dimension);
   if (!d.ok()) return Status::InvalidArgument(path + ": " + d.status().message());
   auto a = ParseLimiterAlgorithm(algorithm);
   if (!a.ok()) return Status::InvalidArgument(path + ": " + a.status().message());
   out->dimension = *d;
   out->algorithm = *a;
-  if (Status s = ValidateLimiterOptions(*out); !s.ok()) return Status::InvalidArgument(path + ": " + s.message());
+  if (Status s = ValidateLimiterOptions(*out); !s.ok())
+    return Status::InvalidArgument(path + ": " + s.message());
   return Status::Ok();
 }
 
@@ -121,9 +126,12 @@ Status ParseLimit(const json& j, const std::string& path, LimiterOptions* out) {
 
 const char* DialectName(Dialect d) {
   switch (d) {
-    case Dialect::kOpenAI: return "openai";
-    case Dialect::kAnthropic: return "anthropic";
-    case Dialect::kAzure: return "azure";
+    case Dialect::kOpenAI:
+      return "openai";
+    case Dialect::kAnthropic:
+      return "anthropic";
+    case Dialect::kAzure:
+      return "azure";
   }
   return "openai";
 }
@@ -152,7 +160,8 @@ Result<MockConfig> ConfigFromJson(const json& j, const MockConfig& base) {
     c.limits.clear();
     for (size_t i = 0; i < j["limits"].size(); ++i) {
       LimiterOptions o;
-      if (Status s = ParseLimit(j["limits"][i], "limits[" + std::to_string(i) + "]", &o); !s.ok()) return s;
+      if (Status s = ParseLimit(j["limits"][i], "limits[" + std::to_string(i) + "]", &o); !s.ok())
+        return s;
       c.limits.push_back(o);
     }
   }
@@ -164,7 +173,9 @@ Result<MockConfig> ConfigFromJson(const json& j, const MockConfig& base) {
     t.Int("min", &c.completion_tokens.min, 0, 1'000'000);
     t.Int("max", &c.completion_tokens.max, 0, 1'000'000);
     t.Bool("clamp_to_max_tokens", &c.completion_tokens.clamp_to_max_tokens);
-    if (Status s = t.Finish({"distribution", "value", "min", "max", "clamp_to_max_tokens"}); !s.ok()) return s;
+    if (Status s = t.Finish({"distribution", "value", "min", "max", "clamp_to_max_tokens"});
+        !s.ok())
+      return s;
   }
   if (r.Has("latency")) {
     c.latency = LatencyOptions{};
@@ -178,10 +189,10 @@ Result<MockConfig> ConfigFromJson(const json& j, const MockConfig& base) {
   r.Int("body_limit_bytes", &c.body_limit_bytes, 1024, int64_t{1} << 30);
   r.Number("read_timeout_ms", &c.read_timeout_ms, 1, 3.6e6);
   r.Number("idle_timeout_ms", &c.idle_timeout_ms, 1, 3.6e6);
-  if (Status s = r.Finish({"listen", "threads", "dialect", "model", "organization", "scope",
-                           "count_rejected", "token_accounting", "limits", "completion_tokens",
-                           "latency", "seed", "body_limit_bytes", "read_timeout_ms",
-                           "idle_timeout_ms"});
+  if (Status s =
+          r.Finish({"listen", "threads", "dialect", "model", "organization", "scope",
+                    "count_rejected", "token_accounting", "limits", "completion_tokens", "latency",
+                    "seed", "body_limit_bytes", "read_timeout_ms", "idle_timeout_ms"});
       !s.ok()) {
     return s;
   }
@@ -229,11 +240,14 @@ json ConfigToJson(const MockConfig& c) {
           {"organization", c.organization},
           {"scope", c.scope == Scope::kGlobal ? "global" : "api_key"},
           {"count_rejected", c.count_rejected},
-          {"token_accounting", c.token_accounting == TokenAccounting::kActual ? "actual" : "max_tokens"},
+          {"token_accounting",
+           c.token_accounting == TokenAccounting::kActual ? "actual" : "max_tokens"},
           {"limits", std::move(limits)},
           {"completion_tokens", std::move(tokens)},
-          {"latency", {{"min_ms", c.latency.min_ms}, {"max_ms", c.latency.max_ms},
-                       {"per_output_token_ms", c.latency.per_output_token_ms}}},
+          {"latency",
+           {{"min_ms", c.latency.min_ms},
+            {"max_ms", c.latency.max_ms},
+            {"per_output_token_ms", c.latency.per_output_token_ms}}},
           {"seed", c.seed},
           {"body_limit_bytes", c.body_limit_bytes},
           {"read_timeout_ms", c.read_timeout_ms},

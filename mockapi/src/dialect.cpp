@@ -10,10 +10,26 @@ namespace {
 
 // "min" / "sec" / "hour" / "day" or a Go duration, and its abbreviation letter.
 void Period(double window_s, std::string* name, char* letter) {
-  if (window_s == 60) { *name = "min"; *letter = 'M'; return; }
-  if (window_s == 1) { *name = "sec"; *letter = 'S'; return; }
-  if (window_s == 3600) { *name = "hour"; *letter = 'H'; return; }
-  if (window_s == 86400) { *name = "day"; *letter = 'D'; return; }
+  if (window_s == 60) {
+    *name = "min";
+    *letter = 'M';
+    return;
+  }
+  if (window_s == 1) {
+    *name = "sec";
+    *letter = 'S';
+    return;
+  }
+  if (window_s == 3600) {
+    *name = "hour";
+    *letter = 'H';
+    return;
+  }
+  if (window_s == 86400) {
+    *name = "day";
+    *letter = 'D';
+    return;
+  }
   *name = GoDuration(static_cast<int64_t>(std::llround(window_s * 1000)));
   *letter = 'W';
 }
@@ -26,10 +42,14 @@ std::string LimitPhrase(const LimiterOptions& o) {
   char letter = 'M';
   Period(quantized ? o.quantum_s : o.window_s, &period, &letter);
   switch (o.dimension) {
-    case Dimension::kRequests: return "requests per " + period + " (RP" + letter + ")";
-    case Dimension::kTokens: return "tokens per " + period + " (TP" + letter + ")";
-    case Dimension::kInputTokens: return "input tokens per " + period + " (ITP" + letter + ")";
-    case Dimension::kOutputTokens: return "output tokens per " + period + " (OTP" + letter + ")";
+    case Dimension::kRequests:
+      return "requests per " + period + " (RP" + letter + ")";
+    case Dimension::kTokens:
+      return "tokens per " + period + " (TP" + letter + ")";
+    case Dimension::kInputTokens:
+      return "input tokens per " + period + " (ITP" + letter + ")";
+    case Dimension::kOutputTokens:
+      return "output tokens per " + period + " (OTP" + letter + ")";
   }
   return "requests";
 }
@@ -67,7 +87,8 @@ std::string Rfc3339(int64_t unix_us) {
   gmtime_r(&secs, &tm);
   char buf[40];
   size_t n = std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%S", &tm);
-  if (ms % 1000 != 0) n += std::snprintf(buf + n, sizeof buf - n, ".%03d", static_cast<int>(ms % 1000));
+  if (ms % 1000 != 0)
+    n += std::snprintf(buf + n, sizeof buf - n, ".%03d", static_cast<int>(ms % 1000));
   return std::string(buf, n) + "Z";
 }
 
@@ -116,7 +137,8 @@ void SetError(Dialect dialect, int status, ErrorKind kind, std::string_view mess
   }
   b = "{\"error\":{\"message\":";
   AppendJsonString(&b, message);
-  b += kind == ErrorKind::kInternal ? ",\"type\":\"server_error\"" : ",\"type\":\"invalid_request_error\"";
+  b += kind == ErrorKind::kInternal ? ",\"type\":\"server_error\""
+                                    : ",\"type\":\"invalid_request_error\"";
   b += ",\"param\":";
   if (param.empty()) {
     b += "null";
@@ -130,7 +152,8 @@ void AddRateLimitHeaders(Dialect dialect, const std::vector<LimiterState>& state
                          HttpResponse* r) {
   // OpenAI and Azure name requests and tokens only; Anthropic all four.
   static const char* kOpenAI[2][3] = {
-      {"x-ratelimit-limit-requests", "x-ratelimit-remaining-requests", "x-ratelimit-reset-requests"},
+      {"x-ratelimit-limit-requests", "x-ratelimit-remaining-requests",
+       "x-ratelimit-reset-requests"},
       {"x-ratelimit-limit-tokens", "x-ratelimit-remaining-tokens", "x-ratelimit-reset-tokens"}};
   static const char* kAnthropic[4][3] = {
       {"anthropic-ratelimit-requests-limit", "anthropic-ratelimit-requests-remaining",
@@ -179,8 +202,11 @@ void SetRateLimited(Dialect dialect, const Rejection& x, HttpResponse* r) {
   std::string& b = r->body;
   if (dialect == Dialect::kAnthropic) {
     message = d.never_fits
-        ? "Request too large: it needs " + requested + " " + bound + ", above your organization's rate limit of " + limit + " " + phrase + "."
-        : "This request would exceed your organization's rate limit of " + limit + " " + phrase + " (used " + std::to_string(d.used) + ", requested " + requested + "). Please try again in " + GoDuration(retry_ms) + ".";
+                  ? "Request too large: it needs " + requested + " " + bound +
+                        ", above your organization's rate limit of " + limit + " " + phrase + "."
+                  : "This request would exceed your organization's rate limit of " + limit + " " +
+                        phrase + " (used " + std::to_string(d.used) + ", requested " + requested +
+                        "). Please try again in " + GoDuration(retry_ms) + ".";
     b = "{\"type\":\"error\",\"error\":{\"type\":\"rate_limit_error\",\"message\":";
     AppendJsonString(&b, message);
     b += ",\"dimension\":\"" + bound + "\"},\"request_id\":\"" + RequestId(x.request_id) + "\"}";
@@ -190,16 +216,30 @@ void SetRateLimited(Dialect dialect, const Rejection& x, HttpResponse* r) {
   const bool requests = o.dimension == Dimension::kRequests;
   if (dialect == Dialect::kAzure) {
     message = d.never_fits
-        ? "Requests to the ChatCompletions_Create Operation under Azure OpenAI API version 2024-10-21 need " + requested + " " + bound + ", above the " + (requests ? "call" : "token") + " rate limit of " + limit + " " + phrase + " of your current pricing tier."
-        : "Requests to the ChatCompletions_Create Operation under Azure OpenAI API version 2024-10-21 have exceeded " + std::string(requests ? "call" : "token") + " rate limit of your current pricing tier (" + limit + " " + phrase + "). Please retry after " + std::to_string((retry_ms + 999) / 1000) + " seconds.";
+                  ? "Requests to the ChatCompletions_Create Operation under Azure OpenAI API "
+                    "version 2024-10-21 need " +
+                        requested + " " + bound + ", above the " + (requests ? "call" : "token") +
+                        " rate limit of " + limit + " " + phrase + " of your current pricing tier."
+                  : "Requests to the ChatCompletions_Create Operation under Azure OpenAI API "
+                    "version 2024-10-21 have exceeded " +
+                        std::string(requests ? "call" : "token") +
+                        " rate limit of your current pricing tier (" + limit + " " + phrase +
+                        "). Please retry after " + std::to_string((retry_ms + 999) / 1000) +
+                        " seconds.";
     b = "{\"error\":{\"code\":\"429\",\"message\":";
     AppendJsonString(&b, message);
     b += ",\"dimension\":\"" + bound + "\"}}";
     return;
   }
   message = d.never_fits
-      ? "Request too large for " + std::string(x.model) + " in organization " + std::string(x.organization) + " on " + phrase + ": Limit " + limit + ", Requested " + requested + ". The input or output tokens must be reduced in order to run successfully."
-      : "Rate limit reached for " + std::string(x.model) + " in organization " + std::string(x.organization) + " on " + phrase + ": Limit " + limit + ", Used " + std::to_string(d.used) + ", Requested " + requested + ". Please try again in " + GoDuration(retry_ms) + ".";
+                ? "Request too large for " + std::string(x.model) + " in organization " +
+                      std::string(x.organization) + " on " + phrase + ": Limit " + limit +
+                      ", Requested " + requested +
+                      ". The input or output tokens must be reduced in order to run successfully."
+                : "Rate limit reached for " + std::string(x.model) + " in organization " +
+                      std::string(x.organization) + " on " + phrase + ": Limit " + limit +
+                      ", Used " + std::to_string(d.used) + ", Requested " + requested +
+                      ". Please try again in " + GoDuration(retry_ms) + ".";
   b = "{\"error\":{\"message\":";
   AppendJsonString(&b, message);
   b += requests ? ",\"type\":\"requests\"" : ",\"type\":\"tokens\"";

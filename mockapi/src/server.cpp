@@ -30,7 +30,10 @@ class Session : public std::enable_shared_from_this<Session> {
   Session(tcp::socket&& socket, Service& service)
       : stream_(std::move(socket)), timer_(stream_.get_executor()), service_(service) {}
 
-  void Run() { net::dispatch(stream_.get_executor(), beast::bind_front_handler(&Session::DoRead, shared_from_this())); }
+  void Run() {
+    net::dispatch(stream_.get_executor(),
+                  beast::bind_front_handler(&Session::DoRead, shared_from_this()));
+  }
 
  private:
   void DoRead() {
@@ -62,7 +65,8 @@ class Session : public std::enable_shared_from_this<Session> {
 
   void DoReadRequest() {
     stream_.expires_after(std::chrono::milliseconds(limits_.read_timeout_ms));
-    http::async_read(stream_, buffer_, *parser_, beast::bind_front_handler(&Session::OnRead, shared_from_this()));
+    http::async_read(stream_, buffer_, *parser_,
+                     beast::bind_front_handler(&Session::OnRead, shared_from_this()));
   }
 
   void OnRead(beast::error_code ec, size_t) {
@@ -105,7 +109,8 @@ class Session : public std::enable_shared_from_this<Session> {
       out_ += ": ";
       out_ += value;
     }
-    if (keep_alive != (version >= 11)) out_ += keep_alive ? "\r\nConnection: keep-alive" : "\r\nConnection: close";
+    if (keep_alive != (version >= 11))
+      out_ += keep_alive ? "\r\nConnection: keep-alive" : "\r\nConnection: close";
     out_ += "\r\nContent-Length: ";
     out_ += std::to_string(r.body.size());
     out_ += "\r\n\r\n";
@@ -122,7 +127,8 @@ class Session : public std::enable_shared_from_this<Session> {
 
   void DoWrite() {
     stream_.expires_after(std::chrono::milliseconds(limits_.read_timeout_ms));
-    net::async_write(stream_, net::buffer(out_), beast::bind_front_handler(&Session::OnWrite, shared_from_this()));
+    net::async_write(stream_, net::buffer(out_),
+                     beast::bind_front_handler(&Session::OnWrite, shared_from_this()));
   }
 
   void OnWrite(beast::error_code ec, size_t) {
@@ -145,7 +151,8 @@ class Session : public std::enable_shared_from_this<Session> {
     if (ec || ++drain_reads_ > kMaxDrainReads) return DoClose();
     buffer_.clear();
     stream_.expires_after(std::chrono::milliseconds(limits_.read_timeout_ms));
-    stream_.async_read_some(buffer_.prepare(65536), beast::bind_front_handler(&Session::OnDrain, shared_from_this()));
+    stream_.async_read_some(buffer_.prepare(65536),
+                            beast::bind_front_handler(&Session::OnDrain, shared_from_this()));
   }
 
   void DoClose() {
@@ -172,7 +179,8 @@ class Session : public std::enable_shared_from_this<Session> {
 // connection still has its own strand, so handlers never run concurrently.
 struct Server::Impl {
   Impl(Service& s, ServerOptions o) : service(s), options(std::move(o)) {
-    for (int i = 0; i < std::max(1, options.threads); ++i) contexts.push_back(std::make_unique<net::io_context>(1));
+    for (int i = 0; i < std::max(1, options.threads); ++i)
+      contexts.push_back(std::make_unique<net::io_context>(1));
     acceptor.emplace(net::make_strand(*contexts[0]));
     signals.emplace(*contexts[0]);
   }
@@ -183,14 +191,16 @@ struct Server::Impl {
 
   void DoAccept() {
     net::io_context& next = *contexts[next_context++ % contexts.size()];
-    acceptor->async_accept(net::make_strand(next), [this](beast::error_code ec, tcp::socket socket) {
-      if (ec == net::error::operation_aborted || !acceptor->is_open()) return;
-      if (!ec) {
-        socket.set_option(tcp::no_delay(true), ec);
-        std::make_shared<Session>(std::move(socket), service)->Run();
-      }
-      DoAccept();
-    });
+    acceptor->async_accept(net::make_strand(next),
+                           [this](beast::error_code ec, tcp::socket socket) {
+                             if (ec == net::error::operation_aborted || !acceptor->is_open())
+                               return;
+                             if (!ec) {
+                               socket.set_option(tcp::no_delay(true), ec);
+                               std::make_shared<Session>(std::move(socket), service)->Run();
+                             }
+                             DoAccept();
+                           });
   }
 
   Service& service;
@@ -211,7 +221,8 @@ Server::~Server() { Stop(); }
 Status Server::Start() {
   beast::error_code ec;
   const auto address = net::ip::make_address(impl_->options.host, ec);
-  if (ec) return Status::InvalidArgument("listen.host is not an IP address: " + impl_->options.host);
+  if (ec)
+    return Status::InvalidArgument("listen.host is not an IP address: " + impl_->options.host);
   const tcp::endpoint endpoint(address, static_cast<unsigned short>(impl_->options.port));
   auto& a = *impl_->acceptor;
   a.open(endpoint.protocol(), ec);

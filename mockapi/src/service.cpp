@@ -59,7 +59,8 @@ std::string_view PathOf(std::string_view target) { return target.substr(0, targe
 
 std::string_view KeyOf(const HttpRequest& req) {
   std::string_view a = req.authorization;
-  if (a.size() > 7 && (a.substr(0, 7) == "Bearer " || a.substr(0, 7) == "bearer ")) return a.substr(7);
+  if (a.size() > 7 && (a.substr(0, 7) == "Bearer " || a.substr(0, 7) == "bearer "))
+    return a.substr(7);
   return req.api_key;
 }
 
@@ -69,7 +70,8 @@ struct Service::Impl {
   explicit Impl(const Clock& c) : clock(c), start_us(c.NowUs()) {}
 
   HttpResponse Route(const HttpRequest& req, uint64_t id);
-  void Chat(const Snapshot& snap, const HttpRequest& req, bool anthropic, uint64_t id, HttpResponse* r);
+  void Chat(const Snapshot& snap, const HttpRequest& req, bool anthropic, uint64_t id,
+            HttpResponse* r);
   void Admin(const HttpRequest& req, uint64_t id, HttpResponse* r);
   Status Update(const nlohmann::json& patch);
   void Install(std::shared_ptr<const Snapshot> s) {
@@ -91,7 +93,8 @@ struct Service::Impl {
 Result<std::unique_ptr<Service>> Service::Create(const MockConfig& config, const Clock& clock) {
   if (Status s = ValidateConfig(config); !s.ok()) return s;
   auto impl = std::make_unique<Impl>(clock);
-  impl->Install(std::make_shared<const Snapshot>(Snapshot{config, MakeLimits(config.limits, clock)}));
+  impl->Install(
+      std::make_shared<const Snapshot>(Snapshot{config, MakeLimits(config.limits, clock)}));
   return std::unique_ptr<Service>(new Service(std::move(impl)));
 }
 
@@ -139,8 +142,8 @@ HttpResponse Service::Handle(const HttpRequest& req) {
 
 HttpResponse Service::TransportError(int status, std::string_view target) {
   HttpResponse r;
-  const Dialect dialect = PathOf(target) == "/v1/messages" ? Dialect::kAnthropic
-                                                             : impl_->snap.load()->config.dialect;
+  const Dialect dialect =
+      PathOf(target) == "/v1/messages" ? Dialect::kAnthropic : impl_->snap.load()->config.dialect;
   const uint64_t id = impl_->next_id.fetch_add(1, std::memory_order_relaxed);
   if (status == 413) {
     internal::SetError(dialect, 413, ErrorKind::kTooLarge,
@@ -148,7 +151,8 @@ HttpResponse Service::TransportError(int status, std::string_view target) {
                            std::to_string(impl_->body_limit_bytes.load()) + " bytes.",
                        "", id, &r);
   } else {
-    internal::SetError(dialect, status, ErrorKind::kInvalidRequest, "Malformed HTTP request.", "", id, &r);
+    internal::SetError(dialect, status, ErrorKind::kInvalidRequest, "Malformed HTTP request.", "",
+                       id, &r);
   }
   r.close = true;
   impl_->stats.CountResponse(r.status);
@@ -166,8 +170,9 @@ HttpResponse Service::Impl::Route(const HttpRequest& req, uint64_t id) {
   auto method_not_allowed = [&](const char* allow) {
     r.headers.emplace_back("allow", allow);
     internal::SetError(dialect, 405, ErrorKind::kMethodNotAllowed,
-                       "Method " + std::string(req.method) + " not allowed for " + std::string(path) +
-                           " (allowed: " + allow + ").", "", id, &r);
+                       "Method " + std::string(req.method) + " not allowed for " +
+                           std::string(path) + " (allowed: " + allow + ").",
+                       "", id, &r);
   };
   if (messages || path == "/v1/chat/completions") {
     if (req.method == "POST") {
@@ -204,7 +209,8 @@ HttpResponse Service::Impl::Route(const HttpRequest& req, uint64_t id) {
     return r;
   } else {
     internal::SetError(dialect, 404, ErrorKind::kNotFound,
-                       "Invalid URL (" + std::string(req.method) + " " + std::string(path) + ")", "", id, &r);
+                       "Invalid URL (" + std::string(req.method) + " " + std::string(path) + ")",
+                       "", id, &r);
     if (path.substr(0, 4) != "/v1/") return r;
   }
   // Every /v1/ answer carries the rate-limit headers of the caller's scope.
@@ -222,7 +228,8 @@ void Service::Impl::Chat(const Snapshot& s, const HttpRequest& req, bool anthrop
   Status parsed = anthropic ? internal::ParseMessages(req.body, &call)
                             : internal::ParseChatCompletion(req.body, &call);
   if (!parsed.ok()) {
-    internal::SetError(dialect, 400, ErrorKind::kInvalidRequest, parsed.message(), call.error_param, id, r);
+    internal::SetError(dialect, 400, ErrorKind::kInvalidRequest, parsed.message(), call.error_param,
+                       id, r);
     internal::AddRateLimitHeaders(dialect, set->Peek(), clock.NowUs(), r);
     return;
   }
@@ -231,7 +238,8 @@ void Service::Impl::Chat(const Snapshot& s, const HttpRequest& req, bool anthrop
   u.prompt_tokens = EstimateTokens(call.prompt_text);
   const uint64_t draw = Mix(c.seed ^ Mix(id));
   const CompletionTokensOptions& ct = c.completion_tokens;
-  u.completion_tokens = ct.uniform ? ct.min + static_cast<int64_t>(draw % uint64_t(ct.max - ct.min + 1)) : ct.value;
+  u.completion_tokens =
+      ct.uniform ? ct.min + static_cast<int64_t>(draw % uint64_t(ct.max - ct.min + 1)) : ct.value;
   if (ct.clamp_to_max_tokens && call.max_tokens > 0 && u.completion_tokens > call.max_tokens) {
     u.completion_tokens = call.max_tokens;
     u.truncated = true;
@@ -251,8 +259,8 @@ void Service::Impl::Chat(const Snapshot& s, const HttpRequest& req, bool anthrop
   } else {
     const LimiterOptions& bound = s.limits->options[d.binding];
     stats.CountRejected(bound.dimension, d.never_fits);
-    internal::Rejection x{&d, &bound, cost[static_cast<int>(bound.dimension)], call.model,
-                          c.organization, id};
+    internal::Rejection x{&d,         &bound,         cost[static_cast<int>(bound.dimension)],
+                          call.model, c.organization, id};
     internal::SetRateLimited(dialect, x, r);
   }
   internal::AddRateLimitHeaders(dialect, d.states, now_us, r);
@@ -267,8 +275,8 @@ void Service::Impl::Admin(const HttpRequest& req, uint64_t id, HttpResponse* r) 
   const Dialect dialect = snap.load()->config.dialect;
   if (req.method == "PUT") {
     auto patch = nlohmann::json::parse(req.body.begin(), req.body.end(), nullptr, false);
-    Status st = patch.is_discarded() ? Status::InvalidArgument("body is not valid JSON")
-                                     : Update(patch);
+    Status st =
+        patch.is_discarded() ? Status::InvalidArgument("body is not valid JSON") : Update(patch);
     if (!st.ok()) {
       internal::SetError(dialect, 400, ErrorKind::kInvalidRequest, st.message(), "", id, r);
       return;
@@ -276,7 +284,8 @@ void Service::Impl::Admin(const HttpRequest& req, uint64_t id, HttpResponse* r) 
   } else if (req.method != "GET") {
     r->headers.emplace_back("allow", "GET, PUT");
     internal::SetError(dialect, 405, ErrorKind::kMethodNotAllowed,
-                       "Method " + std::string(req.method) + " not allowed for /admin/config.", "", id, r);
+                       "Method " + std::string(req.method) + " not allowed for /admin/config.", "",
+                       id, r);
     return;
   }
   r->body = ConfigToJson(snap.load()->config).dump();

@@ -29,7 +29,8 @@ nlohmann::json Stats::ToJson(const std::vector<LimiterOptions>& options,
                              const std::vector<LimiterState>& states, double uptime_s) const {
   nlohmann::json responses = nlohmann::json::object();
   for (int i = 0; i < kSlots; ++i) {
-    responses[i < kSlots - 1 ? std::to_string(kStatuses[i]) : "other"] = responses_[i].load(kRelaxed);
+    responses[i < kSlots - 1 ? std::to_string(kStatuses[i]) : "other"] =
+        responses_[i].load(kRelaxed);
   }
   nlohmann::json limited = nlohmann::json::object(), too_large = nlohmann::json::object();
   for (int d = 0; d < kDimensionCount; ++d) {
@@ -73,20 +74,23 @@ std::string Stats::ToPrometheus(const std::vector<LimiterOptions>& options,
     }
   };
   per_dimension("mockapi_rate_limited_total", "429s by the dimension that bound.", rate_limited_);
-  per_dimension("mockapi_request_too_large_total", "Calls above a limit's capacity, by dimension.", too_large_);
+  per_dimension("mockapi_request_too_large_total", "Calls above a limit's capacity, by dimension.",
+                too_large_);
   auto counter = [&](const char* name, const char* help, const std::atomic<uint64_t>& v) {
-    o += std::string("# HELP ") + name + " " + help + "\n# TYPE " + name + " counter\n" + name + " " +
-         std::to_string(v.load(kRelaxed)) + "\n";
+    o += std::string("# HELP ") + name + " " + help + "\n# TYPE " + name + " counter\n" + name +
+         " " + std::to_string(v.load(kRelaxed)) + "\n";
   };
   counter("mockapi_admitted_total", "Calls admitted by every limiter.", admitted_);
   counter("mockapi_prompt_tokens_total", "Prompt tokens of admitted calls.", prompt_tokens_);
-  counter("mockapi_completion_tokens_total", "Completion tokens of admitted calls.", completion_tokens_);
+  counter("mockapi_completion_tokens_total", "Completion tokens of admitted calls.",
+          completion_tokens_);
   o += "# HELP mockapi_limit_remaining Remaining budget of each global limiter.\n";
   o += "# TYPE mockapi_limit_remaining gauge\n";
   for (size_t i = 0; i < options.size() && i < states.size(); ++i) {
     o += "mockapi_limit_remaining{index=\"" + std::to_string(i) + "\",dimension=\"" +
          DimensionName(options[i].dimension) + "\",algorithm=\"" +
-         LimiterAlgorithmName(options[i].algorithm) + "\"} " + std::to_string(states[i].remaining) + "\n";
+         LimiterAlgorithmName(options[i].algorithm) + "\"} " + std::to_string(states[i].remaining) +
+         "\n";
   }
   return o;
 }

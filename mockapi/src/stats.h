@@ -13,10 +13,9 @@
 
 #include <atomic>
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "bp/limiter.h"
 

@@ -34,7 +34,7 @@ TEST(FixedWindow, AlignedToClockAndResetsAtTheEdge) {
     l->Consume(1, t);  // 3 -> 0 remaining
   }
   EXPECT_EQ(l->Remaining(t), 0);
-  EXPECT_EQ(l->WaitUs(1, t), 1 * kS);        // until 180 s
+  EXPECT_EQ(l->WaitUs(1, t), 1 * kS);  // until 180 s
   EXPECT_EQ(l->ResetUs(t), 1 * kS);
   EXPECT_EQ(l->WaitUs(1, 180 * kS - 1), 1);  // last microsecond of the window
   EXPECT_EQ(l->WaitUs(1, 180 * kS), 0);      // new window: 0 -> 3 remaining
@@ -53,12 +53,12 @@ TEST(FixedWindow, CostFitsOnlyWhenTheWholeCostFits) {
 TEST(SlidingWindow, EntriesExpireOneWindowAfterTheirTime) {
   auto l = Make(Opt(Dimension::kRequests, LimiterAlgorithm::kSlidingWindow, 2, 10));
   l->Consume(1, 1 * kS);
-  l->Consume(1, 4 * kS);  // 2 -> 0 remaining
-  EXPECT_EQ(l->WaitUs(1, 5 * kS), 6 * kS);   // first entry leaves at 11 s
-  EXPECT_EQ(l->WaitUs(2, 5 * kS), 9 * kS);   // both gone at 14 s
+  l->Consume(1, 4 * kS);                    // 2 -> 0 remaining
+  EXPECT_EQ(l->WaitUs(1, 5 * kS), 6 * kS);  // first entry leaves at 11 s
+  EXPECT_EQ(l->WaitUs(2, 5 * kS), 9 * kS);  // both gone at 14 s
   EXPECT_EQ(l->ResetUs(5 * kS), 9 * kS);
   EXPECT_EQ(l->Remaining(11 * kS - 1), 0);
-  EXPECT_EQ(l->Remaining(11 * kS), 1);       // 0 -> 1
+  EXPECT_EQ(l->Remaining(11 * kS), 1);  // 0 -> 1
   EXPECT_EQ(l->WaitUs(1, 11 * kS), 0);
   EXPECT_EQ(l->Remaining(14 * kS), 2);
 }
@@ -77,10 +77,10 @@ TEST(TokenBucket, StartsFullAndRefillsContinuously) {
   l->Consume(60, 0);  // 60 -> 0
   EXPECT_EQ(l->WaitUs(1, 0), 1 * kS);
   EXPECT_EQ(l->WaitUs(1, 400'000), 600'000);
-  EXPECT_EQ(l->Remaining(2'500'000), 2);      // 0 -> 2.5 tokens
+  EXPECT_EQ(l->Remaining(2'500'000), 2);  // 0 -> 2.5 tokens
   EXPECT_EQ(l->WaitUs(3, 2'500'000), 500'000);
   EXPECT_EQ(l->ResetUs(2'500'000), 57'500'000);
-  EXPECT_EQ(l->Remaining(1000 * kS), 60);     // capped at capacity
+  EXPECT_EQ(l->Remaining(1000 * kS), 60);  // capped at capacity
   EXPECT_EQ(l->ResetUs(1000 * kS), 0);
 }
 
@@ -103,20 +103,28 @@ TEST(Quantized, SixHundredPerMinuteIsTenPerSecond) {
 
 TEST(LimiterOptions, BadValuesFailWithTheirMessage) {
   EXPECT_EQ(MakeLimiter(Opt(Dimension::kRequests, LimiterAlgorithm::kFixedWindow, 0, 1))
-                .status().message(), "limit must be >= 1, got 0");
+                .status()
+                .message(),
+            "limit must be >= 1, got 0");
   EXPECT_EQ(MakeLimiter(Opt(Dimension::kRequests, LimiterAlgorithm::kFixedWindow, 1, 0))
-                .status().message(), "window_s must be in [0.000001, 10000000], got 0.000000");
+                .status()
+                .message(),
+            "window_s must be in [0.000001, 10000000], got 0.000000");
   EXPECT_EQ(MakeLimiter(Opt(Dimension::kRequests, LimiterAlgorithm::kQuantized, 10, 60, 1))
-                .status().message(), "quantized limit below 1 per quantum: 10 * quantum_s / window_s < 1");
+                .status()
+                .message(),
+            "quantized limit below 1 per quantum: 10 * quantum_s / window_s < 1");
   EXPECT_EQ(MakeLimiter(Opt(Dimension::kRequests, LimiterAlgorithm::kQuantized, 10, 1, 2))
-                .status().message(), "quantum_s must be in (0, window_s], got 2.000000");
+                .status()
+                .message(),
+            "quantum_s must be in (0, window_s], got 2.000000");
   EXPECT_EQ(ParseDimension("tpm").status().message(),
             "dimension must be requests, tokens, input_tokens or output_tokens, got \"tpm\"");
   EXPECT_EQ(*ParseLimiterAlgorithm("token_bucket"), LimiterAlgorithm::kTokenBucket);
   FakeClock clock;
-  auto set = LimiterSet::Create(
-      {Opt(Dimension::kRequests, LimiterAlgorithm::kFixedWindow, 1, 1),
-       Opt(Dimension::kTokens, LimiterAlgorithm::kFixedWindow, -5, 1)}, clock);
+  auto set = LimiterSet::Create({Opt(Dimension::kRequests, LimiterAlgorithm::kFixedWindow, 1, 1),
+                                 Opt(Dimension::kTokens, LimiterAlgorithm::kFixedWindow, -5, 1)},
+                                clock);
   EXPECT_EQ(set.status().message(), "limits[1]: limit must be >= 1, got -5");
 }
 
@@ -124,9 +132,10 @@ class LimiterSetTest : public ::testing::Test {
  protected:
   // The paper's multi-resource upstream: 60 req/s + 12 000 tok/s, fixed window.
   void SetUp() override {
-    auto set = LimiterSet::Create(
-        {Opt(Dimension::kRequests, LimiterAlgorithm::kFixedWindow, 60, 1),
-         Opt(Dimension::kTokens, LimiterAlgorithm::kFixedWindow, 12000, 1)}, clock_);
+    auto set =
+        LimiterSet::Create({Opt(Dimension::kRequests, LimiterAlgorithm::kFixedWindow, 60, 1),
+                            Opt(Dimension::kTokens, LimiterAlgorithm::kFixedWindow, 12000, 1)},
+                           clock_);
     ASSERT_TRUE(set.ok());
     set_ = std::move(*set);
   }
@@ -167,13 +176,13 @@ TEST_F(LimiterSetTest, CountRejectedChargesOnlyTheCharge) {
 }
 
 TEST_F(LimiterSetTest, BindingIsTheLongestWait) {
-  auto set = LimiterSet::Create(
-      {Opt(Dimension::kRequests, LimiterAlgorithm::kFixedWindow, 1, 1),
-       Opt(Dimension::kTokens, LimiterAlgorithm::kTokenBucket, 100, 10)}, clock_);  // 10 tok/s
+  auto set = LimiterSet::Create({Opt(Dimension::kRequests, LimiterAlgorithm::kFixedWindow, 1, 1),
+                                 Opt(Dimension::kTokens, LimiterAlgorithm::kTokenBucket, 100, 10)},
+                                clock_);  // 10 tok/s
   ASSERT_TRUE(set.ok());
   (*set)->Acquire(Cost(1, 100), nullptr);  // both empty
   auto d = (*set)->Acquire(Cost(1, 20), nullptr);
-  EXPECT_EQ(d.binding, 1);                 // tokens: 2 s > requests: 0.75 s
+  EXPECT_EQ(d.binding, 1);  // tokens: 2 s > requests: 0.75 s
   EXPECT_EQ(d.retry_after_us, 2 * kS);
   clock_.AdvanceUs(2 * kS);
   EXPECT_TRUE((*set)->Acquire(Cost(1, 20), nullptr).admitted);

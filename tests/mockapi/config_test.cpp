@@ -28,7 +28,8 @@ TEST(Config, DocumentedExampleParses) {
   EXPECT_EQ(c->limits[1].dimension, Dimension::kTokens);
   EXPECT_EQ(c->limits[1].limit, 12000);
   EXPECT_EQ(c->limits[1].window_s, 1.0);
-  EXPECT_EQ(ConfigToJson(*c), ConfigToJson(*ConfigFromJson(ConfigToJson(*c), MockConfig{})));  // round trip
+  EXPECT_EQ(ConfigToJson(*c),
+            ConfigToJson(*ConfigFromJson(ConfigToJson(*c), MockConfig{})));  // round trip
 }
 
 TEST(Config, ShippedConfigsLoad) {
@@ -53,8 +54,10 @@ TEST(Config, BadValuesFailWithTheirMessage) {
       {R"({"completion_tokens":{"distribution":"uniform","min":9,"max":3}})",
        "completion_tokens.min must be <= completion_tokens.max"},
       {R"({"limits":[{"dimension":"tokens","algorithm":"leaky","limit":1,"window_s":1}]})",
-       "limits[0]: algorithm must be fixed_window, sliding_window, token_bucket or quantized, got \"leaky\""},
-      {R"({"limits":[{"limit":0}]})", "limits[0].limit must be an integer in [1, 1125899906842624], got 0"},
+       "limits[0]: algorithm must be fixed_window, sliding_window, token_bucket or quantized, got "
+       "\"leaky\""},
+      {R"({"limits":[{"limit":0}]})",
+       "limits[0].limit must be an integer in [1, 1125899906842624], got 0"},
       {R"({"count_rejected":1})", "count_rejected must be true or false, got 1"},
       {R"([])", "config must be a JSON object"},
   };
@@ -66,8 +69,15 @@ TEST(Config, BadValuesFailWithTheirMessage) {
 
 TEST(CommandLine, FlagsOverrideTheFile) {
   const std::string file = std::string(BP_SOURCE_DIR) + "/configs/mockapi/paper-multi.json";
-  const char* argv[] = {"mockapi", "--config", file.c_str(), "--port", "0", "--zero-latency",
-                        "--limit", "requests:quantized:600:60:1", "--count-rejected"};
+  const char* argv[] = {"mockapi",
+                        "--config",
+                        file.c_str(),
+                        "--port",
+                        "0",
+                        "--zero-latency",
+                        "--limit",
+                        "requests:quantized:600:60:1",
+                        "--count-rejected"};
   auto cl = ParseCommandLine(9, argv);
   ASSERT_TRUE(cl.ok()) << cl.status().ToString();
   EXPECT_EQ(cl->config.port, 0);

@@ -48,7 +48,8 @@ struct HttpClient::Impl {
 
 HttpClient::HttpClient(int port) : impl_(std::make_unique<Impl>()) {
   beast::error_code ec;
-  impl_->socket.connect(tcp::endpoint(net::ip::make_address("127.0.0.1"), static_cast<unsigned short>(port)), ec);
+  impl_->socket.connect(
+      tcp::endpoint(net::ip::make_address("127.0.0.1"), static_cast<unsigned short>(port)), ec);
   if (ec) return;
   timeval tv{10, 0};
   setsockopt(impl_->socket.native_handle(), SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
@@ -62,7 +63,8 @@ HttpClient::~HttpClient() {
 
 bool HttpClient::connected() const { return impl_->connected; }
 
-HttpReply HttpClient::Send(const std::string& method, const std::string& target, const std::string& body,
+HttpReply HttpClient::Send(const std::string& method, const std::string& target,
+                           const std::string& body,
                            const std::vector<std::pair<std::string, std::string>>& headers) {
   http::request<http::string_body> req{http::string_to_verb(method), target, 11};
   req.set(http::field::host, "127.0.0.1");

@@ -14,7 +14,7 @@
 namespace bp::test {
 
 struct HttpReply {
-  int status = 0;  // 0 when the exchange failed; see error
+  int status = 0;                              // 0 when the exchange failed; see error
   std::map<std::string, std::string> headers;  // lower-case names
   std::string body;
   bool keep_alive = false;

@@ -1,11 +1,10 @@
 // mockapi over real HTTP on loopback: the Beast server in-process on an
 // ephemeral port with a FakeClock (exact retry values), and the built binary
 // for signal handling.
+#include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
-
-#include <gtest/gtest.h>
 
 #include <atomic>
 #include <thread>
@@ -54,7 +53,8 @@ class HttpTest : public ::testing::Test {
 };
 
 TEST_F(HttpTest, OpenAI429ExactlyAfterTheCap) {
-  Start(json::parse(R"({"limits":[{"dimension":"requests","algorithm":"fixed_window","limit":5,"window_s":60}]})"));
+  Start(json::parse(
+      R"({"limits":[{"dimension":"requests","algorithm":"fixed_window","limit":5,"window_s":60}]})"));
   HttpClient client(port());
   ASSERT_TRUE(client.connected());
   for (int i = 0; i < 5; ++i) {
@@ -74,9 +74,11 @@ TEST_F(HttpTest, OpenAI429ExactlyAfterTheCap) {
 }
 
 TEST_F(HttpTest, AnthropicPerApiKey) {
-  Start(json::parse(R"({"scope":"api_key","limits":[{"dimension":"requests","algorithm":"token_bucket","limit":1,"window_s":2}]})"));
+  Start(json::parse(
+      R"({"scope":"api_key","limits":[{"dimension":"requests","algorithm":"token_bucket","limit":1,"window_s":2}]})"));
   HttpClient client(port());
-  const std::string body = R"({"model":"claude","max_tokens":5,"messages":[{"role":"user","content":"hi"}]})";
+  const std::string body =
+      R"({"model":"claude","max_tokens":5,"messages":[{"role":"user","content":"hi"}]})";
   EXPECT_EQ(client.Send("POST", "/v1/messages", body, {{"x-api-key", "k1"}}).status, 200);
   HttpReply r = client.Send("POST", "/v1/messages", body, {{"x-api-key", "k1"}});
   EXPECT_EQ(r.status, 429);
@@ -99,7 +101,8 @@ TEST_F(HttpTest, ConcurrentConnectionsNeverOverAdmit) {
       threads.emplace_back([&] {
         HttpClient client(port());
         for (int i = 0; i < 5; ++i) {
-          const int status = client.Send("POST", "/v1/chat/completions", Chat(prompt_tokens)).status;
+          const int status =
+              client.Send("POST", "/v1/chat/completions", Chat(prompt_tokens)).status;
           (status == 200 ? ok : status == 429 ? too_many : other)++;
         }
       });
@@ -137,7 +140,8 @@ TEST_F(HttpTest, MalformedInput) {
     HttpClient client(port());
     HttpReply r = client.Send("POST", "/v1/chat/completions", Chat(1000));  // 4 KiB > 1 KiB
     EXPECT_EQ(r.status, 413);
-    EXPECT_EQ(json::parse(r.body)["error"]["message"], "Request body too large: the limit is 1024 bytes.");
+    EXPECT_EQ(json::parse(r.body)["error"]["message"],
+              "Request body too large: the limit is 1024 bytes.");
     EXPECT_FALSE(r.keep_alive);
   }
   {
@@ -160,8 +164,9 @@ TEST_F(HttpTest, PipelinedRequestsAreAnsweredInOrder) {
   const std::string body = Chat(2);
   HttpReply first = client.SendRaw(
       "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n"
-      "POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Length: " + std::to_string(body.size()) +
-      "\r\n\r\n" + body + "GET /v1/models HTTP/1.1\r\nHost: x\r\n\r\n");
+      "POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Length: " +
+      std::to_string(body.size()) + "\r\n\r\n" + body +
+      "GET /v1/models HTTP/1.1\r\nHost: x\r\n\r\n");
   EXPECT_EQ(first.body, "ok\n");
   HttpReply second = client.ReadReply();
   EXPECT_EQ(json::parse(second.body)["usage"]["prompt_tokens"], 2);
@@ -175,7 +180,8 @@ TEST_F(HttpTest, IdleAndSlowConnectionsAreClosed) {
   EXPECT_EQ(idle.Send("GET", "/healthz").status, 200);
   EXPECT_TRUE(idle.ServerClosed());  // blocks until the server closes it
   HttpClient slow(port());
-  HttpReply r = slow.SendRaw("POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n{");
+  HttpReply r =
+      slow.SendRaw("POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n{");
   EXPECT_EQ(r.status, 0);  // closed without an answer
   EXPECT_TRUE(slow.ServerClosed());
 }
@@ -184,7 +190,8 @@ TEST_F(HttpTest, AdminPutTakesEffectOnTheNextCall) {
   Start(json::object());
   HttpClient client(port());
   EXPECT_EQ(client.Send("POST", "/v1/chat/completions", Chat(1)).status, 200);
-  HttpReply r = client.Send("PUT", "/admin/config",
+  HttpReply r = client.Send(
+      "PUT", "/admin/config",
       R"({"limits":[{"dimension":"requests","algorithm":"fixed_window","limit":1,"window_s":60}]})");
   ASSERT_EQ(r.status, 200) << r.body;
   EXPECT_EQ(client.Send("POST", "/v1/chat/completions", Chat(1)).status, 200);
@@ -192,7 +199,8 @@ TEST_F(HttpTest, AdminPutTakesEffectOnTheNextCall) {
   const std::string before = client.Send("GET", "/admin/config").body;
   r = client.Send("PUT", "/admin/config", R"({"limits":[{"dimension":"requests","limit":-1}]})");
   EXPECT_EQ(r.status, 400);
-  EXPECT_EQ(json::parse(r.body)["error"]["message"], "limits[0].limit must be an integer in [1, 1125899906842624], got -1");
+  EXPECT_EQ(json::parse(r.body)["error"]["message"],
+            "limits[0].limit must be an integer in [1, 1125899906842624], got -1");
   EXPECT_EQ(client.Send("GET", "/admin/config").body, before);
   EXPECT_EQ(client.Send("POST", "/v1/chat/completions", Chat(1)).status, 429);
 }

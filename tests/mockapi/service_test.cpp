@@ -82,9 +82,10 @@ TEST_F(ServiceTest, OpenAI429ExactlyAfterTheCap) {
   const json body = json::parse(r.body);
   EXPECT_EQ(body["error"]["type"], "requests");
   EXPECT_EQ(body["error"]["code"], "rate_limit_exceeded");
-  EXPECT_EQ(body["error"]["message"],
-            "Rate limit reached for gpt-4o-mini in organization org-mock on requests per min (RPM): "
-            "Limit 3, Used 3, Requested 1. Please try again in 19.75s.");
+  EXPECT_EQ(
+      body["error"]["message"],
+      "Rate limit reached for gpt-4o-mini in organization org-mock on requests per min (RPM): "
+      "Limit 3, Used 3, Requested 1. Please try again in 19.75s.");
   clock_.SetUs(1020 * kS);  // next window: 0 -> 3
   EXPECT_EQ(Post("/v1/chat/completions", Chat(10)).status, 200);
 }
@@ -97,7 +98,8 @@ TEST_F(ServiceTest, TokensBindWithUsedAndRequested) {
   HttpResponse r = Post("/v1/chat/completions", Chat(100));
   ASSERT_EQ(r.status, 200);
   EXPECT_EQ(Header(r, "x-ratelimit-remaining-tokens"), "130");
-  EXPECT_EQ(json::parse(r.body)["usage"], json({{"prompt_tokens", 100}, {"completion_tokens", 20}, {"total_tokens", 120}}));
+  EXPECT_EQ(json::parse(r.body)["usage"],
+            json({{"prompt_tokens", 100}, {"completion_tokens", 20}, {"total_tokens", 120}}));
   ASSERT_EQ(Post("/v1/chat/completions", Chat(100)).status, 200);  // 130 -> 10
   r = Post("/v1/chat/completions", Chat(100));
   EXPECT_EQ(r.status, 429);
@@ -144,7 +146,8 @@ TEST_F(ServiceTest, AnthropicHeadersAndBody) {
   MockConfig c;  // /v1/messages speaks Anthropic whatever the dialect
   c.limits = {Limit(Dimension::kRequests, LimiterAlgorithm::kTokenBucket, 2, 60)};
   Start(c);
-  const std::string body = R"({"model":"claude-x","max_tokens":50,"system":"sys!","messages":[{"role":"user","content":[{"type":"text","text":"abcdefgh"}]}]})";
+  const std::string body =
+      R"({"model":"claude-x","max_tokens":50,"system":"sys!","messages":[{"role":"user","content":[{"type":"text","text":"abcdefgh"}]}]})";
   HttpResponse r = Post("/v1/messages", body);
   ASSERT_EQ(r.status, 200);
   const json ok = json::parse(r.body);
@@ -177,8 +180,10 @@ TEST_F(ServiceTest, AzureBody) {
   EXPECT_EQ(Header(r, "x-ratelimit-limit-requests"), "600");
   const json err = json::parse(r.body);
   EXPECT_EQ(err["error"]["code"], "429");
-  EXPECT_NE(err["error"]["message"].get<std::string>().find("exceeded call rate limit"), std::string::npos);
-  EXPECT_NE(err["error"]["message"].get<std::string>().find("Please retry after 1 seconds."), std::string::npos);
+  EXPECT_NE(err["error"]["message"].get<std::string>().find("exceeded call rate limit"),
+            std::string::npos);
+  EXPECT_NE(err["error"]["message"].get<std::string>().find("Please retry after 1 seconds."),
+            std::string::npos);
 }
 
 TEST_F(ServiceTest, MaxTokensAccountingAndClamp) {
@@ -239,17 +244,31 @@ TEST_F(ServiceTest, MalformedInputIsAProviderShaped400) {
   MockConfig c;
   c.limits = {Limit(Dimension::kRequests, LimiterAlgorithm::kFixedWindow, 5, 60)};
   Start(c);
-  struct Case { std::string body, message, param; };
+  struct Case {
+    std::string body, message, param;
+  };
   const std::vector<Case> cases = {
-      {"{bad", "We could not parse the JSON body of your request. The API expects a JSON payload, but what was sent was not valid JSON.", ""},
+      {"{bad",
+       "We could not parse the JSON body of your request. The API expects a JSON payload, but what "
+       "was sent was not valid JSON.",
+       ""},
       {"[1]", "Invalid request body: expected a JSON object.", ""},
-      {R"({"messages":[{"role":"user","content":"x"}]})", "you must provide a model parameter", "model"},
+      {R"({"messages":[{"role":"user","content":"x"}]})", "you must provide a model parameter",
+       "model"},
       {R"({"model":"m"})", "Missing required parameter: 'messages'.", "messages"},
-      {R"({"model":"m","messages":[]})", "Invalid 'messages': expected a non-empty array of messages.", "messages"},
-      {R"({"model":"m","messages":[{"content":"x"}]})", "Missing required parameter: 'messages[0].role'.", "messages[0].role"},
-      {R"({"model":"m","messages":[{"role":"user","content":5}]})", "Invalid type for 'messages[0].content': expected a string or an array of content parts.", "messages[0].content"},
-      {R"({"model":"m","messages":[{"role":"user","content":"x"}],"max_tokens":0})", "Invalid 'max_tokens': integer below minimum value. Expected a value >= 1, but got 0 instead.", "max_tokens"},
-      {R"({"model":"m","messages":[{"role":"user","content":"x"}],"stream":"yes"})", "Invalid type for 'stream': expected a boolean.", "stream"},
+      {R"({"model":"m","messages":[]})",
+       "Invalid 'messages': expected a non-empty array of messages.", "messages"},
+      {R"({"model":"m","messages":[{"content":"x"}]})",
+       "Missing required parameter: 'messages[0].role'.", "messages[0].role"},
+      {R"({"model":"m","messages":[{"role":"user","content":5}]})",
+       "Invalid type for 'messages[0].content': expected a string or an array of content parts.",
+       "messages[0].content"},
+      {R"({"model":"m","messages":[{"role":"user","content":"x"}],"max_tokens":0})",
+       "Invalid 'max_tokens': integer below minimum value. Expected a value >= 1, but got 0 "
+       "instead.",
+       "max_tokens"},
+      {R"({"model":"m","messages":[{"role":"user","content":"x"}],"stream":"yes"})",
+       "Invalid type for 'stream': expected a boolean.", "stream"},
   };
   for (const Case& k : cases) {
     HttpResponse r = Post("/v1/chat/completions", k.body);
@@ -260,7 +279,8 @@ TEST_F(ServiceTest, MalformedInputIsAProviderShaped400) {
     EXPECT_EQ(err["error"]["param"], k.param.empty() ? json(nullptr) : json(k.param));
     EXPECT_EQ(Header(r, "x-ratelimit-remaining-requests"), "5");  // a 400 costs nothing
   }
-  HttpResponse r = Post("/v1/messages", R"({"model":"m","messages":[{"role":"user","content":"x"}]})");
+  HttpResponse r =
+      Post("/v1/messages", R"({"model":"m","messages":[{"role":"user","content":"x"}]})");
   EXPECT_EQ(r.status, 400);
   EXPECT_EQ(json::parse(r.body)["error"]["message"], "max_tokens: Field required");
   r = Call("GET", "/v1/chat/completions");
@@ -283,23 +303,28 @@ TEST_F(ServiceTest, AdminPutTakesEffectOnTheNextCall) {
   EXPECT_EQ(json::parse(r.body)["model"], "other-model");
   EXPECT_EQ(Header(Post("/v1/chat/completions", Chat(1)), "x-ratelimit-remaining-requests"), "3");
   // `limits` replaces the limits and resets their state.
-  r = Call("PUT", "/admin/config",
-           R"({"limits":[{"dimension":"requests","algorithm":"fixed_window","limit":1,"window_s":60}]})");
+  r = Call(
+      "PUT", "/admin/config",
+      R"({"limits":[{"dimension":"requests","algorithm":"fixed_window","limit":1,"window_s":60}]})");
   ASSERT_EQ(r.status, 200) << r.body;
   EXPECT_EQ(Post("/v1/chat/completions", Chat(1)).status, 200);
   EXPECT_EQ(Post("/v1/chat/completions", Chat(1)).status, 429);
   // A bad PUT answers 400 with the message and changes nothing.
   const std::string before = Call("GET", "/admin/config").body;
-  for (const char* bad : {R"({"limits":[{"dimension":"rpm","algorithm":"fixed_window","limit":1,"window_s":60}]})",
-                          R"({"model":"x","latency":{"min_ms":-1}})", R"({"threads":7})", "not json",
-                          R"({"colour":"blue"})"}) {
+  for (const char* bad :
+       {R"({"limits":[{"dimension":"rpm","algorithm":"fixed_window","limit":1,"window_s":60}]})",
+        R"({"model":"x","latency":{"min_ms":-1}})", R"({"threads":7})", "not json",
+        R"({"colour":"blue"})"}) {
     r = Call("PUT", "/admin/config", bad);
     EXPECT_EQ(r.status, 400) << bad;
   }
-  EXPECT_EQ(json::parse(Call("PUT", "/admin/config", R"({"colour":"blue"})").body)["error"]["message"],
-            "unknown field colour");
-  EXPECT_EQ(json::parse(Call("PUT", "/admin/config", R"({"limits":[{"dimension":"rpm"}]})").body)["error"]["message"],
-            "limits[0]: dimension must be requests, tokens, input_tokens or output_tokens, got \"rpm\"");
+  EXPECT_EQ(
+      json::parse(Call("PUT", "/admin/config", R"({"colour":"blue"})").body)["error"]["message"],
+      "unknown field colour");
+  EXPECT_EQ(
+      json::parse(Call("PUT", "/admin/config", R"({"limits":[{"dimension":"rpm"}]})")
+                      .body)["error"]["message"],
+      "limits[0]: dimension must be requests, tokens, input_tokens or output_tokens, got \"rpm\"");
   EXPECT_EQ(Call("GET", "/admin/config").body, before);
   EXPECT_EQ(Post("/v1/chat/completions", Chat(1)).status, 429);  // state kept
 }
@@ -320,7 +345,8 @@ TEST_F(ServiceTest, StatsAndMetricsCountByStatusAndBound) {
   EXPECT_EQ(stats["limits"][0]["remaining"], 0);
   const std::string metrics = Call("GET", "/metrics").body;
   EXPECT_NE(metrics.find("mockapi_responses_total{status=\"429\"} 1\n"), std::string::npos);
-  EXPECT_NE(metrics.find("mockapi_rate_limited_total{dimension=\"requests\"} 1\n"), std::string::npos);
+  EXPECT_NE(metrics.find("mockapi_rate_limited_total{dimension=\"requests\"} 1\n"),
+            std::string::npos);
   EXPECT_EQ(Call("GET", "/healthz").body, "ok\n");
   EXPECT_EQ(json::parse(Call("GET", "/v1/models").body)["data"][0]["id"], "gpt-4o-mini");
 }

@@ -103,10 +103,10 @@ struct LimiterState {
 
 struct LimiterDecision {
   bool admitted = false;
-  bool never_fits = false;     // some cost > that limiter's capacity
-  int binding = -1;            // index of the limiter that bound; -1 if admitted
-  int64_t retry_after_us = 0;  // exact wait until every limiter admits the call
-  int64_t used = 0;            // binding limiter: capacity - remaining before the call
+  bool never_fits = false;           // some cost > that limiter's capacity
+  int binding = -1;                  // index of the limiter that bound; -1 if admitted
+  int64_t retry_after_us = 0;        // exact wait until every limiter admits the call
+  int64_t used = 0;                  // binding limiter: capacity - remaining before the call
   std::vector<LimiterState> states;  // one per limiter, in configuration order
 };
 

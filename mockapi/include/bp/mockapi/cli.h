@@ -12,7 +12,7 @@ namespace bp::mockapi {
 
 struct CommandLine {
   MockConfig config;
-  bool help = false;      // --help given: print help_text and exit 0
+  bool help = false;  // --help given: print help_text and exit 0
   std::string help_text;
 };
 

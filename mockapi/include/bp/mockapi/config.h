@@ -11,10 +11,9 @@
 #pragma once
 
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "bp/limiter.h"
 #include "bp/status.h"
@@ -32,9 +31,9 @@ enum class Scope { kGlobal, kApiKey };  // "global", "api_key"
 enum class TokenAccounting { kActual, kMaxTokens };  // "actual", "max_tokens"
 
 struct CompletionTokensOptions {
-  bool uniform = false;            // "distribution": "fixed" | "uniform"
-  int64_t value = 20;              // fixed: completion tokens per call
-  int64_t min = 10;                // uniform: inclusive range
+  bool uniform = false;  // "distribution": "fixed" | "uniform"
+  int64_t value = 20;    // fixed: completion tokens per call
+  int64_t min = 10;      // uniform: inclusive range
   int64_t max = 30;
   bool clamp_to_max_tokens = true;  // min(draw, request max_tokens); finish_reason "length"
 };
