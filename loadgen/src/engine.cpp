@@ -27,6 +27,7 @@ int64_t PaperMsToRealUs(double paper_ms, double speedup) {
 // Parses the parts of an upstream answer the engine needs.
 void ParseAnswer(const HttpResponse& r, double speedup, CallResult* out) {
   out->status = r.status;
+  out->should_retry = r.should_retry;
   if (r.retry_after_ms) {
     out->retry_after_paper_ms = *r.retry_after_ms * speedup;
   } else if (r.retry_after_s) {
@@ -343,7 +344,8 @@ struct SdkLoop : std::enable_shared_from_this<SdkLoop> {
     transport(*exec, [self = shared_from_this()](const CallResult& r) { self->OnAnswer(r); });
   }
   void OnAnswer(const CallResult& r) {
-    if (r.status == 200 || !SdkRetryable(r.status) || retries >= kSdkMaxRetries) {
+    bool retryable = r.should_retry.value_or(SdkRetryable(r.status));  // x-should-retry wins
+    if (r.status == 200 || !retryable || retries >= kSdkMaxRetries) {
       done(r);
       return;
     }

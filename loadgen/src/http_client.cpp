@@ -158,6 +158,11 @@ struct HttpClient::Impl : std::enable_shared_from_this<HttpClient::Impl> {
     if (auto it = res.find(http::field::retry_after); it != res.end()) {
       out.retry_after_s = ParseSeconds(std::string_view(it->value().data(), it->value().size()));
     }
+    if (auto it = res.find("x-should-retry"); it != res.end()) {
+      std::string_view v(it->value().data(), it->value().size());
+      if (v == "true") out.should_retry = true;
+      if (v == "false") out.should_retry = false;
+    }
     out.body = std::move(call->res->body());
     bool keep = res.keep_alive();
     auto conn = std::move(call->conn);

@@ -69,6 +69,7 @@ struct CallResult {
   int64_t prompt_tokens = 0;                 // usage on 200
   int64_t completion_tokens = 0;             // usage on 200
   bool proxy_local = false;                  // answered by the litellm gateway
+  std::optional<bool> should_retry;          // x-should-retry (overrides the SDK's rule)
 };
 
 struct Outcome {

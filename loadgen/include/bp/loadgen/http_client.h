@@ -25,6 +25,7 @@ struct HttpResponse {
   std::string error;                     // status 0: what failed
   std::optional<double> retry_after_ms;  // header retry-after-ms (milliseconds)
   std::optional<double> retry_after_s;   // header retry-after (seconds; dates ignored)
+  std::optional<bool> should_retry;      // header x-should-retry: true|false
   std::string body;
 };
 
