@@ -6,6 +6,8 @@
 #include <cmath>
 #include <cstdio>
 
+#include <unistd.h>
+
 #include <boost/asio/post.hpp>
 #include <nlohmann/json.hpp>
 
@@ -22,28 +24,6 @@ int64_t PaperMsToRealUs(double paper_ms, double speedup) {
   double us = paper_ms * 1000.0 / speedup;
   if (!(us > 0)) return 0;
   return static_cast<int64_t>(std::min(us, 1e15));
-}
-
-// Parses the parts of an upstream answer the engine needs.
-void ParseAnswer(const HttpResponse& r, double speedup, CallResult* out) {
-  out->status = r.status;
-  out->should_retry = r.should_retry;
-  if (r.retry_after_ms) {
-    out->retry_after_paper_ms = *r.retry_after_ms * speedup;
-  } else if (r.retry_after_s) {
-    out->retry_after_paper_ms = *r.retry_after_s * 1000.0 * speedup;
-  }
-  if (r.body.empty()) return;
-  auto doc = nlohmann::json::parse(r.body, nullptr, /*allow_exceptions=*/false);
-  if (!doc.is_object()) return;
-  if (r.status == 200 && doc.contains("usage") && doc["usage"].is_object()) {
-    out->prompt_tokens = doc["usage"].value("prompt_tokens", int64_t{0});
-    out->completion_tokens = doc["usage"].value("completion_tokens", int64_t{0});
-  }
-  if (r.status == 429 && doc.contains("error") && doc["error"].is_object()) {
-    const auto& e = doc["error"];
-    if (e.contains("type") && e["type"].is_string()) out->bound = e["type"].get<std::string>();
-  }
 }
 
 }  // namespace
@@ -286,89 +266,9 @@ void Engine::OnActivityDone(int64_t activity_id, bool ok) {
   if (activities_done_ >= activities_total_) Stop();
 }
 
-void Engine::SendUpstream(Execution& exec, CallDone done) {
-  int64_t send = NowUs();
-  if (exec.first_send_us < 0) exec.first_send_us = send;
-  ++records_.activities[exec.activity_id].http_attempts;
-  int64_t activity_id = exec.activity_id;
-  int tenant_index = exec.tenant_index;
-  http_->Request("POST", options_.upstream_path, bodies_[tenant_index],
-                 [this, activity_id, tenant_index, send, done = std::move(done)](HttpResponse r) {
-                   if (stopped_) return;
-                   CallResult result;
-                   ParseAnswer(r, options_.speedup, &result);
-                   AttemptRecord rec;
-                   rec.activity_id = activity_id;
-                   rec.tenant_index = tenant_index;
-                   rec.send_us = send;
-                   rec.done_us = NowUs();
-                   rec.status = result.status;
-                   rec.bound = result.bound;
-                   records_.attempts.push_back(rec);
-                   int k = workload_.tenants[tenant_index].priority;
-                   if (result.status == 200) ++ok_by_class_[k];
-                   if (result.status == 429) ++throttled_by_class_[k];
-                   if (result.status == 200) {
-                     records_.activities[activity_id].completion_tokens = result.completion_tokens;
-                   }
-                   done(result);
-                 });
-}
-
-void Engine::RecordLocalReject(Execution& exec, const std::string& bound) {
-  int64_t now = NowUs();
-  if (exec.first_send_us < 0) exec.first_send_us = now;
-  AttemptRecord rec;
-  rec.activity_id = exec.activity_id;
-  rec.tenant_index = exec.tenant_index;
-  rec.send_us = now;
-  rec.done_us = now;
-  rec.status = 429;
-  rec.proxy_local = true;
-  rec.bound = bound;
-  records_.attempts.push_back(rec);
-  ++local_by_class_[workload_.tenants[exec.tenant_index].priority];
-}
-
-namespace {
-
-// The SDK's retry loop of one call (max_retries 2, delays in paper time).
-struct SdkLoop : std::enable_shared_from_this<SdkLoop> {
-  Engine* engine;
-  Execution* exec;
-  Transport transport;
-  CallDone done;
-  int retries = 0;
-
-  void Attempt() {
-    transport(*exec, [self = shared_from_this()](const CallResult& r) { self->OnAnswer(r); });
-  }
-  void OnAnswer(const CallResult& r) {
-    bool retryable = r.should_retry.value_or(SdkRetryable(r.status));  // x-should-retry wins
-    if (r.status == 200 || !retryable || retries >= kSdkMaxRetries) {
-      done(r);
-      return;
-    }
-    RetryHint hint{r.retry_after_paper_ms};
-    double delay = SdkRetryDelayMs(hint, retries, engine->Uniform());
-    ++retries;
-    engine->AfterPaperMs(delay, [self = shared_from_this()] { self->Attempt(); });
-  }
-};
-
-}  // namespace
-
-void Engine::SdkCall(Execution& exec, Transport transport, CallDone done) {
-  auto loop = std::make_shared<SdkLoop>();
-  loop->engine = this;
-  loop->exec = &exec;
-  loop->transport = std::move(transport);
-  loop->done = std::move(done);
-  loop->Attempt();
-}
-
 void Engine::ArmProgress() {
-  progress_timer_.expires_after(std::chrono::seconds(1));
+  // A live line on a terminal; a plain line every 10 s into a log file.
+  progress_timer_.expires_after(std::chrono::seconds(::isatty(2) ? 1 : 10));
   progress_timer_.async_wait([this](boost::system::error_code ec) {
     if (ec || stopped_) return;
     Progress(false);
@@ -388,7 +288,11 @@ void Engine::Progress(bool final_line) {
             std::to_string(throttled_by_class_[k]);
     if (local_by_class_[k] > 0) line += " local " + std::to_string(local_by_class_[k]);
   }
-  std::fprintf(stderr, "\r%s\033[K%s", line.c_str(), final_line ? "\n" : "");
+  if (::isatty(2)) {
+    std::fprintf(stderr, "\r%s\033[K%s", line.c_str(), final_line ? "\n" : "");
+  } else {
+    std::fprintf(stderr, "%s\n", line.c_str());
+  }
   std::fflush(stderr);
 }
 
