@@ -111,13 +111,38 @@ class Session : public std::enable_shared_from_this<Session> {
     }
     if (keep_alive != (version >= 11))
       out_ += keep_alive ? "\r\nConnection: keep-alive" : "\r\nConnection: close";
-    out_ += "\r\nContent-Length: ";
-    out_ += std::to_string(r.body.size());
-    out_ += "\r\n\r\n";
-    out_ += r.body;
+    stream_interval_us_ = version >= 11 ? r.stream_interval_us : 0;
+    if (stream_interval_us_ > 0) {  // paced events, one chunk each
+      out_ += "\r\nTransfer-Encoding: chunked\r\n\r\n";
+      stream_body_ = std::move(r.body);
+      stream_pos_ = 0;
+      AppendNextEvent();
+    } else {
+      out_ += "\r\nContent-Length: ";
+      out_ += std::to_string(r.body.size());
+      out_ += "\r\n\r\n";
+      out_ += r.body;
+    }
     if (r.delay_us <= 0) return DoWrite();
     timer_.expires_after(std::chrono::microseconds(r.delay_us));
     timer_.async_wait(beast::bind_front_handler(&Session::OnDelay, shared_from_this()));
+  }
+
+  // Appends the next event of stream_body_ as one chunk, and the last chunk
+  // after the final event.
+  void AppendNextEvent() {
+    size_t end = stream_body_.find("\n\n", stream_pos_);
+    end = end == std::string::npos ? stream_body_.size() : end + 2;
+    char size[24];
+    std::snprintf(size, sizeof size, "%zx\r\n", end - stream_pos_);
+    out_ += size;
+    out_.append(stream_body_, stream_pos_, end - stream_pos_);
+    out_ += "\r\n";
+    stream_pos_ = end;
+    if (stream_pos_ >= stream_body_.size()) {
+      out_ += "0\r\n\r\n";
+      stream_interval_us_ = 0;  // done after this write
+    }
   }
 
   void OnDelay(beast::error_code ec) {
@@ -133,6 +158,12 @@ class Session : public std::enable_shared_from_this<Session> {
 
   void OnWrite(beast::error_code ec, size_t) {
     if (ec) return DoClose();
+    if (stream_interval_us_ > 0) {  // more events to pace out
+      out_.clear();
+      AppendNextEvent();
+      timer_.expires_after(std::chrono::microseconds(stream_interval_us_));
+      return timer_.async_wait(beast::bind_front_handler(&Session::OnDelay, shared_from_this()));
+    }
     if (!keep_alive_) return DoDrain();
     DoRead();
   }
@@ -166,7 +197,10 @@ class Session : public std::enable_shared_from_this<Session> {
   Service& service_;
   beast::flat_buffer buffer_;
   std::optional<http::request_parser<http::string_body>> parser_;
-  std::string out_;  // the serialized response
+  std::string out_;          // the serialized response (or the next chunk of a stream)
+  std::string stream_body_;  // a paced stream's events
+  size_t stream_pos_ = 0;
+  int64_t stream_interval_us_ = 0;
   bool keep_alive_ = true;
   ConnectionLimits limits_;
   int drain_reads_ = 0;

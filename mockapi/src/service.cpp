@@ -3,6 +3,7 @@
 // config snapshot points at it, so a PUT without `limits` keeps the state.
 #include "bp/mockapi/service.h"
 
+#include <algorithm>
 #include <unordered_map>
 
 #include "bp/token_estimate.h"
@@ -253,9 +254,20 @@ void Service::Impl::Chat(const Snapshot& s, const HttpRequest& req, bool anthrop
   if (d.admitted) {
     stats.CountAdmitted(u.prompt_tokens, u.completion_tokens);
     internal::SetCompletionBody(call, u, id, now_us, r);
-    const double ms = c.latency.min_ms + (c.latency.max_ms - c.latency.min_ms) * Unit(Mix(draw)) +
-                      c.latency.per_output_token_ms * static_cast<double>(u.completion_tokens);
-    r->delay_us = static_cast<int64_t>(ms * 1000.0);
+    // Service time: a base drawn from [min_ms, max_ms] plus per_output_token_ms
+    // per completion token; a stream spends the token part between its events.
+    const double base_ms =
+        c.latency.min_ms + (c.latency.max_ms - c.latency.min_ms) * Unit(Mix(draw));
+    const double tokens_ms =
+        c.latency.per_output_token_ms * static_cast<double>(u.completion_tokens);
+    r->delay_us = static_cast<int64_t>((base_ms + tokens_ms) * 1000.0);
+    if (call.stream && tokens_ms > 0) {
+      int64_t events = 0;
+      for (size_t at = 0; (at = r->body.find("\n\n", at)) != std::string::npos; at += 2) ++events;
+      r->delay_us = static_cast<int64_t>(base_ms * 1000.0);
+      r->stream_interval_us =
+          static_cast<int64_t>(tokens_ms * 1000.0) / std::max<int64_t>(1, events);
+    }
   } else {
     const LimiterOptions& bound = s.limits->options[d.binding];
     stats.CountRejected(bound.dimension, d.never_fits);

@@ -174,6 +174,22 @@ TEST_F(HttpTest, PipelinedRequestsAreAnsweredInOrder) {
   EXPECT_EQ(json::parse(third.body)["object"], "list");
 }
 
+TEST_F(HttpTest, PacedStreamArrivesChunked) {
+  Start(json::parse(R"({"latency":{"min_ms":0,"max_ms":0,"per_output_token_ms":0.5}})"));
+  HttpClient client(port());
+  HttpReply r =
+      client.Send("POST", "/v1/chat/completions",
+                  R"({"model":"m","messages":[{"role":"user","content":"hi"}],"stream":true})");
+  ASSERT_EQ(r.status, 200) << r.error;
+  EXPECT_EQ(r.Header("transfer-encoding"), "chunked");
+  EXPECT_EQ(r.Header("content-type"), "text/event-stream");
+  size_t events = 0;
+  for (size_t at = 0; (at = r.body.find("data: ", at)) != std::string::npos; at += 6) ++events;
+  EXPECT_EQ(events, 23u);  // role + 20 content + finish + [DONE]
+  EXPECT_EQ(r.body.substr(r.body.size() - 14), "data: [DONE]\n\n");
+  EXPECT_EQ(client.Send("GET", "/healthz").status, 200);  // keep-alive after a stream
+}
+
 TEST_F(HttpTest, IdleAndSlowConnectionsAreClosed) {
   Start(json::parse(R"({"idle_timeout_ms":100,"read_timeout_ms":100})"));
   HttpClient idle(port());

@@ -240,6 +240,18 @@ TEST_F(ServiceTest, LatencyIsADelayNotASleep) {
   EXPECT_EQ((*s)->Handle(req).delay_us, 50'000);
 }
 
+TEST_F(ServiceTest, PacedStreamSpendsTheTokenTimeBetweenEvents) {
+  MockConfig c;
+  auto s = Service::Create(c, clock_);
+  ASSERT_TRUE(s.ok());
+  c.latency = {10, 10, 2};  // first event after 10 ms, then 2 ms x 20 tokens over 24 events
+  ASSERT_TRUE((*s)->UpdateConfig(ConfigToJson(c)).ok());
+  const std::string body = Chat(3, R"(,"stream":true,"stream_options":{"include_usage":true})");
+  HttpResponse r = (*s)->Handle(HttpRequest{"POST", "/v1/chat/completions", "", "", body});
+  EXPECT_EQ(r.delay_us, 10'000);
+  EXPECT_EQ(r.stream_interval_us, 40'000 / 24);
+}
+
 TEST_F(ServiceTest, MalformedInputIsAProviderShaped400) {
   MockConfig c;
   c.limits = {Limit(Dimension::kRequests, LimiterAlgorithm::kFixedWindow, 5, 60)};

@@ -77,6 +77,13 @@ test('with maxRetries > 0 it waits the advertised retry-after-ms, then succeeds'
 
 test('a streamed completion works, with usage in the last chunk', async () => {
   await setLimits([]);
+  // Paced: events 1 ms x tokens apart, sent as chunks.
+  const latency = await fetch(`${base}/admin/config`, {
+    method: 'PUT',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ latency: { min_ms: 5, max_ms: 10, per_output_token_ms: 1 } }),
+  });
+  assert.equal(latency.status, 200);
   const client = new OpenAI({ apiKey: 'sk-mock', baseURL: `${base}/v1`, maxRetries: 0 });
   const stream = await client.chat.completions.create({
     model, messages, stream: true, stream_options: { include_usage: true }, max_tokens: 7,

@@ -51,7 +51,11 @@ struct HttpResponse {
   std::vector<std::pair<const char*, std::string>> headers;
   std::string body;
   int64_t delay_us = 0;  // simulated service time: answer after this long
-  bool close = false;    // close the connection after answering
+  // > 0 for a paced event stream: after delay_us the body's server-sent events
+  // (each ending in a blank line) are written one per chunk (chunked
+  // transfer encoding), this many microseconds apart.
+  int64_t stream_interval_us = 0;
+  bool close = false;  // close the connection after answering
 };
 
 // Connection settings the server reads per request (they follow PUT /admin/config).
