@@ -141,7 +141,7 @@ class BpConfiguration : public Configuration {
       if (r.status == 429) {
         // Deferred by its retry-after (paper ms -> real us), never retried in place.
         double paper_ms = r.retry_after_paper_ms.value_or(ActivityRetryDelayMs(1));
-        e->Finish(*x, Outcome::Defer(static_cast<int64_t>(paper_ms * 1000.0 / e->speedup()) + 1));
+        e->Finish(*x, Outcome::DeferAfter429(static_cast<int64_t>(paper_ms * 1000.0 / e->speedup()) + 1));
         return;
       }
       e->Finish(*x, Outcome::RetryLater());  // other errors: the activity retry policy

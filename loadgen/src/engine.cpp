@@ -236,7 +236,7 @@ void Engine::Finish(Execution& exec, Outcome outcome) {
       break;
     }
     case Outcome::kDefer:
-      ++a.deferrals;
+      ++(outcome.after_429 ? a.throttle_defers : a.deferrals);
       AfterRealUs(outcome.defer_us, [this, id] { Enqueue(id); });
       break;
   }

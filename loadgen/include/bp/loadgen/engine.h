@@ -74,11 +74,13 @@ struct CallResult {
 
 struct Outcome {
   enum Kind { kOk, kRetryLater, kDefer, kFail } kind = kOk;
-  int64_t defer_us = 0;  // kDefer: real microseconds on a durable timer
-  static Outcome Ok() { return {kOk, 0}; }
-  static Outcome RetryLater() { return {kRetryLater, 0}; }
-  static Outcome Defer(int64_t us) { return {kDefer, us}; }
-  static Outcome Fail() { return {kFail, 0}; }
+  int64_t defer_us = 0;   // kDefer: real microseconds on a durable timer
+  bool after_429 = false;  // kDefer: an upstream 429, not a gate DEFER
+  static Outcome Ok() { return {kOk, 0, false}; }
+  static Outcome RetryLater() { return {kRetryLater, 0, false}; }
+  static Outcome Defer(int64_t us) { return {kDefer, us, false}; }
+  static Outcome DeferAfter429(int64_t us) { return {kDefer, us, true}; }
+  static Outcome Fail() { return {kFail, 0, false}; }
 };
 
 class Engine;
