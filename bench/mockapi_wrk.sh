@@ -5,6 +5,8 @@
 #
 #   bench/mockapi_wrk.sh                # wrk -t2 -c64 -d10s per case
 #   BP_WRK_DURATION=5s bench/mockapi_wrk.sh
+#   BP_BENCH_ROUNDS=3 bench/mockapi_wrk.sh   # interleaved rounds, then medians
+#                                            # (steadier on a shared machine)
 #
 # Needs wrk and nginx (scripts/setup.sh installs both) and a built mockapi
 # (build/apps/mockapi, or BP_MOCKAPI=path). Everything listens on free
@@ -15,6 +17,7 @@ MOCKAPI="${BP_MOCKAPI:-build/apps/mockapi}"
 DURATION="${BP_WRK_DURATION:-10s}"
 THREADS="${BP_WRK_THREADS:-2}"
 CONNS="${BP_WRK_CONNECTIONS:-64}"
+ROUNDS="${BP_BENCH_ROUNDS:-1}"
 command -v wrk >/dev/null || { echo "wrk not found: run scripts/setup.sh" >&2; exit 1; }
 NGINX="$(command -v nginx || echo /usr/sbin/nginx)"
 [ -x "$NGINX" ] || { echo "nginx not found: run scripts/setup.sh" >&2; exit 1; }
@@ -65,6 +68,7 @@ run_wrk() {
   requests=$(awk '/requests in/ {print $1}' <<<"$out")
   cpu_us=$(( (c1 - c0) * 1000000 / $(getconf CLK_TCK) / requests ))
   printf '%-34s %12s %10s %12s %14s\n' "$name" "$rps" "$p99" "${non2xx:-0}" "$cpu_us"
+  printf '%s|%s|%s|%s\n' "$name" "$rps" "$p99" "$cpu_us" >>"$TMP/results"
 }
 
 start_mockapi() {  # port flags...
@@ -120,8 +124,33 @@ BINDING_PID=$MOCKAPI_PID
 echo "wrk -t$THREADS -c$CONNS -d$DURATION on $(nproc) cores, $(date -u +%FT%TZ)"
 echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
 printf '%-34s %12s %10s %12s %14s\n' "case" "req/s" "p99" "non-2xx" "server-cpu-us/req"
-run_wrk "nginx static file (GET)" "$NGINX_WORKERS" "http://127.0.0.1:$NGINX_PORT/v1/chat/completions"
-run_wrk "mockapi, no limits" "$NOLIMIT_PID" "http://127.0.0.1:$curl_body_port/v1/chat/completions" -s bench/wrk_chat.lua
-run_wrk "mockapi, limits not binding" "$LOOSE_PID" "http://127.0.0.1:$LOOSE/v1/chat/completions" -s bench/wrk_chat.lua
-run_wrk "mockapi, limits binding (429s)" "$BINDING_PID" "http://127.0.0.1:$BINDING/v1/chat/completions" -s bench/wrk_chat.lua
+for _ in $(seq 1 "$ROUNDS"); do
+  run_wrk "nginx static file (GET)" "$NGINX_WORKERS" "http://127.0.0.1:$NGINX_PORT/v1/chat/completions"
+  run_wrk "mockapi, no limits" "$NOLIMIT_PID" "http://127.0.0.1:$curl_body_port/v1/chat/completions" -s bench/wrk_chat.lua
+  run_wrk "mockapi, limits not binding" "$LOOSE_PID" "http://127.0.0.1:$LOOSE/v1/chat/completions" -s bench/wrk_chat.lua
+  run_wrk "mockapi, limits binding (429s)" "$BINDING_PID" "http://127.0.0.1:$BINDING/v1/chat/completions" -s bench/wrk_chat.lua
+done
+if [ "$ROUNDS" -gt 1 ]; then
+  echo
+  echo "medians over $ROUNDS rounds (ratio: req/s over nginx's median):"
+  printf '%-34s %12s %10s %14s %8s\n' "case" "req/s" "p99" "cpu-us/req" "ratio"
+  python3 - "$TMP/results" <<'PY'
+import collections, statistics, sys
+rows = collections.OrderedDict()
+for line in open(sys.argv[1]):
+    name, rps, p99, cpu = line.rstrip("\n").split("|")
+    rows.setdefault(name, []).append((float(rps), p99, int(cpu)))
+def ms(p):  # wrk prints us, ms or s
+    for unit, f in (("us", 1e-3), ("ms", 1.0), ("s", 1e3)):
+        if p.endswith(unit):
+            return float(p[: -len(unit)]) * f
+    return float("nan")
+nginx = statistics.median(r[0] for r in next(iter(rows.values())))
+for name, rs in rows.items():
+    rps = statistics.median(r[0] for r in rs)
+    p99 = statistics.median(ms(r[1]) for r in rs)
+    cpu = statistics.median(r[2] for r in rs)
+    print(f"{name:<34} {rps:12.0f} {p99:8.2f}ms {cpu:14.0f} {rps / nginx:8.2f}")
+PY
+fi
 echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
