@@ -42,6 +42,7 @@ for _ in $(seq 1 100); do
 done
 URL="http://127.0.0.1:$PORT"
 echo "mockapi $CONFIG on $URL: 60 requests per clock-aligned minute"
+echo "(a burst that straddles a minute edge meets a fresh window, so more than 60 may pass)"
 echo "sending $CALLS chat completions, $PARALLEL at a time"
 
 call() {  # index -> "index status retry-after-ms bound"
