@@ -8,9 +8,16 @@
 -- tag among backlogged queues. A call is admitted when L1 holds its cost and
 -- its start tag S_q = max(F_q, V) is at most V + slack (or when L1 is so full
 -- that nobody backlogged is using it: lending). Otherwise it is DEFERred until
--- its turn, at the virtual-clock speed X* of equation (1).
--- L2 (per class and dimension, rate omega_k / sum(omega) * C_d) is an HTB
--- meter: it is debited first and what it cannot cover is counted as borrowed.
+-- its turn, at the virtual-clock speed X* of equation (1). L2 (the class
+-- split omega_k / sum(omega)) is realized by the weights; per-class admitted
+-- totals are kept for bpctl.
+--
+-- Cost: 4-6 Valkey commands per call (one HMGET and one HSET of six packed
+-- fields of the state hash, a ZRANGE of the two least tags, a ZADD when
+-- backlogged, a SET for the ticket), O(log n) in the n active queues.
+-- Eviction is bounded (at most 12 queues) and runs at most once per 10 ms.
+-- Numbers are packed into space-separated fields because converting numbers
+-- to strings dominates a script's cost; times are integer microseconds.
 --
 -- KEYS[1] = "bp:{target}" (prefix; routes the call to the target's shard)
 -- ARGV: tenant, priority, requests, tokens, max_tokens, mode, ablation,
@@ -18,8 +25,20 @@
 -- Reply: {"ADMIT", ticket} | {"DEFER", delta_ms, binding} | {"REJECT", reason}
 
 local P = KEYS[1]
-local CFG, TW, G, L2 = P .. ':cfg', P .. ':tw', P .. ':g', P .. ':l2'
-local BL, BX, SEEN = P .. ':bl', P .. ':bx', P .. ':seen'
+local H, BL, BX, SEEN = P .. ':state', P .. ':bl', P .. ':bx', P .. ':seen'
+-- Packed fields: "1 2.5 3" -> {1, 2.5, 3} (nil -> {}), one pattern per layout.
+local P2 = '^(%S+) (%S+)$'
+local P8 = '^(%S+) (%S+) (%S+) (%S+) (%S+) (%S+) (%S+) (%S+)$'
+local P9 = '^(%S+) (%S+) (%S+) (%S+) (%S+) (%S+) (%S+) (%S+) (%S+)$'
+local function nums(str, pat)
+  if not str then return {} end
+  local v = {string.match(str, pat)}
+  for i = 1, #v do v[i] = tonumber(v[i]) end
+  return v
+end
+-- Packed layouts (README "Key schema"):
+local QFMT = '%.17g %d %.17g %.17g %d %d %d %d %d'  -- F T_us dr dt bl zs_us admits defers lent
+local GFMT = '%.17g %.17g %d %.17g %.17g %.17g %d %d'  -- r t ts_us V Dr Dt seq evt_us
 
 ---------------------------------------------------------------- arguments
 local tenant = ARGV[1]
@@ -27,10 +46,10 @@ local k = tonumber(ARGV[2])
 local creq, ctok = tonumber(ARGV[3]), tonumber(ARGV[4])
 local maxtok = tonumber(ARGV[5]) or 0
 local mode, ablation = ARGV[6], ARGV[7]
-local ttl = tonumber(ARGV[8]) or 10000
-local now = tonumber(ARGV[9] or '0') or 0
-if not tenant or tenant == '' or #tenant > 128 then
-  return redis.error_reply('ERR bp: tenant must be 1-128 bytes')
+local ttl = (tonumber(ARGV[8]) or 10000) * 1000
+local now = (tonumber(ARGV[9] or '0') or 0) * 1000
+if not tenant or tenant == '' or #tenant > 128 or tenant:find('[%s:]') then
+  return redis.error_reply('ERR bp: tenant must be 1-128 bytes without spaces or colons')
 end
 if not k or k < 1 or k ~= math.floor(k) then
   return redis.error_reply('ERR bp: priority must be an integer >= 1')
@@ -39,88 +58,97 @@ if not creq or not ctok or creq < 0 or ctok < 0 or maxtok < 0 then
   return redis.error_reply('ERR bp: costs must be numbers >= 0')
 end
 if now <= 0 then
-  local t = redis.call('TIME')
-  now = tonumber(t[1]) * 1000 + tonumber(t[2]) / 1000
+  local tm = redis.call('TIME')
+  now = tonumber(tm[1]) * 1000000 + tonumber(tm[2])
 end
 if ablation == 'nopriority' then k = 1 end
 local tdebit = ctok
 if mode == 'reservation' then tdebit = ctok + maxtok end
+local qid = k .. ':' .. tenant
 
----------------------------------------------------------------- config (I2)
-local c = redis.call('HMGET', CFG, 'requests_per_s', 'tokens_per_s', 'burst_s',
-  'omega_sum', 'omega:' .. k, 'lend_fraction', 'slack_ms', 'grace_ms',
-  'ticket_ttl_ms')
-local Cr, Ct = tonumber(c[1]), tonumber(c[2]) or 0
+---------------------------------------------------------------- one read
+local s = redis.call('HMGET', H, 'cfg', 'omega:' .. k, 'tw:' .. tenant, 'g', 'q:' .. qid,
+  'c:' .. k)
+-- cfg: Cr Ct burst_s omega_sum lend_fraction slack_ms grace_ms ticket_ttl_ms
+-- (written by configure.lua; read on every call: hot updates, I2)
+local c = nums(s[1], P8)
+local Cr, Ct = c[1], c[2] or 0
 if not Cr or Cr <= 0 then
   return redis.error_reply('ERR bp: target not configured (set caps)')
 end
-local burst = tonumber(c[3]) or 1
-local omega = tonumber(c[5]) or 1
-local omega_sum = tonumber(c[4]) or omega
+local burst = c[3] or 1
+local omega = tonumber(s[2]) or 1
+local omega_sum = c[4] or omega
 if ablation == 'nopriority' then omega, omega_sum = 1, 1 end
-local lend = tonumber(c[6]) or 0.5
-local slack_ms = tonumber(c[7]) or 50
-local grace_ms = tonumber(c[8]) or 200
-local ticket_ttl = tonumber(c[9]) or 600000
-local wt = tonumber(redis.call('HGET', TW, tenant)) or 1
-local w = wt * omega
+local lend, slack_us, grace_us = c[5] or 0.5, (c[6] or 50) * 1000, (c[7] or 200) * 1000
+local ticket_ttl = c[8] or 600000
+local w = (tonumber(s[3]) or 1) * omega
 if w <= 0 then w = 1e-9 end
 local capr, capt = Cr * burst, Ct * burst
-
 if creq > capr or (Ct > 0 and tdebit > capt) then
   return {'REJECT', string.format('cost (%g requests, %g tokens) above the burst capacity (%g, %g)',
     creq, tdebit, capr, capt)}
 end
 
 ---------------------------------------------------------------- L1 refill
-local g = redis.call('HMGET', G, 'r', 't', 'ts', 'V', 'Dr', 'Dt')
-local r, t = tonumber(g[1]) or capr, tonumber(g[2]) or capt
-local ts = tonumber(g[3]) or now
-local V = tonumber(g[4]) or 0
-local Dr, Dt = tonumber(g[5]) or 0, tonumber(g[6]) or 0
-local el = now - ts
-if el < 0 then el = 0 end
-r = math.min(capr, r + Cr * el / 1000)
-t = math.min(capt, t + Ct * el / 1000)
+local g = nums(s[4], P8)
+local r, t = g[1] or capr, g[2] or capt
+local ts = g[3] or now
+local V, Dr, Dt = g[4] or 0, g[5] or 0, g[6] or 0
+local seq, evt = g[7] or 0, g[8]
+local el = math.max(0, now - ts)
+r = math.min(capr, r + Cr * el / 1e6)
+t = math.min(capt, t + Ct * el / 1e6)
 if ts < now then ts = now end
 
 ---------------------------------------------------------------- eviction
--- Bounded per call (amortized O(1): each queue enters each set once per
--- episode). Leaving the backlog subtracts the queue's share of D_d (eq. 1).
-local function qkey(id) return P .. ':q:' .. id end
+-- Bounded (amortized O(1): each queue enters each set once per episode),
+-- at most once per 10 ms. Leaving the backlog subtracts the queue's share of
+-- D_d (eq. 1). SEEN scores are refreshed every ttl / 8, so an idle queue is
+-- evicted after between 7/8 and 1 times the TTL.
+local q = nums(s[5], P9)
 local function leave_backlog(id)
-  local d = redis.call('HMGET', qkey(id), 'dr', 'dt')
-  Dr = Dr - (tonumber(d[1]) or 0)
-  Dt = Dt - (tonumber(d[2]) or 0)
-  redis.call('HSET', qkey(id), 'dr', 0, 'dt', 0)
+  local e = (id == qid) and q or nums(redis.call('HGET', H, 'q:' .. id), P9)
+  if e[1] then
+    Dr, Dt = Dr - (e[3] or 0), Dt - (e[4] or 0)
+    e[3], e[4], e[5] = 0, 0, 0
+    redis.call('HSET', H, 'q:' .. id, string.format(QFMT, e[1], e[2] or 0, 0, 0, 0, e[6] or 0,
+      e[7] or 0, e[8] or 0, e[9] or 0))
+  end
   redis.call('ZREM', BL, id)
   redis.call('ZREM', BX, id)
 end
-for _, id in ipairs(redis.call('ZRANGEBYSCORE', BX, '-inf', now, 'LIMIT', 0, 8)) do
-  leave_backlog(id)
+if not evt or now >= evt + 10000 or now < evt then
+  evt = now
+  for _, id in ipairs(redis.call('ZRANGEBYSCORE', BX, '-inf', now, 'LIMIT', 0, 8)) do
+    leave_backlog(id)
+  end
+  for _, id in ipairs(redis.call('ZRANGEBYSCORE', SEEN, '-inf', now - ttl, 'LIMIT', 0, 4)) do
+    if redis.call('ZSCORE', BL, id) then leave_backlog(id) end
+    redis.call('HDEL', H, 'q:' .. id)
+    redis.call('ZREM', SEEN, id)
+    if id == qid then q = {} end
+  end
 end
-for _, id in ipairs(redis.call('ZRANGEBYSCORE', SEEN, '-inf', now - ttl, 'LIMIT', 0, 4)) do
-  if redis.call('ZSCORE', BL, id) then leave_backlog(id) end
-  redis.call('DEL', qkey(id))
-  redis.call('ZREM', SEEN, id)
-end
-if redis.call('ZCARD', BL) == 0 then Dr, Dt = 0, 0 end  -- no float drift
 
 ---------------------------------------------------------------- queue state
-local qid = k .. ':' .. tenant
-local QK = qkey(qid)
-local q = redis.call('HMGET', QK, 'F', 'T', 'dr', 'dt')
 local sigma = creq / Cr
 if ablation ~= 'nodrf' and Ct > 0 then sigma = math.max(sigma, tdebit / Ct) end
 local quantum = sigma / w
-local in_bl = redis.call('ZSCORE', BL, qid)
+local in_bl = q[5] == 1
 local first = redis.call('ZRANGE', BL, 0, 1, 'WITHSCORES')
+if #first == 0 then Dr, Dt = 0, 0 end  -- empty backlog: no float drift
 local others = #first > 0 and not (first[1] == qid and #first == 2)
 if #first > 0 then V = math.max(V, tonumber(first[2])) end
-local F = tonumber(q[1]) or V
+local F = q[1] or V
 local S = math.max(F, V)
+local zs = q[6]
+if not zs or now - zs >= ttl / 8 or now < zs then
+  redis.call('ZADD', SEEN, now, qid)
+  zs = now
+end
 
--- Virtual-clock speed X* (eq. 1) over the backlogged set plus this queue.
+-- Virtual-clock speed X* (eq. 1, per second) over the backlog plus this queue.
 local my_dr, my_dt = 0, 0
 if sigma > 0 then
   my_dr = w * creq / sigma
@@ -131,7 +159,7 @@ if not in_bl then Dr_all, Dt_all = Dr + my_dr, Dt + my_dt end
 local X = math.huge
 if Dr_all > 0 then X = math.min(X, Cr / Dr_all) end
 if Ct > 0 and Dt_all > 0 then X = math.min(X, Ct / Dt_all) end
-local slack = slack_ms / 1000 * X
+local slack = slack_us / 1e6 * X
 if slack == math.huge or slack < quantum then slack = quantum end
 
 ---------------------------------------------------------------- decision
@@ -143,36 +171,34 @@ if l1_ok and not fair then
 end
 
 if l1_ok and (fair or lent) then
-  r, t = r - creq, (Ct > 0) and (t - tdebit) or t
-  -- L2 meter (HTB): the class's assured tokens first, the rest is borrowed.
-  local l2 = redis.call('HMGET', L2, k .. ':r', k .. ':t', k .. ':ts')
-  local share = math.min(1, omega / omega_sum)
-  local l2r, l2t = tonumber(l2[1]) or share * capr, tonumber(l2[2]) or share * capt
-  local l2el = math.max(0, now - (tonumber(l2[3]) or now))
-  l2r = math.min(share * capr, l2r + share * Cr * l2el / 1000)
-  l2t = math.min(share * capt, l2t + share * Ct * l2el / 1000)
-  local own_r, own_t = math.max(0, math.min(l2r, creq)), math.max(0, math.min(l2t, tdebit))
-  redis.call('HSET', L2, k .. ':r', l2r - own_r, k .. ':t', l2t - own_t, k .. ':ts', now)
-  redis.call('HINCRBYFLOAT', L2, k .. ':borrowed_r', creq - own_r)
-  redis.call('HINCRBYFLOAT', L2, k .. ':borrowed_t', tdebit - own_t)
-  -- Tags: F advances one quantum; V follows the least backlogged tag.
+  r = r - creq
+  if Ct > 0 then t = t - tdebit end
+  -- Tags: F advances one quantum; V follows the least backlogged tag. Raising
+  -- this queue's tag changes the least tag only if it was the least.
   F = S + quantum
-  if in_bl then redis.call('ZADD', BL, F, qid) end
-  local m = redis.call('ZRANGE', BL, 0, 0, 'WITHSCORES')
-  if #m > 0 then V = math.max(V, tonumber(m[2])) elseif not others then V = math.max(V, S) end
-  redis.call('HSET', G, 'r', r, 't', t, 'ts', ts, 'V', V, 'Dr', Dr, 'Dt', Dt)
-  redis.call('HSET', QK, 'F', F, 'w', w, 'seen', now)
-  redis.call('HINCRBY', QK, 'admits', 1)
-  if lent then redis.call('HINCRBY', QK, 'lent', 1) end
-  redis.call('ZADD', SEEN, now, qid)
+  if in_bl then
+    redis.call('ZADD', BL, F, qid)
+    local m = F
+    if first[1] ~= qid then m = tonumber(first[2])
+    elseif #first == 4 then m = math.min(F, tonumber(first[4])) end
+    V = math.max(V, m)
+  elseif not others then
+    V = math.max(V, S)
+  end
   local ticket = '0'
   if mode ~= 'estimate' then
-    ticket = tostring(redis.call('HINCRBY', G, 'seq', 1))
-    local tk = P .. ':tk:' .. ticket
-    redis.call('HSET', tk, 'q', qid, 'k', k, 'r', creq, 't', tdebit,
-      'sigma', sigma, 'w', w, 'drf', (ablation ~= 'nodrf') and 1 or 0)
-    redis.call('PEXPIRE', tk, math.floor(ticket_ttl))
+    seq = seq + 1
+    ticket = string.format('%d', seq)
+    -- "<k> <requests> <tokens debited> <drf 0|1> <weight> <queue id>"
+    redis.call('SET', P .. ':tk:' .. ticket, string.format('%d %.17g %.17g %d %.17g %s', k, creq,
+      tdebit, (ablation ~= 'nodrf') and 1 or 0, w, qid), 'PX', math.floor(ticket_ttl))
   end
+  local cl = nums(s[6], P2)  -- per-class admitted requests and tokens (L2 view)
+  redis.call('HSET', H,
+    'g', string.format(GFMT, r, t, ts, V, Dr, Dt, seq, evt),
+    'q:' .. qid, string.format(QFMT, F, q[2] or 0, q[3] or 0, q[4] or 0, q[5] or 0, zs,
+      (q[7] or 0) + 1, q[8] or 0, (q[9] or 0) + (lent and 1 or 0)),
+    'c:' .. k, string.format('%.17g %.17g', (cl[1] or 0) + creq, (cl[2] or 0) + tdebit))
   return {'ADMIT', ticket}
 end
 
@@ -182,35 +208,34 @@ end
 -- callers of one queue then queue up in a line: while the last promised
 -- wake-up T_q is in the future, the next caller wakes one fair gap
 -- (quantum / X*) after it, so a cohort of workers does not wake at once.
-local delta, binding = 0, 'fair'
+local delta, binding = 0, 'fair'  -- microseconds
 if S - V > slack and X < math.huge then
-  delta = (S - V - slack) / X * 1000
+  delta = (S - V - slack) / X * 1e6
 end
 if not l1_ok then
-  local dr_ms = math.max(0, (creq - r) / Cr * 1000)
-  local dt_ms = 0
-  if Ct > 0 then dt_ms = math.max(0, (tdebit - t) / Ct * 1000) end
-  if math.max(dr_ms, dt_ms) >= delta then
-    delta = math.max(dr_ms, dt_ms)
-    binding = (dt_ms > dr_ms) and 'l1:tokens' or 'l1:requests'
+  local dr_us = math.max(0, (creq - r) / Cr * 1e6)
+  local dt_us = 0
+  if Ct > 0 then dt_us = math.max(0, (tdebit - t) / Ct * 1e6) end
+  if math.max(dr_us, dt_us) >= delta then
+    delta = math.max(dr_us, dt_us)
+    binding = (dt_us > dr_us) and 'l1:tokens' or 'l1:requests'
   end
 end
-local line = tonumber(q[2])
+local line = q[2]
 if line and line > now and X < math.huge then
-  delta = math.max(delta, line - now + quantum / X * 1000)
+  delta = math.max(delta, line - now + quantum / X * 1e6)
 end
-delta = math.max(1, math.min(60000, math.ceil(delta - 1e-6)))
+local delta_ms = math.max(1, math.min(60000, math.ceil(delta / 1000 - 1e-6)))
 -- Join (or stay in) the backlog with start tag S and this call's D_d share.
 if in_bl then
-  Dr = Dr - (tonumber(q[3]) or 0) + my_dr
-  Dt = Dt - (tonumber(q[4]) or 0) + my_dt
+  Dr, Dt = Dr - (q[3] or 0) + my_dr, Dt - (q[4] or 0) + my_dt
 else
   Dr, Dt = Dr + my_dr, Dt + my_dt
 end
 redis.call('ZADD', BL, S, qid)
-redis.call('ZADD', BX, 'GT', now + delta + grace_ms, qid)
-redis.call('HSET', QK, 'F', S, 'T', now + delta, 'dr', my_dr, 'dt', my_dt, 'w', w, 'seen', now)
-redis.call('HINCRBY', QK, 'defers', 1)
-redis.call('ZADD', SEEN, now, qid)
-redis.call('HSET', G, 'r', r, 't', t, 'ts', ts, 'V', V, 'Dr', Dr, 'Dt', Dt)
-return {'DEFER', delta, binding}
+redis.call('ZADD', BX, 'GT', now + (delta_ms * 1000) + grace_us, qid)
+redis.call('HSET', H,
+  'g', string.format(GFMT, r, t, ts, V, Dr, Dt, seq, evt),
+  'q:' .. qid, string.format(QFMT, S, now + delta_ms * 1000, my_dr, my_dt, 1, zs, q[7] or 0,
+    (q[8] or 0) + 1, q[9] or 0))
+return {'DEFER', delta_ms, binding}

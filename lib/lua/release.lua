@@ -1,68 +1,80 @@
 -- release.lua - signed correction of an admission's debit (P4, paper IV-C).
 --
--- The ticket (bp:{target}:tk:<n>, written by admit.lua) records what was
--- debited. Release debits (actual > debited) or refunds (actual < debited)
--- the difference on L1, on the class's L2 meter and on the queue's virtual
--- tag (in dominant-share units), then deletes the ticket: a second release
--- of the same ticket finds nothing and changes nothing.
+-- The ticket (bp:{target}:tk:<n>, a string written by admit.lua:
+-- "<k> <requests> <tokens debited> <drf 0|1> <weight> <queue id>") records
+-- what was debited. Release debits (actual > debited) or refunds (actual < debited)
+-- the difference on L1, on the class's admitted total and on the queue's
+-- virtual tag (dominant-share units at the current caps), then
+-- deletes the ticket: a second release of the same ticket changes nothing.
 --
 -- KEYS[1] = "bp:{target}"
 -- ARGV: ticket, actual_requests, actual_tokens, [now_ms] (tests only)
 -- Reply: 1 if applied, 0 if the ticket was unknown (released, expired, "0")
 
 local P = KEYS[1]
-local CFG, G, L2, BL = P .. ':cfg', P .. ':g', P .. ':l2', P .. ':bl'
+local H, BL = P .. ':state', P .. ':bl'
+-- Packed fields: "1 2.5 3" -> {1, 2.5, 3} (nil -> {}), one pattern per layout.
+local P2 = '^(%S+) (%S+)$'
+local P8 = '^(%S+) (%S+) (%S+) (%S+) (%S+) (%S+) (%S+) (%S+)$'
+local P9 = '^(%S+) (%S+) (%S+) (%S+) (%S+) (%S+) (%S+) (%S+) (%S+)$'
+local function nums(str, pat)
+  if not str then return {} end
+  local v = {string.match(str, pat)}
+  for i = 1, #v do v[i] = tonumber(v[i]) end
+  return v
+end
 local TK = P .. ':tk:' .. (ARGV[1] or '')
 local areq, atok = tonumber(ARGV[2]), tonumber(ARGV[3])
-local now = tonumber(ARGV[4] or '0') or 0
+local now = (tonumber(ARGV[4] or '0') or 0) * 1000
 if not areq or not atok or areq < 0 or atok < 0 then
   return redis.error_reply('ERR bp: actual costs must be numbers >= 0')
 end
-local tk = redis.call('HMGET', TK, 'q', 'k', 'r', 't', 'sigma', 'w', 'drf')
-if not tk[1] then return 0 end
+local raw = redis.call('GET', TK)
+if not raw then return 0 end
 redis.call('DEL', TK)
+local k, dreq, dtok, drf, w, qid = string.match(raw, '^(%S+) (%S+) (%S+) (%S+) (%S+) (%S+)$')
+if not qid then return redis.error_reply('ERR bp: malformed ticket') end
+dreq, dtok, w = tonumber(dreq), tonumber(dtok), tonumber(w)
 if now <= 0 then
   local tm = redis.call('TIME')
-  now = tonumber(tm[1]) * 1000 + tonumber(tm[2]) / 1000
+  now = tonumber(tm[1]) * 1000000 + tonumber(tm[2])
 end
-local c = redis.call('HMGET', CFG, 'requests_per_s', 'tokens_per_s', 'burst_s',
-  'omega_sum', 'omega:' .. tk[2])
-local Cr, Ct = tonumber(c[1]) or 0, tonumber(c[2]) or 0
-if Cr <= 0 then return 1 end
-local burst = tonumber(c[3]) or 1
+local s = redis.call('HMGET', H, 'cfg', 'g', 'q:' .. qid, 'c:' .. k)
+local c = nums(s[1], P8)
+local Cr, Ct = c[1], c[2] or 0
+if not Cr or Cr <= 0 then return 1 end
+local burst = c[3] or 1
 local capr, capt = Cr * burst, Ct * burst
-local dr = areq - tonumber(tk[3])
-local dt = atok - tonumber(tk[4])
+local dr, dt = areq - dreq, atok - dtok
 if Ct == 0 then dt = 0 end
 
 -- L1: refill to now, then apply the signed difference (may go below zero:
 -- a debt that later admissions wait out).
-local g = redis.call('HMGET', G, 'r', 't', 'ts')
-local r, t = tonumber(g[1]) or capr, tonumber(g[2]) or capt
-local ts = tonumber(g[3]) or now
+local g = nums(s[2], P8)
+local r, t, ts = g[1] or capr, g[2] or capt, g[3] or now
 local el = math.max(0, now - ts)
-r = math.min(capr, r + Cr * el / 1000) - dr
-t = math.min(capt, t + Ct * el / 1000) - dt
-redis.call('HSET', G, 'r', math.min(capr, r), 't', math.min(capt, t), 'ts', math.max(ts, now))
-
--- L2 meter of the class: same correction, clamped to its capacity.
-local k = tk[2]
-local omega = tonumber(c[5]) or 1
-local share = math.min(1, omega / (tonumber(c[4]) or omega))
-local l2 = redis.call('HMGET', L2, k .. ':t')
-if l2[1] then
-  redis.call('HSET', L2, k .. ':t', math.min(share * capt, tonumber(l2[1]) - dt))
-end
+r = math.min(capr, r + Cr * el / 1e6 - dr)
+t = math.min(capt, t + Ct * el / 1e6 - dt)
+local hw = {'g', string.format('%.17g %.17g %d %.17g %.17g %.17g %d %d', r, t, math.max(ts, now),
+  g[4] or 0, g[5] or 0, g[6] or 0, g[7] or 0, g[8] or 0)}
+local cl = nums(s[4], P2)
+hw[3], hw[4] = 'c:' .. k, string.format('%.17g %.17g', (cl[1] or 0) + dr, (cl[2] or 0) + dt)
 
 -- L3: the queue's tag moves by the change in its dominant share.
-local sig = areq / Cr
-if tk[7] == '1' and Ct > 0 then sig = math.max(sig, atok / Ct) end
-local dF = (sig - tonumber(tk[5])) / tonumber(tk[6])
-local QK = P .. ':q:' .. tk[1]
-local F = tonumber(redis.call('HGET', QK, 'F'))
-if F and dF ~= 0 then
-  F = F + dF
-  redis.call('HSET', QK, 'F', F)
-  if redis.call('ZSCORE', BL, tk[1]) then redis.call('ZADD', BL, F, tk[1]) end
+local q = nums(s[3], P9)
+if q[1] then
+  local function sig(req, tok)
+    local x = req / Cr
+    if drf == '1' and Ct > 0 then x = math.max(x, tok / Ct) end
+    return x
+  end
+  local dF = (sig(areq, atok) - sig(dreq, dtok)) / w
+  if dF ~= 0 then
+    q[1] = q[1] + dF
+    hw[5], hw[6] = 'q:' .. qid, string.format('%.17g %d %.17g %.17g %d %d %d %d %d', q[1],
+      q[2] or 0, q[3] or 0, q[4] or 0, q[5] or 0, q[6] or 0, q[7] or 0, q[8] or 0, q[9] or 0)
+    redis.call('ZADD', BL, 'XX', q[1], qid)  -- only if backlogged
+  end
 end
+redis.call('HSET', H, unpack(hw))
 return 1

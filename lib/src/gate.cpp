@@ -85,6 +85,18 @@ Result<ValkeyReply> Gate::Impl::Run(const std::vector<std::string>& args) {
   return conn.Command(args);
 }
 
+Status Gate::Impl::Configure(const std::vector<std::string>& pairs) {
+  std::lock_guard lock(mu);
+  if (!conn.connected()) {
+    last_attempt = {};
+    if (Status s = EnsureConnected(options.connect_timeout_ms); !s.ok()) return s;
+  }
+  auto r = conn.EvalScript(lua::kConfigureLua, {prefix}, pairs);
+  if (!r.ok()) return r.status();
+  if (r->is_error()) return Status::Internal("configure script: " + r->str);
+  return Status::Ok();
+}
+
 Gate::Gate(GateOptions options) : impl_(std::make_unique<Impl>(std::move(options))) {}
 Gate::~Gate() = default;
 
@@ -109,7 +121,7 @@ Status Gate::Ping() {
   auto r = impl_->conn.Command({"PING"});
   if (!r.ok()) return r.status();
   // Load both scripts now so the first Admit is a plain EVALSHA.
-  for (std::string_view body : {lua::kAdmitLua, lua::kReleaseLua}) {
+  for (std::string_view body : {lua::kAdmitLua, lua::kReleaseLua, lua::kConfigureLua}) {
     auto l = impl_->conn.Command({"SCRIPT", "LOAD", std::string(body)});
     if (!l.ok()) return l.status();
     if (l->is_error()) return Status::Internal("SCRIPT LOAD: " + l->str);

@@ -20,6 +20,17 @@ double ToDouble(const ValkeyReply& r, double fallback = 0) {
   return end == r.str.c_str() ? fallback : v;
 }
 
+std::vector<double> SplitNumbers(const std::string& text) {
+  std::vector<double> out;
+  const char* p = text.c_str();
+  char* end = nullptr;
+  for (double v = std::strtod(p, &end); end != p; v = std::strtod(p, &end)) {
+    out.push_back(v);
+    p = end;
+  }
+  return out;
+}
+
 Status Check(const Result<ValkeyReply>& r, const char* what) {
   if (!r.ok()) return r.status();
   if (r->is_error()) return Status::Internal(std::string(what) + ": " + r->str);
@@ -41,16 +52,14 @@ Status Gate::SetCaps(const GateCaps& caps) {
     return Status::InvalidArgument("burst_s must be a positive finite number, got " +
                                    FormatDouble(caps.burst_s));
   }
-  return Check(impl_->Run({"HSET", impl_->prefix + ":cfg", "requests_per_s",
-                           FormatDouble(caps.requests_per_s), "tokens_per_s",
-                           FormatDouble(caps.tokens_per_s), "burst_s", FormatDouble(caps.burst_s)}),
-               "set caps");
+  return impl_->Configure({"requests_per_s", FormatDouble(caps.requests_per_s), "tokens_per_s",
+                           FormatDouble(caps.tokens_per_s), "burst_s", FormatDouble(caps.burst_s)});
 }
 
 Status Gate::SetPriorityWeights(const std::vector<double>& omega) {
   if (omega.empty()) return Status::InvalidArgument("priority weights: need at least one class");
   double sum = 0;
-  std::vector<std::string> cmd = {"HSET", impl_->prefix + ":cfg"};
+  std::vector<std::string> cmd;
   for (size_t i = 0; i < omega.size(); ++i) {
     if (!PositiveFinite(omega[i])) {
       return Status::InvalidArgument("priority weight omega_" + std::to_string(i + 1) +
@@ -65,15 +74,14 @@ Status Gate::SetPriorityWeights(const std::vector<double>& omega) {
   cmd.push_back(FormatDouble(sum));
   cmd.push_back("classes");
   cmd.push_back(std::to_string(omega.size()));
-  auto old = impl_->Run({"HGET", impl_->prefix + ":cfg", "classes"});
+  auto old = impl_->Run({"HGET", impl_->prefix + ":state", "classes"});
   if (Status s = Check(old, "set priority weights"); !s.ok()) return s;
-  if (Status s = Check(impl_->Run(cmd), "set priority weights"); !s.ok()) return s;
   const auto old_k = static_cast<size_t>(ToDouble(*old, 0));
-  for (size_t k = omega.size() + 1; k <= old_k; ++k) {
-    auto r = impl_->Run({"HDEL", impl_->prefix + ":cfg", "omega:" + std::to_string(k)});
-    if (Status s = Check(r, "set priority weights"); !s.ok()) return s;
+  for (size_t k = omega.size() + 1; k <= old_k; ++k) {  // "" deletes
+    cmd.push_back("omega:" + std::to_string(k));
+    cmd.push_back("");
   }
-  return Status::Ok();
+  return impl_->Configure(cmd);
 }
 
 Status Gate::SetTenantWeight(const std::string& tenant, double weight) {
@@ -82,12 +90,12 @@ Status Gate::SetTenantWeight(const std::string& tenant, double weight) {
     return Status::InvalidArgument("tenant weight must be a positive finite number, got " +
                                    FormatDouble(weight));
   }
-  return Check(impl_->Run({"HSET", impl_->prefix + ":tw", tenant, FormatDouble(weight)}),
-               "set tenant weight");
+  return impl_->Configure({"tw:" + tenant, FormatDouble(weight)});
 }
 
 Status Gate::UnsetTenantWeight(const std::string& tenant) {
-  return Check(impl_->Run({"HDEL", impl_->prefix + ":tw", tenant}), "unset tenant weight");
+  if (tenant.empty()) return Status::InvalidArgument("tenant weight: empty tenant");
+  return impl_->Configure({"tw:" + tenant, ""});
 }
 
 Status Gate::SetTuning(const GateTuning& t) {
@@ -101,17 +109,15 @@ Status Gate::SetTuning(const GateTuning& t) {
     return Status::InvalidArgument("grace_ms must be a finite number >= 0");
   }
   if (t.ticket_ttl_ms < 1) return Status::InvalidArgument("ticket_ttl_ms must be >= 1");
-  return Check(impl_->Run({"HSET", impl_->prefix + ":cfg", "slack_ms", FormatDouble(t.slack_ms),
-                           "lend_fraction", FormatDouble(t.lend_fraction), "grace_ms",
-                           FormatDouble(t.grace_ms), "ticket_ttl_ms",
-                           std::to_string(t.ticket_ttl_ms)}),
-               "set tuning");
+  return impl_->Configure({"slack_ms", FormatDouble(t.slack_ms), "lend_fraction",
+                           FormatDouble(t.lend_fraction), "grace_ms", FormatDouble(t.grace_ms),
+                           "ticket_ttl_ms", std::to_string(t.ticket_ttl_ms)});
 }
 
 Result<GateState> Gate::State() {
   const std::string& p = impl_->prefix;
   GateState st;
-  auto cfg = impl_->Run({"HMGET", p + ":cfg", "requests_per_s", "tokens_per_s", "burst_s",
+  auto cfg = impl_->Run({"HMGET", p + ":state", "requests_per_s", "tokens_per_s", "burst_s",
                          "classes"});
   if (Status s = Check(cfg, "state"); !s.ok()) return s;
   st.configured = cfg->elements.size() == 4 && cfg->elements[0].type == ValkeyReply::Type::kString;
@@ -122,16 +128,18 @@ Result<GateState> Gate::State() {
   }
   const int classes = static_cast<int>(ToDouble(cfg->elements[3], 0));
   for (int k = 1; k <= classes; ++k) {
-    auto w = impl_->Run({"HGET", p + ":cfg", "omega:" + std::to_string(k)});
+    auto w = impl_->Run({"HGET", p + ":state", "omega:" + std::to_string(k)});
     if (Status s = Check(w, "state"); !s.ok()) return s;
     st.omega.push_back(ToDouble(*w, 1.0));
   }
-  auto g = impl_->Run({"HMGET", p + ":g", "r", "t", "ts", "V"});
+  // g = "r t ts_us V Dr Dt seq evt_us" (README "Key schema")
+  auto g = impl_->Run({"HGET", p + ":state", "g"});
   if (Status s = Check(g, "state"); !s.ok()) return s;
-  st.l1_requests = ToDouble(g->elements[0], st.caps.requests_per_s * st.caps.burst_s);
-  st.l1_tokens = ToDouble(g->elements[1], st.caps.tokens_per_s * st.caps.burst_s);
-  st.l1_at_ms = ToDouble(g->elements[2]);
-  st.virtual_time = ToDouble(g->elements[3]);
+  const std::vector<double> gv = SplitNumbers(g->AsString());
+  st.l1_requests = gv.size() > 0 ? gv[0] : st.caps.requests_per_s * st.caps.burst_s;
+  st.l1_tokens = gv.size() > 1 ? gv[1] : st.caps.tokens_per_s * st.caps.burst_s;
+  st.l1_at_ms = gv.size() > 2 ? gv[2] / 1000 : 0;
+  st.virtual_time = gv.size() > 3 ? gv[3] : 0;
   auto seen = impl_->Run({"ZRANGE", p + ":seen", "0", "-1"});
   if (Status s = Check(seen, "state"); !s.ok()) return s;
   for (const auto& m : seen->elements) {
@@ -141,16 +149,20 @@ Result<GateState> Gate::State() {
     GateQueueState q;
     q.priority = std::atoi(id.substr(0, colon).c_str());
     q.tenant = id.substr(colon + 1);
-    auto h = impl_->Run({"HMGET", p + ":q:" + id, "w", "F", "admits", "defers", "lent"});
+    // q:<id> = "F T_us dr dt bl zs_us admits defers lent"; the weight is
+    // computed from the configuration as the script does.
+    auto h = impl_->Run({"HMGET", p + ":state", "q:" + id, "tw:" + q.tenant,
+                         "omega:" + std::to_string(q.priority)});
     if (Status s = Check(h, "state"); !s.ok()) return s;
-    q.weight = ToDouble(h->elements[0]);
-    q.tag = ToDouble(h->elements[1]);
-    q.admits = static_cast<int64_t>(ToDouble(h->elements[2]));
-    q.defers = static_cast<int64_t>(ToDouble(h->elements[3]));
-    q.lent = static_cast<int64_t>(ToDouble(h->elements[4]));
-    auto b = impl_->Run({"ZSCORE", p + ":bl", id});
-    if (Status s = Check(b, "state"); !s.ok()) return s;
-    q.backlogged = b->type != ValkeyReply::Type::kNil;
+    const std::vector<double> qv = SplitNumbers(h->elements[0].AsString());
+    if (qv.size() < 9) continue;
+    q.tag = qv[0];
+    q.backlogged = qv[4] == 1;
+    q.admits = static_cast<int64_t>(qv[6]);
+    q.defers = static_cast<int64_t>(qv[7]);
+    q.lent = static_cast<int64_t>(qv[8]);
+    const bool no_priority = impl_->options.ablation == GateAblation::kNoPriority;
+    q.weight = ToDouble(h->elements[1], 1.0) * (no_priority ? 1.0 : ToDouble(h->elements[2], 1.0));
     st.queues.push_back(std::move(q));
   }
   std::sort(st.queues.begin(), st.queues.end(), [](const auto& a, const auto& b) {

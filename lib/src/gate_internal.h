@@ -14,6 +14,7 @@
 namespace bp::lua {
 extern const std::string_view kAdmitLua;
 extern const std::string_view kReleaseLua;
+extern const std::string_view kConfigureLua;
 }  // namespace bp::lua
 
 namespace bp {
@@ -29,6 +30,8 @@ struct Gate::Impl {
   Status EnsureConnected(int connect_timeout_ms);
   // Runs one command under mu, connecting first with the connect timeout.
   Result<ValkeyReply> Run(const std::vector<std::string>& args);
+  // Runs configure.lua with field/value pairs ("" deletes a field).
+  Status Configure(const std::vector<std::string>& pairs);
 
   const GateOptions options;
   const std::string prefix;  // "bp:{target}"

@@ -1,0 +1,119 @@
+// Gate cost per admission versus the number of active queues, next to a
+// trivial EVALSHA script on the same server in the same run (issue 3).
+//
+//   build-gate/bench/gate_bench [--benchmark_repetitions=3]
+//
+// Starts its own redis-server/valkey-server on a free loopback port. For each
+// N in {10, 1000, 10000} it registers N queues, all backlogged and active
+// (deferred once under a tiny cap), then raises the cap so calls are admitted
+// and times Admit round-robin over the N queues from one client. Counters:
+//   items_per_second      admissions (or trivial calls) per second, one client
+//   server_us_per_call    INFO commandstats usec_per_call of EVALSHA
+//   client real time      per iteration (Google Benchmark's Time column)
+#include <benchmark/benchmark.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <memory>
+#include <string>
+
+#include "bp/gate.h"
+#include "bp/valkey.h"
+#include "support/valkey_server.h"
+
+namespace bp::lua {
+extern const std::string_view kNoopLua;
+}  // namespace bp::lua
+
+namespace {
+
+bp::test::ValkeyServer* g_server = nullptr;
+
+bp::ValkeyOptions AdminOptions() { return bp::ValkeyOptions{g_server->url(), 1000, 5000}; }
+
+// EVALSHA usec_per_call since the last CONFIG RESETSTAT, from INFO commandstats.
+double ServerUsPerEvalsha(bp::ValkeyConnection& admin) {
+  auto r = admin.Command({"INFO", "commandstats"});
+  if (!r.ok()) return -1;
+  const std::string& text = r->str;
+  const auto at = text.find("cmdstat_evalsha:");
+  if (at == std::string::npos) return -1;
+  const auto u = text.find("usec_per_call=", at);
+  if (u == std::string::npos) return -1;
+  return std::strtod(text.c_str() + u + 14, nullptr);
+}
+
+void BM_TrivialEvalsha(benchmark::State& state) {
+  bp::ValkeyConnection conn(AdminOptions());
+  bp::ValkeyConnection admin(AdminOptions());
+  const std::vector<std::string> keys = {"bp:{bench}"};
+  if (!conn.EvalScript(bp::lua::kNoopLua, keys, {}).ok()) {
+    state.SkipWithError("noop script failed");
+    return;
+  }
+  admin.Command({"CONFIG", "RESETSTAT"});
+  for (auto _ : state) {
+    auto r = conn.EvalScript(bp::lua::kNoopLua, keys, {});
+    benchmark::DoNotOptimize(r);
+  }
+  state.counters["server_us_per_call"] = ServerUsPerEvalsha(admin);
+  state.SetItemsProcessed(state.iterations());
+}
+
+void BM_Admit(benchmark::State& state) {
+  const int n = static_cast<int>(state.range(0));
+  bp::GateOptions o;
+  o.url = g_server->url();
+  o.target = "bench" + std::to_string(n);
+  o.command_timeout_ms = 5000;
+  o.queue_ttl_ms = 3'600'000;
+  bp::Gate gate(o);
+  if (!gate.Ping().ok() || !gate.Reset().ok()) {
+    state.SkipWithError("gate setup failed");
+    return;
+  }
+  gate.SetPriorityWeights({0.5, 0.3, 0.2});
+  gate.SetTuning(bp::GateTuning{50, 0.5, 600'000, 600'000});  // stay backlogged
+  // Register n queues under a tiny cap: every one but the first is deferred,
+  // so all n are active and in the backlogged set.
+  gate.SetCaps(bp::GateCaps{1, 0, 1.0});
+  std::vector<std::string> tenants;
+  for (int i = 0; i < n; ++i) {
+    tenants.push_back("tenant" + std::to_string(i));
+    gate.Admit(bp::AdmitRequest{tenants.back(), 1 + i % 3, {1, 0}, 0, 0});
+  }
+  gate.SetCaps(bp::GateCaps{1e9, 1e12, 1.0});  // now every call is admitted
+  bp::ValkeyConnection admin(AdminOptions());
+  admin.Command({"CONFIG", "RESETSTAT"});
+  int64_t i = 0, admits = 0;
+  for (auto _ : state) {
+    const auto& t = tenants[static_cast<size_t>(i % n)];
+    bp::Decision d = gate.Admit(bp::AdmitRequest{t, 1 + static_cast<int>(i % 3), {1, 100}, 0, 0});
+    admits += d.verdict == bp::Verdict::kAdmit;
+    ++i;
+  }
+  state.counters["server_us_per_call"] = ServerUsPerEvalsha(admin);
+  state.counters["admit_fraction"] = static_cast<double>(admits) / static_cast<double>(i);
+  state.counters["fail_opens"] = static_cast<double>(gate.fail_open_count());
+  auto zcard = admin.Command({"ZCARD", "bp:{" + o.target + "}:bl"});
+  state.counters["backlogged"] = zcard.ok() ? static_cast<double>(zcard->integer) : -1;
+  state.SetItemsProcessed(state.iterations());
+}
+
+BENCHMARK(BM_TrivialEvalsha)->UseRealTime()->MinTime(2.0);
+BENCHMARK(BM_Admit)->Arg(10)->Arg(1000)->Arg(10000)->UseRealTime()->MinTime(2.0);
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  bp::test::ValkeyServer server;
+  if (!server.running()) {
+    std::fprintf(stderr, "gate_bench: %s\n", server.error().c_str());
+    return 1;
+  }
+  g_server = &server;
+  benchmark::Initialize(&argc, argv);
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}
