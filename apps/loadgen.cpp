@@ -1,14 +1,13 @@
 // loadgen: runs workloads under the configurations against a running mockapi
 // and Valkey, and writes per-run and per-workload reports. Flags only; the
 // work is in bp::loadgen (runner.h, metrics.h, report.h).
+#include <boost/program_options.hpp>
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
 #include <sstream>
 #include <string>
 #include <vector>
-
-#include <boost/program_options.hpp>
 
 #include "bp/loadgen/configurations.h"
 #include "bp/loadgen/metrics.h"
@@ -64,22 +63,22 @@ int main(int argc, char** argv) {
   bool quiet = false;
 
   po::options_description desc("loadgen: a multi-tenant workflow-engine load generator\nOptions");
-  desc.add_options()
-      ("help,h", "show this help")
-      ("workload,w", po::value(&workloads)->composing(), "workload JSON file (repeatable)")
-      ("config,c", po::value(&config_list)->default_value(config_list),
-       "comma list of naive,tn,litellm,bp,bp-no-drf,bp-no-priority")
-      ("repeats,r", po::value(&repeats)->default_value(1), "repeats per configuration (>= 1)")
-      ("speedup,s", po::value(&run.speedup)->default_value(1.0),
-       "time compression: rates x F, durations / F; results stay in paper units")
-      ("upstream,u", po::value(&run.upstream_url)->default_value(run.upstream_url), "mockapi URL")
-      ("valkey,v", po::value(&run.valkey_url)->default_value(run.valkey_url), "Valkey/Redis URL (bp)")
-      ("out,o", po::value(&out_dir)->default_value(out_dir), "results directory")
-      ("seed", po::value(&run.seed)->default_value(1), "jitter seed (the run uses seed + repeat)")
-      ("gate-threads", po::value(&run.gate_threads)->default_value(4),
-       "bp: threads/connections for the blocking gate calls")
-      ("no-figures", po::bool_switch(&no_figures), "do not run gnuplot")
-      ("quiet,q", po::bool_switch(&quiet), "no progress line");
+  desc.add_options()("help,h", "show this help")("workload,w", po::value(&workloads)->composing(),
+                                                 "workload JSON file (repeatable)")(
+      "config,c", po::value(&config_list)->default_value(config_list),
+      "comma list of naive,tn,litellm,bp,bp-no-drf,bp-no-priority")(
+      "repeats,r", po::value(&repeats)->default_value(1), "repeats per configuration (>= 1)")(
+      "speedup,s", po::value(&run.speedup)->default_value(1.0),
+      "time compression: rates x F, durations / F; results stay in paper units")(
+      "upstream,u", po::value(&run.upstream_url)->default_value(run.upstream_url), "mockapi URL")(
+      "valkey,v", po::value(&run.valkey_url)->default_value(run.valkey_url),
+      "Valkey/Redis URL (bp)")("out,o", po::value(&out_dir)->default_value(out_dir),
+                               "results directory")("seed", po::value(&run.seed)->default_value(1),
+                                                    "jitter seed (the run uses seed + repeat)")(
+      "gate-threads", po::value(&run.gate_threads)->default_value(4),
+      "bp: threads/connections for the blocking gate calls")(
+      "no-figures", po::bool_switch(&no_figures), "do not run gnuplot")(
+      "quiet,q", po::bool_switch(&quiet), "no progress line");
 
   po::variables_map vm;
   try {
@@ -94,7 +93,8 @@ int main(int argc, char** argv) {
   }
   if (workloads.empty()) return Usage(desc, "--workload FILE is required");
   if (repeats < 1) return Usage(desc, "--repeats must be >= 1");
-  if (!(run.speedup > 0) || run.speedup > 1000) return Usage(desc, "--speedup must be in (0, 1000]");
+  if (!(run.speedup > 0) || run.speedup > 1000)
+    return Usage(desc, "--speedup must be in (0, 1000]");
   std::vector<std::string> configs = SplitList(config_list);
   if (configs.empty()) return Usage(desc, "--config is empty");
   for (const auto& c : configs) {

@@ -3,14 +3,13 @@
 #include "bp/loadgen/bp_configuration.h"
 
 #include <atomic>
+#include <boost/asio/post.hpp>
 #include <condition_variable>
 #include <deque>
 #include <functional>
 #include <mutex>
 #include <thread>
 #include <vector>
-
-#include <boost/asio/post.hpp>
 
 #include "bp/loadgen/retry_policy.h"
 
@@ -141,7 +140,8 @@ class BpConfiguration : public Configuration {
       if (r.status == 429) {
         // Deferred by its retry-after (paper ms -> real us), never retried in place.
         double paper_ms = r.retry_after_paper_ms.value_or(ActivityRetryDelayMs(1));
-        e->Finish(*x, Outcome::DeferAfter429(static_cast<int64_t>(paper_ms * 1000.0 / e->speedup()) + 1));
+        e->Finish(
+            *x, Outcome::DeferAfter429(static_cast<int64_t>(paper_ms * 1000.0 / e->speedup()) + 1));
         return;
       }
       e->Finish(*x, Outcome::RetryLater());  // other errors: the activity retry policy
@@ -160,8 +160,8 @@ Result<GateAblation> BpAblationOf(const std::string& configuration) {
   return Status::InvalidArgument("not a bp configuration: " + configuration);
 }
 
-Result<std::unique_ptr<Configuration>> MakeBpConfiguration(const Workload& workload,
-                                                           double speedup, BpOptions options) {
+Result<std::unique_ptr<Configuration>> MakeBpConfiguration(const Workload& workload, double speedup,
+                                                           BpOptions options) {
   GateOptions g;
   g.url = options.valkey_url;
   g.target = options.target;

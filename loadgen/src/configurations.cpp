@@ -2,7 +2,6 @@
 #include "bp/loadgen/configurations.h"
 
 #include <algorithm>
-
 #include <boost/asio/post.hpp>
 
 #include "bp/loadgen/litellm_limiter.h"
@@ -36,7 +35,7 @@ class TemporalNative : public Naive {
   explicit TemporalNative(double speedup) : speedup_(speedup) {}
   std::unique_ptr<TaskQueue> MakeQueue(const Engine& engine) override {
     TemporalQueueOptions o;
-    o.rate_per_s = engine.workload().caps.requests_per_s * speedup_;  // queue-rps-limit
+    o.rate_per_s = engine.workload().caps.requests_per_s * speedup_;       // queue-rps-limit
     o.burst = std::max(1.0, engine.workload().caps.requests_per_s * 1.0);  // ~1 s of rate
     return std::make_unique<TemporalTaskQueue>(o);
   }
@@ -102,10 +101,12 @@ class Litellm : public Configuration {
     engine.SendUpstream(exec, [this, e, x, retries, reserved, window,
                                done = std::move(done)](const CallResult& r) mutable {
       if (r.status == 429 && retries < kLitellmRouterRetries) {
-        double delay = LitellmRouterDelayMs(RetryHint{r.retry_after_paper_ms}, retries, e->Uniform());
-        e->AfterPaperMs(delay, [this, e, x, retries, reserved, window, done = std::move(done)]() mutable {
-          Route(*e, *x, retries + 1, reserved, window, std::move(done));
-        });
+        double delay =
+            LitellmRouterDelayMs(RetryHint{r.retry_after_paper_ms}, retries, e->Uniform());
+        e->AfterPaperMs(delay,
+                        [this, e, x, retries, reserved, window, done = std::move(done)]() mutable {
+                          Route(*e, *x, retries + 1, reserved, window, std::move(done));
+                        });
         return;
       }
       int64_t actual = r.status == 200 ? r.prompt_tokens + r.completion_tokens : 0;
@@ -120,7 +121,7 @@ class Litellm : public Configuration {
 }  // namespace
 
 const std::vector<std::string>& ConfigurationNames() {
-  static const std::vector<std::string> names = {"naive", "tn", "litellm",
+  static const std::vector<std::string> names = {"naive", "tn",        "litellm",
                                                  "bp",    "bp-no-drf", "bp-no-priority"};
   return names;
 }

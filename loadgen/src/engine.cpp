@@ -2,13 +2,12 @@
 // timers, and the records of everything that happens. One io thread.
 #include "bp/loadgen/engine.h"
 
-#include <algorithm>
-#include <cmath>
-#include <cstdio>
-
 #include <unistd.h>
 
+#include <algorithm>
 #include <boost/asio/post.hpp>
+#include <cmath>
+#include <cstdio>
 #include <nlohmann/json.hpp>
 
 #include "bp/loadgen/retry_policy.h"
@@ -262,7 +261,8 @@ void Engine::OnActivityDone(int64_t activity_id, bool ok) {
     --ts.running;
     if (ts.started < spec.workflows) StartWorkflow(t);
   }
-  if (ts.done_activities == records_.tenants[t].total_activities) records_.tenants[t].finish_us = now;
+  if (ts.done_activities == records_.tenants[t].total_activities)
+    records_.tenants[t].finish_us = now;
   if (activities_done_ >= activities_total_) Stop();
 }
 
@@ -278,11 +278,11 @@ void Engine::ArmProgress() {
 
 void Engine::Progress(bool final_line) {
   double real_s = static_cast<double>(NowUs()) / 1e6;
-  std::string line = options_.label + " t=" + std::to_string(static_cast<int>(real_s)) + "s (paper " +
-                     std::to_string(static_cast<int>(real_s * options_.speedup)) + "s) done " +
-                     std::to_string(activities_done_) + "/" + std::to_string(activities_total_) +
-                     " slots " + std::to_string(busy_slots_) + "/" +
-                     std::to_string(workload_.slots);
+  std::string line = options_.label + " t=" + std::to_string(static_cast<int>(real_s)) +
+                     "s (paper " + std::to_string(static_cast<int>(real_s * options_.speedup)) +
+                     "s) done " + std::to_string(activities_done_) + "/" +
+                     std::to_string(activities_total_) + " slots " + std::to_string(busy_slots_) +
+                     "/" + std::to_string(workload_.slots);
   for (size_t k = 1; k < ok_by_class_.size(); ++k) {
     line += " | P" + std::to_string(k) + " ok " + std::to_string(ok_by_class_[k]) + " 429 " +
             std::to_string(throttled_by_class_[k]);

@@ -3,13 +3,12 @@
 // every operation sets expires_after first.
 #include "bp/loadgen/http_client.h"
 
-#include <deque>
-#include <unordered_set>
-#include <vector>
-
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
+#include <deque>
+#include <unordered_set>
+#include <vector>
 
 #include "bp/loadgen/retry_policy.h"
 
@@ -23,7 +22,8 @@ using tcp = asio::ip::tcp;
 Result<HttpEndpoint> ParseHttpUrl(const std::string& url) {
   std::string rest = url;
   if (rest.rfind("http://", 0) == 0) rest = rest.substr(7);
-  if (rest.rfind("https://", 0) == 0) return Status::InvalidArgument(url + ": https is not supported");
+  if (rest.rfind("https://", 0) == 0)
+    return Status::InvalidArgument(url + ": https is not supported");
   while (!rest.empty() && rest.back() == '/') rest.pop_back();
   auto colon = rest.rfind(':');
   if (colon == std::string::npos || colon == 0) {
@@ -91,7 +91,9 @@ struct HttpClient::Impl : std::enable_shared_from_this<HttpClient::Impl> {
   bool stopped = false;
   int64_t opened = 0;
 
-  std::chrono::milliseconds timeout() const { return std::chrono::milliseconds(options.timeout_ms); }
+  std::chrono::milliseconds timeout() const {
+    return std::chrono::milliseconds(options.timeout_ms);
+  }
 
   void Start(std::shared_ptr<Call> call) {
     if (stopped) return;
@@ -123,7 +125,8 @@ struct HttpClient::Impl : std::enable_shared_from_this<HttpClient::Impl> {
     req->method(http::string_to_verb(call->method));
     req->target(call->target);
     req->version(11);
-    req->set(http::field::host, options.endpoint.host + ":" + std::to_string(options.endpoint.port));
+    req->set(http::field::host,
+             options.endpoint.host + ":" + std::to_string(options.endpoint.port));
     req->set(http::field::user_agent, "bp-loadgen");
     req->set(http::field::content_type, "application/json");
     req->keep_alive(true);
@@ -189,11 +192,13 @@ struct HttpClient::Impl : std::enable_shared_from_this<HttpClient::Impl> {
       all.insert(fresh);
       ++opened;
       fresh->stream.expires_after(timeout());
-      fresh->stream.async_connect(endpoint, [self = shared_from_this(), call](beast::error_code ec) {
-        if (ec) return self->Fail(call, "connect: " + ec.message(), false);
-        call->conn->connected = true;
-        self->DoWrite(call);
-      });
+      fresh->stream.async_connect(endpoint,
+                                  [self = shared_from_this(), call](beast::error_code ec) {
+                                    if (ec)
+                                      return self->Fail(call, "connect: " + ec.message(), false);
+                                    call->conn->connected = true;
+                                    self->DoWrite(call);
+                                  });
       return;
     }
     HttpResponse out;

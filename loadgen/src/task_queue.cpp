@@ -18,8 +18,8 @@ TemporalTaskQueue::TemporalTaskQueue(TemporalQueueOptions options)
 
 void TemporalTaskQueue::Refill(int64_t now_us) {
   if (last_us_ >= 0 && now_us > last_us_) {
-    tokens_ = std::min(options_.burst,
-                       tokens_ + options_.rate_per_s * static_cast<double>(now_us - last_us_) / 1e6);
+    tokens_ = std::min(options_.burst, tokens_ + options_.rate_per_s *
+                                                     static_cast<double>(now_us - last_us_) / 1e6);
   }
   if (now_us > last_us_) last_us_ = now_us;
 }

@@ -20,9 +20,7 @@ class Reader {
       : obj_(obj), path_(std::move(path)), error_(error) {}
 
   bool Has(const char* key) const { return obj_.contains(key); }
-  std::string Path(const std::string& key) const {
-    return path_.empty() ? key : path_ + "." + key;
-  }
+  std::string Path(const std::string& key) const { return path_.empty() ? key : path_ + "." + key; }
 
   void Fail(const std::string& key, const std::string& what) {
     if (error_->empty()) *error_ = Path(key) + ": " + what;
@@ -170,9 +168,12 @@ Result<GateMode> ParseGateMode(const std::string& s) {
 
 const char* GateModeName(GateMode mode) {
   switch (mode) {
-    case GateMode::kEstimate: return "estimate";
-    case GateMode::kReconcile: return "reconcile";
-    case GateMode::kReservation: return "reservation";
+    case GateMode::kEstimate:
+      return "estimate";
+    case GateMode::kReconcile:
+      return "reconcile";
+    case GateMode::kReservation:
+      return "reservation";
   }
   return "?";
 }

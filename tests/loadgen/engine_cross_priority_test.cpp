@@ -36,7 +36,8 @@ class MockapiProcess {
   explicit MockapiProcess(const std::string& binary) {
     port_ = bp::test::FreeLoopbackPort();
     std::string port = std::to_string(port_);
-    std::vector<std::string> args = {binary, "--host", "127.0.0.1", "--port", port, "--threads", "1"};
+    std::vector<std::string> args = {binary, "--host",    "127.0.0.1", "--port",
+                                     port,   "--threads", "1"};
     std::vector<char*> argv;
     for (auto& a : args) argv.push_back(a.data());
     argv.push_back(nullptr);
@@ -93,8 +94,8 @@ TEST(EngineCrossPriority, NaiveInvertsPriorityBpRestoresIt) {
     const auto& c = m[config].classes;
     ASSERT_EQ(c.size(), 3u);
     std::printf("%s: OK req/s P1/P2/P3 %.1f/%.1f/%.1f, 429 share %.1f %%, slot ms/OK %.0f\n",
-                config.c_str(), c[0].ok_rps, c[1].ok_rps, c[2].ok_rps,
-                100 * m[config].share_429, m[config].slot_ms_per_ok_call);
+                config.c_str(), c[0].ok_rps, c[1].ok_rps, c[2].ok_rps, 100 * m[config].share_429,
+                m[config].slot_ms_per_ok_call);
   }
   const auto& naive = m["naive"];
   const auto& bp = m["bp"];

@@ -35,7 +35,8 @@ struct ScriptedUpstream::Impl : std::enable_shared_from_this<ScriptedUpstream::I
   ScriptedAnswer Next() {
     std::lock_guard<std::mutex> lock(mu);
     arrivals.push_back(
-        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+            .count());
     if (script.empty()) return fallback;
     ScriptedAnswer a = script.front();
     script.pop_front();
@@ -43,8 +44,8 @@ struct ScriptedUpstream::Impl : std::enable_shared_from_this<ScriptedUpstream::I
   }
 
   struct Session : std::enable_shared_from_this<Session> {
-    Session(tcp::socket s, std::shared_ptr<Impl> o) : stream(std::move(s)), owner(std::move(o)),
-                                                      timer(stream.get_executor()) {}
+    Session(tcp::socket s, std::shared_ptr<Impl> o)
+        : stream(std::move(s)), owner(std::move(o)), timer(stream.get_executor()) {}
     beast::tcp_stream stream;
     std::shared_ptr<Impl> owner;
     asio::steady_timer timer;
@@ -55,10 +56,11 @@ struct ScriptedUpstream::Impl : std::enable_shared_from_this<ScriptedUpstream::I
     void DoRead() {
       req = {};
       stream.expires_after(std::chrono::seconds(30));
-      http::async_read(stream, buffer, req, [self = shared_from_this()](beast::error_code ec, size_t) {
-        if (ec) return;
-        self->OnRead();
-      });
+      http::async_read(stream, buffer, req,
+                       [self = shared_from_this()](beast::error_code ec, size_t) {
+                         if (ec) return;
+                         self->OnRead();
+                       });
     }
     void OnRead() {
       ScriptedAnswer a = owner->Next();
@@ -67,10 +69,11 @@ struct ScriptedUpstream::Impl : std::enable_shared_from_this<ScriptedUpstream::I
       res.result(static_cast<unsigned>(a.status));
       res.set(http::field::content_type, "application/json");
       for (auto& [k, v] : a.headers) res.set(k, v);
-      res.body() = !a.body.empty() ? a.body
-                   : a.status == 200
-                       ? R"({"id":"x","object":"chat.completion","choices":[],"usage":{"prompt_tokens":10,"completion_tokens":20,"total_tokens":30}})"
-                       : R"({"error":{"message":"scripted","type":"requests"}})";
+      res.body() =
+          !a.body.empty() ? a.body
+          : a.status == 200
+              ? R"({"id":"x","object":"chat.completion","choices":[],"usage":{"prompt_tokens":10,"completion_tokens":20,"total_tokens":30}})"
+              : R"({"error":{"message":"scripted","type":"requests"}})";
       res.keep_alive(req.keep_alive());
       res.prepare_payload();
       timer.expires_after(std::chrono::milliseconds(a.delay_ms));

@@ -98,7 +98,7 @@ TEST(EngineLitellm, SlicesAreWeightProportionalAndSumToTheCap) {
 TEST(EngineLitellm, WindowStartsAtFirstRequestAndRejectsBurnRpm) {
   LitellmLimiter lim({{2, 100}}, /*window_us=*/60'000'000);
   using V = LitellmLimiter::Verdict;
-  EXPECT_EQ(lim.Check(0, 40, 5'000'000), V::kPass);   // window opens at 5 s
+  EXPECT_EQ(lim.Check(0, 40, 5'000'000), V::kPass);     // window opens at 5 s
   EXPECT_EQ(lim.Check(0, 70, 6'000'000), V::kOverTpm);  // 40 + 70 > 100; rpm 2
   EXPECT_EQ(lim.Check(0, 10, 7'000'000), V::kOverRpm);  // the reject burned rpm
   EXPECT_DOUBLE_EQ(lim.rpm_used(0), 3);
@@ -114,10 +114,19 @@ nlohmann::json MinimalWorkload() {
   return {{"name", "t"},
           {"slots", 4},
           {"run_length_cap_s", 10},
-          {"tenants", {{{"id", "a"}, {"priority", 1}, {"concurrency", 1}, {"workflows", 1},
-                        {"prompt_tokens", 10}, {"max_tokens", 5}}}},
-          {"upstream", {{"limits", {{{"dimension", "requests"}, {"algorithm", "fixed_window"},
-                                     {"limit", 60}, {"window_s", 1.0}}}}}}};
+          {"tenants",
+           {{{"id", "a"},
+             {"priority", 1},
+             {"concurrency", 1},
+             {"workflows", 1},
+             {"prompt_tokens", 10},
+             {"max_tokens", 5}}}},
+          {"upstream",
+           {{"limits",
+             {{{"dimension", "requests"},
+               {"algorithm", "fixed_window"},
+               {"limit", 60},
+               {"window_s", 1.0}}}}}}};
 }
 
 TEST(EngineWorkload, BadFieldsNameFileAndField) {

@@ -35,7 +35,7 @@ Result<GateAblation> BpAblationOf(const std::string& configuration);
 // Connects, then writes the run's gate state: SetCaps (scaled: rates *
 // speedup, burst_s / speedup), priority weights omega and each tenant's w_t.
 // Unavailable if Valkey does not answer (a run is not started fail-open).
-Result<std::unique_ptr<Configuration>> MakeBpConfiguration(const Workload& workload,
-                                                           double speedup, BpOptions options);
+Result<std::unique_ptr<Configuration>> MakeBpConfiguration(const Workload& workload, double speedup,
+                                                           BpOptions options);
 
 }  // namespace bp::loadgen

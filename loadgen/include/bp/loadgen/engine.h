@@ -22,6 +22,8 @@
 // other threads but must come back with asio::post(engine.io(), ...).
 #pragma once
 
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <chrono>
 #include <cstdint>
 #include <functional>
@@ -31,9 +33,6 @@
 #include <string>
 #include <vector>
 
-#include <boost/asio/io_context.hpp>
-#include <boost/asio/steady_timer.hpp>
-
 #include "bp/loadgen/http_client.h"
 #include "bp/loadgen/records.h"
 #include "bp/loadgen/task_queue.h"
@@ -42,9 +41,9 @@
 namespace bp::loadgen {
 
 struct EngineOptions {
-  double speedup = 1.0;       // > 0; every duration / speedup, every rate * speedup
-  uint64_t seed = 1;          // jitter and nothing else
-  HttpEndpoint upstream;      // mockapi
+  double speedup = 1.0;   // > 0; every duration / speedup, every rate * speedup
+  uint64_t seed = 1;      // jitter and nothing else
+  HttpEndpoint upstream;  // mockapi
   std::string upstream_path = "/v1/chat/completions";
   std::string model = "gpt-4o-mini";
   int http_timeout_ms = 30000;  // real
@@ -63,18 +62,18 @@ struct Execution {
 
 // The answer of one call as the caller sees it (after any gateway).
 struct CallResult {
-  int status = 0;                            // 0 = connection error / timeout
+  int status = 0;                              // 0 = connection error / timeout
   std::optional<double> retry_after_paper_ms;  // server hint, paper ms
-  std::string bound;                         // 429: "requests" | "tokens"
-  int64_t prompt_tokens = 0;                 // usage on 200
-  int64_t completion_tokens = 0;             // usage on 200
-  bool proxy_local = false;                  // answered by the litellm gateway
-  std::optional<bool> should_retry;          // x-should-retry (overrides the SDK's rule)
+  std::string bound;                           // 429: "requests" | "tokens"
+  int64_t prompt_tokens = 0;                   // usage on 200
+  int64_t completion_tokens = 0;               // usage on 200
+  bool proxy_local = false;                    // answered by the litellm gateway
+  std::optional<bool> should_retry;            // x-should-retry (overrides the SDK's rule)
 };
 
 struct Outcome {
   enum Kind { kOk, kRetryLater, kDefer, kFail } kind = kOk;
-  int64_t defer_us = 0;   // kDefer: real microseconds on a durable timer
+  int64_t defer_us = 0;    // kDefer: real microseconds on a durable timer
   bool after_429 = false;  // kDefer: an upstream 429, not a gate DEFER
   static Outcome Ok() { return {kOk, 0, false}; }
   static Outcome RetryLater() { return {kRetryLater, 0, false}; }

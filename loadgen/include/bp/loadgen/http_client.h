@@ -8,13 +8,12 @@
 // (the engine runs one). Never blocks. Errors are answers with status 0.
 #pragma once
 
+#include <boost/asio/io_context.hpp>
 #include <cstdint>
 #include <functional>
 #include <memory>
 #include <optional>
 #include <string>
-
-#include <boost/asio/io_context.hpp>
 
 #include "bp/status.h"
 

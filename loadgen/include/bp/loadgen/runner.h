@@ -25,13 +25,13 @@ namespace bp::loadgen {
 struct RunOptions {
   std::string configuration = "naive";  // naive|tn|litellm|bp|bp-no-drf|bp-no-priority
   int repeat = 0;
-  double speedup = 1.0;                 // > 0 (SPEC section 5)
-  uint64_t seed = 1;                    // jitter; the run uses seed + repeat
+  double speedup = 1.0;  // > 0 (SPEC section 5)
+  uint64_t seed = 1;     // jitter; the run uses seed + repeat
   std::string upstream_url = "http://127.0.0.1:8080";
   std::string valkey_url = "redis://127.0.0.1:6379";
-  bool configure_upstream = true;  // false: leave mockapi's config alone (tests)
-  bool progress = false;           // live line on stderr once a second
-  int gate_threads = 4;            // bp: threads (and Valkey connections) for gate calls
+  bool configure_upstream = true;     // false: leave mockapi's config alone (tests)
+  bool progress = false;              // live line on stderr once a second
+  int gate_threads = 4;               // bp: threads (and Valkey connections) for gate calls
   int gate_command_timeout_ms = 100;  // bp: real ms before Admit fails open
 };
 

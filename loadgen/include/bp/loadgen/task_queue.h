@@ -24,8 +24,8 @@ namespace bp::loadgen {
 struct Task {
   int64_t activity_id = 0;
   int tenant_index = 0;
-  int priority = 1;      // 1 = highest
-  double weight = 1.0;   // fairness key weight (the tenant's w_t)
+  int priority = 1;     // 1 = highest
+  double weight = 1.0;  // fairness key weight (the tenant's w_t)
 };
 
 class TaskQueue {

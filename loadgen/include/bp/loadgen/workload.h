@@ -13,10 +13,9 @@
 #pragma once
 
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "bp/gate.h"
 #include "bp/status.h"
@@ -47,12 +46,12 @@ struct Workload {
   std::string description;
   std::string source;  // the file it was read from (for messages)
   std::vector<TenantSpec> tenants;
-  int slots = 32;                     // worker slots S of the one worker
-  double run_length_cap_s = 300;      // the run stops here even if work is left
-  double dispatch_latency_ms = 20;    // task queue -> worker (schedule-to-start)
+  int slots = 32;                   // worker slots S of the one worker
+  double run_length_cap_s = 300;    // the run stops here even if work is left
+  double dispatch_latency_ms = 20;  // task queue -> worker (schedule-to-start)
   std::vector<double> priority_weights = {0.5, 0.3, 0.2};  // omega_1..omega_K
   GateMode gate_mode = GateMode::kReconcile;
-  double gate_burst_s = 1.0;          // L1 burst, seconds of cap
+  double gate_burst_s = 1.0;  // L1 burst, seconds of cap
   // The mockapi section (docs/mockapi-config.md): limits, completion_tokens,
   // latency, count_rejected, token_accounting. Paper units; scaled by
   // ScaledUpstream() before it is PUT to /admin/config.
