@@ -127,10 +127,14 @@ Result<GateState> Gate::State() {
     st.caps.burst_s = ToDouble(cfg->elements[2], 1.0);
   }
   const int classes = static_cast<int>(ToDouble(cfg->elements[3], 0));
-  for (int k = 1; k <= classes; ++k) {
-    auto w = impl_->Run({"HGET", p + ":state", "omega:" + std::to_string(k)});
+  for (int k = 1; k <= std::max(classes, 1); ++k) {
+    auto w = impl_->Run({"HMGET", p + ":state", "omega:" + std::to_string(k),
+                         "c:" + std::to_string(k)});
     if (Status s = Check(w, "state"); !s.ok()) return s;
-    st.omega.push_back(ToDouble(*w, 1.0));
+    if (k <= classes) st.omega.push_back(ToDouble(w->elements[0], 1.0));
+    const std::vector<double> cv = SplitNumbers(w->elements[1].AsString());
+    st.class_requests.push_back(cv.size() == 2 ? cv[0] : 0);
+    st.class_tokens.push_back(cv.size() == 2 ? cv[1] : 0);
   }
   // g = "r t ts_us V Dr Dt seq evt_us" (README "Key schema")
   auto g = impl_->Run({"HGET", p + ":state", "g"});

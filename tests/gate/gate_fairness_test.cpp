@@ -110,6 +110,10 @@ TEST_F(GateFairness, IdleClassCapacityGoesToBackloggedClasses) {
   EXPECT_NEAR(Rate(r, 1), 24, 0.05 * 24);
   auto st = gate->State();
   ASSERT_TRUE(st.ok());
+  ASSERT_EQ(st->class_requests.size(), 3u);
+  EXPECT_EQ(st->class_requests[0], 0);  // class 1 idle, its share went to 2 and 3
+  // Class 2 borrowed: well above its nominal L2 share, 0.3 * 60 req/s * 30 s.
+  EXPECT_GT(st->class_requests[1], 1.5 * 18 * 30);
   EXPECT_GE(Rate(r, 0) + Rate(r, 1), 0.97 * 60);
 }
 

@@ -22,6 +22,7 @@ TEST_F(GateRelease, ReconcileDebitsTheDifferenceOnce) {
   ASSERT_TRUE(gate->Release(d.ticket, {1, 300}, kT0).ok());
   EXPECT_NEAR(gate->State()->l1_tokens, 700, 1e-9);       // 200 more
   EXPECT_NEAR(gate->State()->queues[0].tag, 0.3, 1e-12);  // sigma 0.3
+  EXPECT_NEAR(gate->State()->class_tokens.at(0), 300, 1e-9);  // class 1 total: 100 -> 300
   ASSERT_TRUE(gate->Release(d.ticket, {1, 300}, kT0).ok());
   EXPECT_NEAR(gate->State()->l1_tokens, 700, 1e-9);       // idempotent
   EXPECT_EQ(gate->counters().releases, 2u);

@@ -126,6 +126,9 @@ struct GateState {
   double l1_tokens = 0;
   double l1_at_ms = 0;         // script time of the last refill
   double virtual_time = 0;     // V: least tag among backlogged queues
+  // Admitted totals per class 1..K (release-corrected): the L2 view, to set
+  // against each class's nominal share omega_k / sum(omega) * C_d.
+  std::vector<double> class_requests, class_tokens;
   std::vector<GateQueueState> queues;  // active queues, by priority then tenant
 };
 
