@@ -4,6 +4,8 @@
 
 #include <chrono>
 
+#include <spdlog/spdlog.h>
+
 #include "bp/loadgen/bp_configuration.h"
 #include "bp/loadgen/configurations.h"
 #include "bp/loadgen/engine.h"
@@ -73,6 +75,10 @@ Result<RunRecords> RunOnce(const Workload& workload, const RunOptions& options) 
   RunRecords records = engine.Run();
   records.configuration = options.configuration;
   records.repeat = options.repeat;
+  if (records.gate_fail_opens > 0) {
+    spdlog::warn("{}: {} gate calls failed open (ungated calls; Valkey slow or unreachable)",
+                 eo.label, records.gate_fail_opens);
+  }
   return records;
 }
 
