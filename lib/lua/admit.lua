@@ -30,11 +30,18 @@ local H, BL, BX, SEEN = P .. ':state', P .. ':bl', P .. ':bx', P .. ':seen'
 local P2 = '^(%S+) (%S+)$'
 local P8 = '^(%S+) (%S+) (%S+) (%S+) (%S+) (%S+) (%S+) (%S+)$'
 local P9 = '^(%S+) (%S+) (%S+) (%S+) (%S+) (%S+) (%S+) (%S+) (%S+)$'
-local function nums(str, pat)
-  if not str then return {} end
-  local v = {string.match(str, pat)}
-  for i = 1, #v do v[i] = tonumber(v[i]) end
-  return v
+local function nums(str, pat)  -- numbers, and the raw text of each
+  if not str then return {}, {} end
+  local raw = {string.match(str, pat)}
+  local v = {}
+  for i = 1, #raw do v[i] = tonumber(raw[i]) end
+  return v, raw
+end
+-- Formatting numbers is the costliest step: reuse the stored text of a field
+-- that did not change.
+local function keep(x, old, raw)
+  if raw and x == old then return raw end
+  return string.format('%.17g', x)
 end
 -- Packed layouts (README "Key schema"):
 local QFMT = '%.17g %d %.17g %.17g %d %d %d %d %d'  -- F T_us dr dt bl zs_us admits defers lent
@@ -54,8 +61,9 @@ end
 if not k or k < 1 or k ~= math.floor(k) then
   return redis.error_reply('ERR bp: priority must be an integer >= 1')
 end
-if not creq or not ctok or creq < 0 or ctok < 0 or maxtok < 0 then
-  return redis.error_reply('ERR bp: costs must be numbers >= 0')
+if not creq or not ctok or creq < 0 or ctok < 0 or maxtok < 0 or creq ~= math.floor(creq)
+    or ctok ~= math.floor(ctok) or maxtok ~= math.floor(maxtok) then
+  return redis.error_reply('ERR bp: costs must be integers >= 0')
 end
 if now <= 0 then
   local tm = redis.call('TIME')
@@ -91,7 +99,7 @@ if creq > capr or (Ct > 0 and tdebit > capt) then
 end
 
 ---------------------------------------------------------------- L1 refill
-local g = nums(s[4], P8)
+local g, graw = nums(s[4], P8)
 local r, t = g[1] or capr, g[2] or capt
 local ts = g[3] or now
 local V, Dr, Dt = g[4] or 0, g[5] or 0, g[6] or 0
@@ -106,9 +114,10 @@ if ts < now then ts = now end
 -- at most once per 10 ms. Leaving the backlog subtracts the queue's share of
 -- D_d (eq. 1). SEEN scores are refreshed every ttl / 8, so an idle queue is
 -- evicted after between 7/8 and 1 times the TTL.
-local q = nums(s[5], P9)
+local q, qraw = nums(s[5], P9)
 local function leave_backlog(id)
   local e = (id == qid) and q or nums(redis.call('HGET', H, 'q:' .. id), P9)
+  if id == qid then qraw[3], qraw[4], qraw[5] = '0', '0', '0' end
   if e[1] then
     Dr, Dt = Dr - (e[3] or 0), Dt - (e[4] or 0)
     e[3], e[4], e[5] = 0, 0, 0
@@ -127,7 +136,7 @@ if not evt or now >= evt + 10000 or now < evt then
     if redis.call('ZSCORE', BL, id) then leave_backlog(id) end
     redis.call('HDEL', H, 'q:' .. id)
     redis.call('ZREM', SEEN, id)
-    if id == qid then q = {} end
+    if id == qid then q, qraw = {}, {} end
   end
 end
 
@@ -189,16 +198,19 @@ if l1_ok and (fair or lent) then
   if mode ~= 'estimate' then
     seq = seq + 1
     ticket = string.format('%d', seq)
-    -- "<k> <requests> <tokens debited> <drf 0|1> <weight> <queue id>"
-    redis.call('SET', P .. ':tk:' .. ticket, string.format('%d %.17g %.17g %d %.17g %s', k, creq,
-      tdebit, (ablation ~= 'nodrf') and 1 or 0, w, qid), 'PX', math.floor(ticket_ttl))
+    -- "<k> <requests> <tokens debited> <ablation 0|1|2> <queue id>"
+    local abl = (ablation == 'nodrf' and 1) or (ablation == 'nopriority' and 2) or 0
+    redis.call('SET', P .. ':tk:' .. ticket, string.format('%d %d %d %d %s', k, creq, tdebit, abl,
+      qid), 'PX', math.floor(ticket_ttl))
   end
   local cl = nums(s[6], P2)  -- per-class admitted requests and tokens (L2 view)
   redis.call('HSET', H,
-    'g', string.format(GFMT, r, t, ts, V, Dr, Dt, seq, evt),
-    'q:' .. qid, string.format(QFMT, F, q[2] or 0, q[3] or 0, q[4] or 0, q[5] or 0, zs,
-      (q[7] or 0) + 1, q[8] or 0, (q[9] or 0) + (lent and 1 or 0)),
-    'c:' .. k, string.format('%.17g %.17g', (cl[1] or 0) + creq, (cl[2] or 0) + tdebit))
+    'g', string.format('%.17g %.17g %d %s %s %s %d %d', r, t, ts, keep(V, g[4], graw[4]),
+      keep(Dr, g[5], graw[5]), keep(Dt, g[6], graw[6]), seq, evt),
+    'q:' .. qid, string.format('%.17g %s %s %s %s %d %d %s %d', F, qraw[2] or '0',
+      qraw[3] or '0', qraw[4] or '0', qraw[5] or '0', zs, (q[7] or 0) + 1, qraw[8] or '0',
+      (q[9] or 0) + (lent and 1 or 0)),
+    'c:' .. k, string.format('%d %d', (cl[1] or 0) + creq, (cl[2] or 0) + tdebit))
   return {'ADMIT', ticket}
 end
 

@@ -1,10 +1,10 @@
 -- release.lua - signed correction of an admission's debit (P4, paper IV-C).
 --
 -- The ticket (bp:{target}:tk:<n>, a string written by admit.lua:
--- "<k> <requests> <tokens debited> <drf 0|1> <weight> <queue id>") records
--- what was debited. Release debits (actual > debited) or refunds (actual < debited)
+-- "<k> <requests> <tokens debited> <ablation 0|1|2> <queue id>", ablation
+-- 1 = no-DRF, 2 = no-priority) records what was debited. Release debits (actual > debited) or refunds (actual < debited)
 -- the difference on L1, on the class's admitted total and on the queue's
--- virtual tag (dominant-share units at the current caps), then
+-- virtual tag (dominant-share units at the current caps and weights), then
 -- deletes the ticket: a second release of the same ticket changes nothing.
 --
 -- KEYS[1] = "bp:{target}"
@@ -26,20 +26,23 @@ end
 local TK = P .. ':tk:' .. (ARGV[1] or '')
 local areq, atok = tonumber(ARGV[2]), tonumber(ARGV[3])
 local now = (tonumber(ARGV[4] or '0') or 0) * 1000
-if not areq or not atok or areq < 0 or atok < 0 then
-  return redis.error_reply('ERR bp: actual costs must be numbers >= 0')
+if not areq or not atok or areq < 0 or atok < 0 or areq ~= math.floor(areq)
+    or atok ~= math.floor(atok) then
+  return redis.error_reply('ERR bp: actual costs must be integers >= 0')
 end
 local raw = redis.call('GET', TK)
 if not raw then return 0 end
 redis.call('DEL', TK)
-local k, dreq, dtok, drf, w, qid = string.match(raw, '^(%S+) (%S+) (%S+) (%S+) (%S+) (%S+)$')
+local k, dreq, dtok, abl, qid = string.match(raw, '^(%S+) (%S+) (%S+) (%S+) (%S+)$')
 if not qid then return redis.error_reply('ERR bp: malformed ticket') end
-dreq, dtok, w = tonumber(dreq), tonumber(dtok), tonumber(w)
+dreq, dtok = tonumber(dreq), tonumber(dtok)
+local tenant = string.match(qid, '^[^:]+:(.+)$')
 if now <= 0 then
   local tm = redis.call('TIME')
   now = tonumber(tm[1]) * 1000000 + tonumber(tm[2])
 end
-local s = redis.call('HMGET', H, 'cfg', 'g', 'q:' .. qid, 'c:' .. k)
+local s = redis.call('HMGET', H, 'cfg', 'g', 'q:' .. qid, 'c:' .. k, 'tw:' .. tenant,
+  'omega:' .. k)
 local c = nums(s[1], P8)
 local Cr, Ct = c[1], c[2] or 0
 if not Cr or Cr <= 0 then return 1 end
@@ -58,16 +61,17 @@ t = math.min(capt, t + Ct * el / 1e6 - dt)
 local hw = {'g', string.format('%.17g %.17g %d %.17g %.17g %.17g %d %d', r, t, math.max(ts, now),
   g[4] or 0, g[5] or 0, g[6] or 0, g[7] or 0, g[8] or 0)}
 local cl = nums(s[4], P2)
-hw[3], hw[4] = 'c:' .. k, string.format('%.17g %.17g', (cl[1] or 0) + dr, (cl[2] or 0) + dt)
+hw[3], hw[4] = 'c:' .. k, string.format('%d %d', (cl[1] or 0) + dr, (cl[2] or 0) + dt)
 
 -- L3: the queue's tag moves by the change in its dominant share.
 local q = nums(s[3], P9)
 if q[1] then
   local function sig(req, tok)
     local x = req / Cr
-    if drf == '1' and Ct > 0 then x = math.max(x, tok / Ct) end
+    if abl ~= '1' and Ct > 0 then x = math.max(x, tok / Ct) end
     return x
   end
+  local w = (tonumber(s[5]) or 1) * ((abl == '2') and 1 or (tonumber(s[6]) or 1))
   local dF = (sig(areq, atok) - sig(dreq, dtok)) / w
   if dF ~= 0 then
     q[1] = q[1] + dF

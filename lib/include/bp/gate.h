@@ -3,8 +3,10 @@
 //
 // Before each call to a rate-limited API, a worker asks Admit(). The gate runs
 // one atomic Lua script on Valkey (lib/lua/admit.lua) that checks and debits
-// nested token buckets - L1 global cap per dimension, L2 per-priority share
-// (work-conserving), L3 per-(tenant, priority) fair share - and answers:
+// the L1 global token bucket per dimension (cap C_d, burst) and applies the
+// fair-share rule for L2/L3: start-time fair queuing in dominant-share units
+// over the backlogged (tenant, priority) queues with weights w_t * omega_k,
+// i.e. weighted DRF (paper eq. 1), work-conserving across classes. It answers:
 //   ADMIT(ticket)    call the API now, then Release(ticket, actual usage);
 //   DEFER(delta_ms)  free the worker slot, sleep delta on a durable timer,
 //                    then ask again;
