@@ -100,6 +100,25 @@ TEST_F(GateFairness, MixedDominantGetsWeightedDrf) {
   for (double d : dominant) EXPECT_NEAR(d, s, 0.05 * s);
 }
 
+TEST_F(GateFairness, CrossPriorityUnderTimeCompression) {
+  // The same workload at speedup 10: caps x10, service 5-15 ms, tuning / 10,
+  // wake-ups up to 5 ms late. Shares scale by 10: 150/150/90/90/60/60 req/s.
+  auto gate = MakeGate(GateCaps{600, 0, 0.1}, {0.5, 0.3, 0.2});
+  ASSERT_TRUE(gate->SetTuning(GateTuning{5, 0.5, 20, 600000}).ok());
+  std::vector<SimQueue> qs = {{"p1a", 1, 4, {1, 0}},  {"p1b", 1, 4, {1, 0}},
+                              {"p2a", 2, 8, {1, 0}},  {"p2b", 2, 8, {1, 0}},
+                              {"p3a", 3, 16, {1, 0}}, {"p3b", 3, 16, {1, 0}}};
+  auto r = Simulate(*gate, qs, 3'000, 500, 5, 15, 1, 5);
+  EXPECT_EQ(r.fail_opens, 0);
+  const std::vector<double> ideal = {150, 150, 90, 90, 60, 60};
+  std::vector<double> observed;
+  for (size_t q = 0; q < qs.size(); ++q) observed.push_back(r.admits[q] / 2.5);
+  std::printf("  admitted req/s: %.1f %.1f %.1f %.1f %.1f %.1f\n", observed[0], observed[1],
+              observed[2], observed[3], observed[4], observed[5]);
+  EXPECT_GE(AchievementJain(observed, ideal), 0.99);
+  for (size_t q = 0; q < qs.size(); ++q) EXPECT_NEAR(observed[q], ideal[q], 0.07 * ideal[q]);
+}
+
 TEST_F(GateFairness, IdleClassCapacityGoesToBackloggedClasses) {
   // P3: class 1 is configured (omega 0.5) but idle; classes 2 and 3 share
   // the whole cap 0.3 : 0.2, i.e. 36 and 24 req/s.
