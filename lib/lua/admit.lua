@@ -12,8 +12,8 @@
 -- split omega_k / sum(omega)) is realized by the weights; per-class admitted
 -- totals are kept for bpctl.
 --
--- Cost: 4-6 Valkey commands per call (one HMGET and one HSET of six packed
--- fields of the state hash, a ZRANGE of the two least tags, a ZADD when
+-- Cost: 4-6 Valkey commands per call (an HMGET of six and an HSET of three
+-- packed fields of the state hash, a ZRANGE of the two least tags, a ZADD when
 -- backlogged, a SET for the ticket), O(log n) in the n active queues.
 -- Eviction is bounded (at most 12 queues) and runs at most once per 10 ms.
 -- Numbers are packed into space-separated fields because converting numbers
