@@ -1,0 +1,77 @@
+# Sourced by scripts/*.sh: start and stop the servers a run needs, on free
+# loopback ports, and stop everything this shell started on exit, Ctrl-C or
+# failure.
+#
+#   source scripts/lib/servers.sh
+#   bp_start_valkey            # sets BP_VALKEY_URL
+#   bp_start_mockapi CONFIG    # sets BP_MOCKAPI_URL
+#   (trap installed by bp_servers_init stops both)
+
+BP_STARTED_PIDS=()
+BP_TMP="$(mktemp -d -t bp.XXXXXX)"
+
+bp_free_port() {
+  python3 - <<'PY' 2>/dev/null && return 0
+import socket
+s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()
+PY
+  # Fallback without python: a random high port not listed by ss.
+  local p
+  for _ in $(seq 1 50); do
+    p=$(( 20000 + RANDOM % 40000 ))
+    ss -ltn 2>/dev/null | grep -q ":$p " || { echo "$p"; return 0; }
+  done
+  return 1
+}
+
+bp_wait_port() {  # port timeout_s
+  local deadline=$(( $(date +%s) + $2 ))
+  while [ "$(date +%s)" -lt "$deadline" ]; do
+    (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null && return 0
+    sleep 0.1
+  done
+  return 1
+}
+
+bp_stop_all() {
+  local pid
+  for pid in "${BP_STARTED_PIDS[@]}"; do
+    kill -TERM "$pid" 2>/dev/null || true
+  done
+  for pid in "${BP_STARTED_PIDS[@]}"; do
+    for _ in $(seq 1 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+    kill -KILL "$pid" 2>/dev/null || true
+    wait "$pid" 2>/dev/null || true
+  done
+  BP_STARTED_PIDS=()
+  rm -rf "$BP_TMP"
+}
+
+bp_servers_init() {
+  trap 'bp_stop_all' EXIT
+  trap 'echo "interrupted: stopping servers" >&2; exit 130' INT TERM
+}
+
+bp_start_valkey() {
+  local bin port
+  bin=$(command -v valkey-server || command -v redis-server || true)
+  [ -n "$bin" ] || { echo "neither valkey-server nor redis-server found (run scripts/setup.sh)" >&2; return 1; }
+  port=$(bp_free_port)
+  "$bin" --port "$port" --bind 127.0.0.1 --save "" --appendonly no \
+    --daemonize no --loglevel warning --logfile "$BP_TMP/valkey.log" &
+  BP_STARTED_PIDS+=($!)
+  bp_wait_port "$port" 10 || { echo "valkey did not start on $port" >&2; return 1; }
+  BP_VALKEY_URL="redis://127.0.0.1:$port"
+  export BP_VALKEY_URL
+}
+
+bp_start_mockapi() {  # config [extra flags...]
+  local config=$1; shift
+  local port
+  port=$(bp_free_port)
+  ./build/apps/mockapi --config "$config" --port "$port" "$@" >"$BP_TMP/mockapi.log" 2>&1 &
+  BP_STARTED_PIDS+=($!)
+  bp_wait_port "$port" 10 || { echo "mockapi did not start on $port:" >&2; cat "$BP_TMP/mockapi.log" >&2; return 1; }
+  BP_MOCKAPI_URL="http://127.0.0.1:$port"
+  export BP_MOCKAPI_URL
+}
