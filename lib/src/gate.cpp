@@ -34,7 +34,9 @@ const char* AblationName(GateAblation a) {
   }
 }
 
-bool ValidTenant(const std::string& t) {
+}  // namespace
+
+bool ValidTenantName(std::string_view t) {
   if (t.empty() || t.size() > 128) return false;
   for (char c : t) {
     const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
@@ -44,7 +46,51 @@ bool ValidTenant(const std::string& t) {
   return true;
 }
 
-}  // namespace
+std::optional<Decision> InvalidAdmitRequest(const AdmitRequest& request) {
+  if (ValidTenantName(request.tenant) && request.priority >= 1 && request.cost.requests >= 0 &&
+      request.cost.tokens >= 0 && request.max_tokens >= 0) {
+    return std::nullopt;
+  }
+  Decision d;
+  d.verdict = Verdict::kReject;
+  d.reason = "invalid request: tenant must match [A-Za-z0-9_.-]{1,128}, priority >= 1, costs >= 0";
+  return d;
+}
+
+std::vector<std::string> AdmitArgs(const GateOptions& o, const AdmitRequest& request) {
+  return {request.tenant,
+          std::to_string(request.priority),
+          std::to_string(request.cost.requests),
+          std::to_string(request.cost.tokens),
+          std::to_string(request.max_tokens),
+          ModeName(o.mode),
+          AblationName(o.ablation),
+          std::to_string(o.queue_ttl_ms),
+          std::to_string(request.now_ms)};
+}
+
+std::string ParseAdmitReply(const Result<ValkeyReply>& r, Decision* d) {
+  if (!r.ok()) return r.status().ToString();
+  if (r->is_error()) return "admit script: " + r->str;
+  if (r->type != ValkeyReply::Type::kArray || r->elements.size() < 2) {
+    return "admit script: unexpected reply shape";
+  }
+  const std::string verdict = r->elements[0].AsString();
+  if (verdict == "ADMIT") {
+    d->verdict = Verdict::kAdmit;
+    d->ticket = r->elements[1].AsString();
+  } else if (verdict == "DEFER") {
+    d->verdict = Verdict::kDefer;
+    d->delta_ms = r->elements[1].integer;
+    if (r->elements.size() > 2) d->reason = r->elements[2].AsString();
+  } else if (verdict == "REJECT") {
+    d->verdict = Verdict::kReject;
+    d->reason = r->elements[1].AsString();
+  } else {
+    return "admit script: unknown verdict " + verdict;
+  }
+  return "";
+}
 
 std::string FormatDouble(double v) {
   char buf[32];
@@ -76,22 +122,26 @@ Status Gate::Impl::EnsureConnected(int connect_timeout_ms) {
   return conn.Connect(connect_timeout_ms);
 }
 
+Status Gate::Impl::ConnectForTool() {
+  if (conn.connected()) return Status::Ok();
+  last_attempt = {};  // tools and hot updates may always try
+  return EnsureConnected(options.connect_timeout_ms);
+}
+
 Result<ValkeyReply> Gate::Impl::Run(const std::vector<std::string>& args) {
   std::lock_guard lock(mu);
-  if (!conn.connected()) {
-    last_attempt = {};  // tools and hot updates may always try
-    if (Status s = EnsureConnected(options.connect_timeout_ms); !s.ok()) return s;
-  }
+  if (Status s = ConnectForTool(); !s.ok()) return s;
   return conn.Command(args);
 }
 
-Status Gate::Impl::Configure(const std::vector<std::string>& pairs) {
+Result<ValkeyReply> Gate::Impl::Eval(std::string_view body, const std::vector<std::string>& args) {
   std::lock_guard lock(mu);
-  if (!conn.connected()) {
-    last_attempt = {};
-    if (Status s = EnsureConnected(options.connect_timeout_ms); !s.ok()) return s;
-  }
-  auto r = conn.EvalScript(lua::kConfigureLua, {prefix}, pairs);
+  if (Status s = ConnectForTool(); !s.ok()) return s;
+  return conn.EvalScript(body, {prefix}, args);
+}
+
+Status Gate::Impl::Configure(const std::vector<std::string>& pairs) {
+  auto r = Eval(lua::kConfigureLua, pairs);
   if (!r.ok()) return r.status();
   if (r->is_error()) return Status::Internal("configure script: " + r->str);
   return Status::Ok();
@@ -130,59 +180,25 @@ Status Gate::Ping() {
 }
 
 Decision Gate::Admit(const AdmitRequest& request) {
-  Decision d;
-  if (!ValidTenant(request.tenant) || request.priority < 1 || request.cost.requests < 0 ||
-      request.cost.tokens < 0 || request.max_tokens < 0) {
-    d.verdict = Verdict::kReject;
-    d.reason = "invalid request: tenant must match [A-Za-z0-9_.-]{1,128}, priority >= 1, "
-               "costs >= 0";
+  if (auto invalid = InvalidAdmitRequest(request)) {
     impl_->rejects++;
-    return d;
+    return *invalid;
   }
   const GateOptions& o = impl_->options;
-  const std::vector<std::string> args = {request.tenant,
-                                         std::to_string(request.priority),
-                                         std::to_string(request.cost.requests),
-                                         std::to_string(request.cost.tokens),
-                                         std::to_string(request.max_tokens),
-                                         ModeName(o.mode),
-                                         AblationName(o.ablation),
-                                         std::to_string(o.queue_ttl_ms),
-                                         std::to_string(request.now_ms)};
+  const std::vector<std::string> args = AdmitArgs(o, request);
+  Decision d;
   std::string failure;
   {
     std::lock_guard lock(impl_->mu);
     Status s = impl_->EnsureConnected(o.command_timeout_ms);
     Result<ValkeyReply> r = s.ok() ? impl_->conn.EvalScript(lua::kAdmitLua, {impl_->prefix}, args)
                                    : Result<ValkeyReply>(s);
-    if (!r.ok()) {
-      failure = r.status().ToString();
-    } else if (r->is_error()) {
-      failure = "admit script: " + r->str;
-    } else if (r->type != ValkeyReply::Type::kArray || r->elements.size() < 2) {
-      failure = "admit script: unexpected reply shape";
-    } else {
-      const std::string verdict = r->elements[0].AsString();
-      if (verdict == "ADMIT") {
-        d.verdict = Verdict::kAdmit;
-        d.ticket = r->elements[1].AsString();
-        impl_->admits++;
-        return d;
-      }
-      if (verdict == "DEFER") {
-        d.verdict = Verdict::kDefer;
-        d.delta_ms = r->elements[1].integer;
-        if (r->elements.size() > 2) d.reason = r->elements[2].AsString();
-        impl_->defers++;
-        return d;
-      }
-      if (verdict == "REJECT") {
-        d.verdict = Verdict::kReject;
-        d.reason = r->elements[1].AsString();
-        impl_->rejects++;
-        return d;
-      }
-      failure = "admit script: unknown verdict " + verdict;
+    failure = ParseAdmitReply(r, &d);
+    if (failure.empty()) {
+      if (d.verdict == Verdict::kAdmit) impl_->admits++;
+      if (d.verdict == Verdict::kDefer) impl_->defers++;
+      if (d.verdict == Verdict::kReject) impl_->rejects++;
+      return d;
     }
     // Fail open (I3): count every one, warn at most once per interval.
     const uint64_t n = ++impl_->fail_opens;
@@ -193,6 +209,7 @@ Decision Gate::Admit(const AdmitRequest& request) {
       spdlog::warn("bp gate '{}': failing open ({} so far): {}", o.target, n, failure);
     }
   }
+  d = Decision{};
   d.verdict = Verdict::kFailOpen;
   d.reason = failure;
   return d;

@@ -12,7 +12,9 @@ namespace {
 
 bool PositiveFinite(double v) { return std::isfinite(v) && v > 0; }
 
-double ToDouble(const ValkeyReply& r, double fallback = 0) {
+}  // namespace
+
+double ReplyToDouble(const ValkeyReply& r, double fallback) {
   if (r.type == ValkeyReply::Type::kInteger) return static_cast<double>(r.integer);
   if (r.type != ValkeyReply::Type::kString) return fallback;
   char* end = nullptr;
@@ -31,15 +33,13 @@ std::vector<double> SplitNumbers(const std::string& text) {
   return out;
 }
 
-Status Check(const Result<ValkeyReply>& r, const char* what) {
+Status CheckReply(const Result<ValkeyReply>& r, const char* what) {
   if (!r.ok()) return r.status();
   if (r->is_error()) return Status::Internal(std::string(what) + ": " + r->str);
   return Status::Ok();
 }
 
-}  // namespace
-
-Status Gate::SetCaps(const GateCaps& caps) {
+Status ValidateCaps(const GateCaps& caps) {
   if (!PositiveFinite(caps.requests_per_s)) {
     return Status::InvalidArgument("requests_per_s must be a positive finite number, got " +
                                    FormatDouble(caps.requests_per_s));
@@ -52,53 +52,34 @@ Status Gate::SetCaps(const GateCaps& caps) {
     return Status::InvalidArgument("burst_s must be a positive finite number, got " +
                                    FormatDouble(caps.burst_s));
   }
-  return impl_->Configure({"requests_per_s", FormatDouble(caps.requests_per_s), "tokens_per_s",
-                           FormatDouble(caps.tokens_per_s), "burst_s", FormatDouble(caps.burst_s)});
+  return Status::Ok();
 }
 
-Status Gate::SetPriorityWeights(const std::vector<double>& omega) {
+Status ValidateOmega(const std::vector<double>& omega) {
   if (omega.empty()) return Status::InvalidArgument("priority weights: need at least one class");
-  double sum = 0;
-  std::vector<std::string> cmd;
   for (size_t i = 0; i < omega.size(); ++i) {
     if (!PositiveFinite(omega[i])) {
       return Status::InvalidArgument("priority weight omega_" + std::to_string(i + 1) +
                                      " must be a positive finite number, got " +
                                      FormatDouble(omega[i]));
     }
-    sum += omega[i];
-    cmd.push_back("omega:" + std::to_string(i + 1));
-    cmd.push_back(FormatDouble(omega[i]));
   }
-  cmd.push_back("omega_sum");
-  cmd.push_back(FormatDouble(sum));
-  cmd.push_back("classes");
-  cmd.push_back(std::to_string(omega.size()));
-  auto old = impl_->Run({"HGET", impl_->prefix + ":state", "classes"});
-  if (Status s = Check(old, "set priority weights"); !s.ok()) return s;
-  const auto old_k = static_cast<size_t>(ToDouble(*old, 0));
-  for (size_t k = omega.size() + 1; k <= old_k; ++k) {  // "" deletes
-    cmd.push_back("omega:" + std::to_string(k));
-    cmd.push_back("");
-  }
-  return impl_->Configure(cmd);
+  return Status::Ok();
 }
 
-Status Gate::SetTenantWeight(const std::string& tenant, double weight) {
-  if (tenant.empty()) return Status::InvalidArgument("tenant weight: empty tenant");
+Status ValidateTenantWeight(const std::string& tenant, double weight) {
+  if (!ValidTenantName(tenant)) {
+    return Status::InvalidArgument("tenant weight: tenant '" + tenant +
+                                   "' must match [A-Za-z0-9_.-]{1,128}");
+  }
   if (!PositiveFinite(weight)) {
     return Status::InvalidArgument("tenant weight must be a positive finite number, got " +
                                    FormatDouble(weight));
   }
-  return impl_->Configure({"tw:" + tenant, FormatDouble(weight)});
+  return Status::Ok();
 }
 
-Status Gate::UnsetTenantWeight(const std::string& tenant) {
-  if (tenant.empty()) return Status::InvalidArgument("tenant weight: empty tenant");
-  return impl_->Configure({"tw:" + tenant, ""});
-}
-
-Status Gate::SetTuning(const GateTuning& t) {
+Status ValidateTuning(const GateTuning& t) {
   if (!std::isfinite(t.slack_ms) || t.slack_ms < 0) {
     return Status::InvalidArgument("slack_ms must be a finite number >= 0");
   }
@@ -109,43 +90,103 @@ Status Gate::SetTuning(const GateTuning& t) {
     return Status::InvalidArgument("grace_ms must be a finite number >= 0");
   }
   if (t.ticket_ttl_ms < 1) return Status::InvalidArgument("ticket_ttl_ms must be >= 1");
-  return impl_->Configure({"slack_ms", FormatDouble(t.slack_ms), "lend_fraction",
-                           FormatDouble(t.lend_fraction), "grace_ms", FormatDouble(t.grace_ms),
-                           "ticket_ttl_ms", std::to_string(t.ticket_ttl_ms)});
+  return Status::Ok();
+}
+
+std::vector<std::string> CapsPairs(const GateCaps& caps) {
+  return {"requests_per_s", FormatDouble(caps.requests_per_s),
+          "tokens_per_s",   FormatDouble(caps.tokens_per_s),
+          "burst_s",        FormatDouble(caps.burst_s)};
+}
+
+std::vector<std::string> OmegaPairs(const std::vector<double>& omega, size_t old_classes) {
+  std::vector<std::string> out;
+  double sum = 0;
+  for (size_t i = 0; i < omega.size(); ++i) {
+    sum += omega[i];
+    out.push_back("omega:" + std::to_string(i + 1));
+    out.push_back(FormatDouble(omega[i]));
+  }
+  const bool none = omega.empty();
+  out.insert(out.end(), {"omega_sum", none ? "" : FormatDouble(sum), "classes",
+                         none ? "" : std::to_string(omega.size())});
+  for (size_t k = omega.size() + 1; k <= old_classes; ++k) {  // "" deletes
+    out.push_back("omega:" + std::to_string(k));
+    out.push_back("");
+  }
+  return out;
+}
+
+std::vector<std::string> TuningPairs(const GateTuning& t) {
+  return {"slack_ms", FormatDouble(t.slack_ms), "lend_fraction", FormatDouble(t.lend_fraction),
+          "grace_ms", FormatDouble(t.grace_ms), "ticket_ttl_ms", std::to_string(t.ticket_ttl_ms)};
+}
+
+Status Gate::SetCaps(const GateCaps& caps) {
+  if (Status s = ValidateCaps(caps); !s.ok()) return s;
+  return impl_->Configure(CapsPairs(caps));
+}
+
+Status Gate::SetPriorityWeights(const std::vector<double>& omega) {
+  if (Status s = ValidateOmega(omega); !s.ok()) return s;
+  auto old = impl_->Run({"HGET", impl_->prefix + ":state", "classes"});
+  if (Status s = CheckReply(old, "set priority weights"); !s.ok()) return s;
+  return impl_->Configure(OmegaPairs(omega, static_cast<size_t>(ReplyToDouble(*old, 0))));
+}
+
+Status Gate::SetTenantWeight(const std::string& tenant, double weight) {
+  if (Status s = ValidateTenantWeight(tenant, weight); !s.ok()) return s;
+  return impl_->Configure({"tw:" + tenant, FormatDouble(weight)});
+}
+
+Status Gate::UnsetTenantWeight(const std::string& tenant) {
+  if (tenant.empty()) return Status::InvalidArgument("tenant weight: empty tenant");
+  return impl_->Configure({"tw:" + tenant, ""});
+}
+
+Status Gate::SetTuning(const GateTuning& t) {
+  if (Status s = ValidateTuning(t); !s.ok()) return s;
+  return impl_->Configure(TuningPairs(t));
 }
 
 Result<GateState> Gate::State() {
   const std::string& p = impl_->prefix;
   GateState st;
-  auto cfg = impl_->Run({"HMGET", p + ":state", "requests_per_s", "tokens_per_s", "burst_s",
-                         "classes"});
-  if (Status s = Check(cfg, "state"); !s.ok()) return s;
+  auto cfg =
+      impl_->Run({"HMGET", p + ":state", "requests_per_s", "tokens_per_s", "burst_s", "classes"});
+  if (Status s = CheckReply(cfg, "state"); !s.ok()) return s;
   st.configured = cfg->elements.size() == 4 && cfg->elements[0].type == ValkeyReply::Type::kString;
   if (st.configured) {
-    st.caps.requests_per_s = ToDouble(cfg->elements[0]);
-    st.caps.tokens_per_s = ToDouble(cfg->elements[1]);
-    st.caps.burst_s = ToDouble(cfg->elements[2], 1.0);
+    st.caps.requests_per_s = ReplyToDouble(cfg->elements[0]);
+    st.caps.tokens_per_s = ReplyToDouble(cfg->elements[1]);
+    st.caps.burst_s = ReplyToDouble(cfg->elements[2], 1.0);
   }
-  const int classes = static_cast<int>(ToDouble(cfg->elements[3], 0));
+  const int classes = static_cast<int>(ReplyToDouble(cfg->elements[3], 0));
   for (int k = 1; k <= std::max(classes, 1); ++k) {
-    auto w = impl_->Run({"HMGET", p + ":state", "omega:" + std::to_string(k),
-                         "c:" + std::to_string(k)});
-    if (Status s = Check(w, "state"); !s.ok()) return s;
-    if (k <= classes) st.omega.push_back(ToDouble(w->elements[0], 1.0));
+    auto w =
+        impl_->Run({"HMGET", p + ":state", "omega:" + std::to_string(k), "c:" + std::to_string(k)});
+    if (Status s = CheckReply(w, "state"); !s.ok()) return s;
+    if (k <= classes) st.omega.push_back(ReplyToDouble(w->elements[0], 1.0));
     const std::vector<double> cv = SplitNumbers(w->elements[1].AsString());
     st.class_requests.push_back(cv.size() == 2 ? cv[0] : 0);
     st.class_tokens.push_back(cv.size() == 2 ? cv[1] : 0);
   }
   // g = "r t ts_us V Dr Dt seq evt_us" (README "Key schema")
   auto g = impl_->Run({"HGET", p + ":state", "g"});
-  if (Status s = Check(g, "state"); !s.ok()) return s;
+  if (Status s = CheckReply(g, "state"); !s.ok()) return s;
   const std::vector<double> gv = SplitNumbers(g->AsString());
   st.l1_requests = gv.size() > 0 ? gv[0] : st.caps.requests_per_s * st.caps.burst_s;
   st.l1_tokens = gv.size() > 1 ? gv[1] : st.caps.tokens_per_s * st.caps.burst_s;
   st.l1_at_ms = gv.size() > 2 ? gv[2] / 1000 : 0;
   st.virtual_time = gv.size() > 3 ? gv[3] : 0;
+  auto tm = impl_->Run({"TIME"});
+  if (Status s = CheckReply(tm, "state"); !s.ok()) return s;
+  if (tm->elements.size() == 2) {
+    st.server_time_ms =
+        ReplyToDouble(tm->elements[0]) * 1000 + ReplyToDouble(tm->elements[1]) / 1000;
+  }
   auto seen = impl_->Run({"ZRANGE", p + ":seen", "0", "-1"});
-  if (Status s = Check(seen, "state"); !s.ok()) return s;
+  if (Status s = CheckReply(seen, "state"); !s.ok()) return s;
   for (const auto& m : seen->elements) {
     const std::string id = m.AsString();  // "<k>:<tenant>"
     const auto colon = id.find(':');
@@ -157,7 +198,7 @@ Result<GateState> Gate::State() {
     // computed from the configuration as the script does.
     auto h = impl_->Run({"HMGET", p + ":state", "q:" + id, "tw:" + q.tenant,
                          "omega:" + std::to_string(q.priority)});
-    if (Status s = Check(h, "state"); !s.ok()) return s;
+    if (Status s = CheckReply(h, "state"); !s.ok()) return s;
     const std::vector<double> qv = SplitNumbers(h->elements[0].AsString());
     if (qv.size() < 9) continue;
     q.tag = qv[0];
@@ -166,7 +207,8 @@ Result<GateState> Gate::State() {
     q.defers = static_cast<int64_t>(qv[7]);
     q.lent = static_cast<int64_t>(qv[8]);
     const bool no_priority = impl_->options.ablation == GateAblation::kNoPriority;
-    q.weight = ToDouble(h->elements[1], 1.0) * (no_priority ? 1.0 : ToDouble(h->elements[2], 1.0));
+    q.weight = ReplyToDouble(h->elements[1], 1.0) *
+               (no_priority ? 1.0 : ReplyToDouble(h->elements[2], 1.0));
     st.queues.push_back(std::move(q));
   }
   std::sort(st.queues.begin(), st.queues.end(), [](const auto& a, const auto& b) {
@@ -175,27 +217,34 @@ Result<GateState> Gate::State() {
   return st;
 }
 
-Status Gate::Reset() {
+Status Gate::Impl::DeleteMatching(const std::string& suffix_glob,
+                                  const std::function<bool(const std::string&)>& drop) {
   // Glob-escape the prefix: a target may contain * ? [ ] or backslash.
   std::string pattern;
-  for (char c : impl_->prefix + ":") {
+  for (char c : prefix + ":") {
     if (c == '*' || c == '?' || c == '[' || c == ']' || c == '\\') pattern.push_back('\\');
     pattern.push_back(c);
   }
-  pattern.push_back('*');
+  pattern += suffix_glob;
   std::string cursor = "0";
   do {
-    auto r = impl_->Run({"SCAN", cursor, "MATCH", pattern, "COUNT", "1000"});
-    if (Status s = Check(r, "reset"); !s.ok()) return s;
-    if (r->elements.size() != 2) return Status::Internal("reset: unexpected SCAN reply");
+    auto r = Run({"SCAN", cursor, "MATCH", pattern, "COUNT", "1000"});
+    if (Status s = CheckReply(r, "delete keys"); !s.ok()) return s;
+    if (r->elements.size() != 2) return Status::Internal("delete keys: unexpected SCAN reply");
     cursor = r->elements[0].AsString();
     std::vector<std::string> del = {"DEL"};
-    for (const auto& k : r->elements[1].elements) del.push_back(k.AsString());
+    for (const auto& k : r->elements[1].elements) {
+      if (drop(k.str)) del.push_back(k.str);
+    }
     if (del.size() > 1) {
-      if (Status s = Check(impl_->Run(del), "reset"); !s.ok()) return s;
+      if (Status s = CheckReply(Run(del), "delete keys"); !s.ok()) return s;
     }
   } while (cursor != "0");
   return Status::Ok();
+}
+
+Status Gate::Reset() {
+  return impl_->DeleteMatching("*", [](const std::string&) { return true; });
 }
 
 }  // namespace bp

@@ -21,8 +21,10 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "bp/status.h"
@@ -48,6 +50,9 @@ enum class GateAblation {
   kNoDrf,       // fairness on requests only (the token dimension is L1 only)
   kNoPriority,  // one class: no L2 split, priority weights ignored
 };
+
+// The tenant id rule: 1-128 bytes of [A-Za-z0-9_.-].
+bool ValidTenantName(std::string_view tenant);
 
 enum class Verdict { kAdmit, kDefer, kReject, kFailOpen };
 const char* VerdictName(Verdict v);  // "ADMIT", "DEFER", "REJECT", "FAIL_OPEN"
@@ -85,9 +90,9 @@ struct GateOptions {
   GateMode mode = GateMode::kReconcile;
   GateAblation ablation = GateAblation::kNone;
   int connect_timeout_ms = 100;
-  int command_timeout_ms = 20;    // past this, Admit fails open
-  int warn_interval_ms = 10000;   // at most one fail-open warning per interval
-  int64_t queue_ttl_ms = 10000;   // an idle queue is evicted after this
+  int command_timeout_ms = 20;   // past this, Admit fails open
+  int warn_interval_ms = 10000;  // at most one fail-open warning per interval
+  int64_t queue_ttl_ms = 10000;  // an idle queue is evicted after this
   // While disconnected, at most one reconnect attempt per interval (each
   // bounded by command_timeout_ms); calls in between fail open at once.
   int reconnect_interval_ms = 100;
@@ -108,12 +113,27 @@ struct GateTuning {
   int64_t ticket_ttl_ms = 600000;  // an unreleased ticket expires after this
 };
 
+// A target's whole configuration, and nothing of its bucket or queue state:
+// what bpctl exports and imports (README "The gate", key schema).
+struct GateConfig {
+  bool configured = false;                       // caps are set (else the gate fails open)
+  GateCaps caps;                                 // meaningful only when configured
+  std::vector<double> omega;                     // omega_1..omega_K; empty: not set (omega 1)
+  std::map<std::string, double> tenant_weights;  // explicit w_t; others are 1
+  GateTuning tuning;                             // defaults for fields never set
+};
+
+// Checks what ReplaceConfig would write: configured, caps as SetCaps, omega as
+// SetPriorityWeights (or empty), tenant names and weights as SetTenantWeight
+// plus ValidTenantName, tuning as SetTuning. InvalidArgument names the field.
+Status ValidateGateConfig(const GateConfig& config);
+
 // What the gate stores for one (tenant, priority) queue (bpctl, tests).
 struct GateQueueState {
   std::string tenant;
   int priority = 0;
-  double weight = 0;   // w_t * omega_k at its last call
-  double tag = 0;      // virtual finish tag F_q (dominant-share units / weight)
+  double weight = 0;  // w_t * omega_k at its last call
+  double tag = 0;     // virtual finish tag F_q (dominant-share units / weight)
   bool backlogged = false;
   int64_t admits = 0, defers = 0, lent = 0;
 };
@@ -123,11 +143,12 @@ struct GateQueueState {
 struct GateState {
   bool configured = false;
   GateCaps caps;
-  std::vector<double> omega;   // omega_1..omega_K as configured
-  double l1_requests = 0;      // L1 level at l1_at_ms
+  std::vector<double> omega;  // omega_1..omega_K as configured
+  double l1_requests = 0;     // L1 level at l1_at_ms
   double l1_tokens = 0;
-  double l1_at_ms = 0;         // script time of the last refill
-  double virtual_time = 0;     // V: least tag among backlogged queues
+  double l1_at_ms = 0;        // script time of the last refill
+  double server_time_ms = 0;  // the server's TIME when State() read it
+  double virtual_time = 0;    // V: least tag among backlogged queues
   // Admitted totals per class 1..K (release-corrected): the L2 view, to set
   // against each class's nominal share omega_k / sum(omega) * C_d.
   std::vector<double> class_requests, class_tokens;
@@ -163,8 +184,8 @@ class Gate {
   // Tests only: the same with an explicit script clock (see AdmitRequest).
   Status Release(const std::string& ticket, const Cost& actual, int64_t now_ms);
 
-  // Hot updates (I2), validated (positive finite numbers); effective on the
-  // next Admit of any worker.
+  // Hot updates (I2), validated (positive finite numbers; a tenant weight's
+  // name as ValidTenantName); effective on the next Admit of any worker.
   Status SetCaps(const GateCaps& caps);
   Status SetPriorityWeights(const std::vector<double>& omega);  // omega_1..omega_K
   Status SetTenantWeight(const std::string& tenant, double weight);
@@ -177,6 +198,28 @@ class Gate {
   // Deletes every key of the target (configuration included). For tests and
   // between experiment runs; never while workers admit.
   Status Reset();
+
+  // Tools (bpctl), not the admission path. The target's configuration
+  // (O(configured tenants) commands); defaults for tuning fields never set.
+  Result<GateConfig> Config();
+  // Replaces the whole configuration in one atomic configure.lua call: caps,
+  // priority weights and tuning are written, and priority classes and tenant
+  // weights absent from `config` are deleted. Validated first
+  // (ValidateGateConfig): on InvalidArgument nothing is written.
+  Status ReplaceConfig(const GateConfig& config);
+  // Drops the bucket and queue state (L1 levels, tags, backlog, per-queue and
+  // per-class counters, outstanding tickets) and keeps the configuration,
+  // atomically (lib/lua/reset_buckets.lua): State() then reads empty
+  // buckets at time 0, which the next admission refills to full, as a cold
+  // start does. Tickets issued later are never touched; releases of dropped
+  // tickets are no-ops.
+  Status ResetBuckets();
+  // What Admit would answer now, changing nothing of the target: admit.lua
+  // runs on a scratch copy of the target's keys (same hash slot, copied in one
+  // MULTI/EXEC, expiring after 60 s), which is deleted afterwards. Counts in
+  // no counter; the ticket of an ADMIT is cleared. Errors give FAIL_OPEN with
+  // the reason, as Admit does.
+  Decision DryRunAdmit(const AdmitRequest& request);
 
   uint64_t fail_open_count() const;
   GateCounters counters() const;
