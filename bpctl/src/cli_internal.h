@@ -1,0 +1,70 @@
+// bpctl internals shared by cli.cpp (parsing, dispatch, help) and the
+// command files (commands_*.cpp). Not a public header.
+#pragma once
+
+#include <boost/program_options.hpp>
+#include <memory>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "bp/bpctl/bpctl.h"
+#include "bp/gate.h"
+#include "bp/status.h"
+
+namespace bp::bpctl {
+
+namespace po = boost::program_options;
+
+// What every command gets: streams, the resolved URL and target.
+struct Env {
+  std::ostream& out;
+  std::ostream& err;
+  std::string url;
+  std::string target;
+  const RunContext& context;
+
+  // A gate on url/target, connected and with its scripts loaded (Ping);
+  // nullptr after printing the error (then return kExitServer).
+  std::unique_ptr<Gate> Connect(GateMode mode = GateMode::kReconcile) const;
+  // Prints "bpctl: <message>" and returns `code`.
+  int Fail(int code, const std::string& message) const;
+  // The same for a Status: InvalidArgument/NotFound -> kExitBadValue,
+  // anything else (unreachable, timeout, server error) -> kExitServer.
+  int Fail(const Status& status) const;
+};
+
+// One parsed command line.
+struct Invocation {
+  const po::variables_map& vm;
+  const std::vector<std::string>& args;  // positional arguments
+  const Env& env;
+
+  bool Has(const char* flag) const { return vm.count(flag) > 0; }
+  std::string Flag(const char* flag) const {
+    return Has(flag) ? vm[flag].as<std::string>() : std::string();
+  }
+};
+
+struct Command {
+  const char* name;                      // "set cap"
+  const char* synopsis;                  // "[--rpm N] [--tpm N] [--burst-s S]"
+  const char* summary;                   // one line for `bpctl --help`
+  const char* details;                   // paragraphs and examples for `--help`
+  std::vector<const char*> positionals;  // e.g. {"TENANT", "W"}: exactly these
+  void (*flags)(po::options_description&);
+  int (*run)(const Invocation&);
+};
+
+// The command tables of commands_inspect.cpp, commands_update.cpp and
+// commands_admit.cpp, in the order `bpctl --help` lists them.
+std::vector<Command> InspectCommands();
+std::vector<Command> UpdateCommands();
+std::vector<Command> AdmitCommands();
+
+inline constexpr const char* kExitCodes =
+    "Exit codes: 0 ok; 1 internal error; 2 bad usage (unknown command or flag, missing or\n"
+    "extra argument); 3 bad value (validation failed: nothing was changed); 4 Valkey\n"
+    "unreachable, timed out or answered with an error; 5 a file cannot be read.\n";
+
+}  // namespace bp::bpctl

@@ -1,0 +1,249 @@
+// bpctl hot updates (I2): set cap, set priority-weights, set weight,
+// unset weight, reset and import. Every value is validated before the
+// connection is opened, and each update is one atomic configure.lua call, so
+// invalid input changes nothing and workers see the change on their next call.
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <optional>
+#include <sstream>
+
+#include "bp/bpctl/config_json.h"
+#include "bp/bpctl/values.h"
+#include "cli_internal.h"
+
+namespace bp::bpctl {
+namespace {
+
+std::string CapsText(const GateCaps& c) {
+  std::string s =
+      FormatNumber(c.requests_per_s) + " req/s (" + FormatNumber(c.requests_per_s * 60) + " rpm), ";
+  s += c.tokens_per_s > 0 ? FormatNumber(c.tokens_per_s) + " tok/s (" +
+                                FormatNumber(c.tokens_per_s * 60) + " tpm), "
+                          : "no token cap, ";
+  return s + "burst " + FormatNumber(c.burst_s) + " s";
+}
+
+int SetCap(const Invocation& in) {
+  if (!in.Has("rpm") && !in.Has("tpm") && !in.Has("burst-s")) {
+    in.env.err << "bpctl: set cap: give at least one of --rpm, --tpm, --burst-s\n";
+    return kExitUsage;
+  }
+  std::optional<double> rpm, tpm, burst;
+  if (in.Has("rpm")) {
+    auto v = ParsePositive(in.Flag("rpm"), "--rpm");
+    if (!v.ok()) return in.env.Fail(v.status());
+    rpm = *v;
+  }
+  if (in.Has("tpm")) {
+    auto v = ParseNonNegative(in.Flag("tpm"), "--tpm");
+    if (!v.ok()) return in.env.Fail(v.status());
+    tpm = *v;
+  }
+  if (in.Has("burst-s")) {
+    auto v = ParsePositive(in.Flag("burst-s"), "--burst-s");
+    if (!v.ok()) return in.env.Fail(v.status());
+    burst = *v;
+  }
+  auto gate = in.env.Connect();
+  if (!gate) return kExitServer;
+  GateCaps caps;  // omitted flags keep the current values
+  if (!rpm || !tpm || !burst) {
+    auto current = gate->Config();
+    if (!current.ok()) return in.env.Fail(current.status());
+    if (!current->configured && !rpm) {
+      in.env.err << "bpctl: set cap: target " << in.env.target << " has no caps yet: give --rpm\n";
+      return kExitUsage;
+    }
+    if (current->configured) caps = current->caps;
+    if (!current->configured) caps.tokens_per_s = 0;
+  }
+  if (rpm) caps.requests_per_s = *rpm / 60;
+  if (tpm) caps.tokens_per_s = *tpm / 60;
+  if (burst) caps.burst_s = *burst;
+  if (Status s = gate->SetCaps(caps); !s.ok()) return in.env.Fail(s);
+  in.env.out << "target " << in.env.target << ": caps " << CapsText(caps) << "\n";
+  return kExitOk;
+}
+
+int SetPriorityWeights(const Invocation& in) {
+  auto omega = ParsePriorityWeights(in.args[0]);
+  if (!omega.ok()) return in.env.Fail(omega.status());
+  auto gate = in.env.Connect();
+  if (!gate) return kExitServer;
+  if (Status s = gate->SetPriorityWeights(*omega); !s.ok()) return in.env.Fail(s);
+  in.env.out << "target " << in.env.target << ": priority weights";
+  for (size_t k = 0; k < omega->size(); ++k) {
+    in.env.out << (k ? ", " : " ") << "omega_" << k + 1 << " = " << FormatNumber((*omega)[k]);
+  }
+  in.env.out << "\n";
+  return kExitOk;
+}
+
+int SetWeight(const Invocation& in) {
+  auto tenant = ParseTenant(in.args[0], "TENANT");
+  if (!tenant.ok()) return in.env.Fail(tenant.status());
+  auto weight = ParsePositive(in.args[1], "weight W");
+  if (!weight.ok()) return in.env.Fail(weight.status());
+  auto gate = in.env.Connect();
+  if (!gate) return kExitServer;
+  if (Status s = gate->SetTenantWeight(*tenant, *weight); !s.ok()) return in.env.Fail(s);
+  in.env.out << "target " << in.env.target << ": tenant " << *tenant << " weight "
+             << FormatNumber(*weight) << "\n";
+  return kExitOk;
+}
+
+int UnsetWeight(const Invocation& in) {
+  auto tenant = ParseTenant(in.args[0], "TENANT");
+  if (!tenant.ok()) return in.env.Fail(tenant.status());
+  auto gate = in.env.Connect();
+  if (!gate) return kExitServer;
+  auto config = gate->Config();
+  if (!config.ok()) return in.env.Fail(config.status());
+  if (config->tenant_weights.count(*tenant) == 0) {
+    return in.env.Fail(kExitBadValue, "unset weight: tenant " + *tenant +
+                                          " has no weight set in target " + in.env.target);
+  }
+  if (Status s = gate->UnsetTenantWeight(*tenant); !s.ok()) return in.env.Fail(s);
+  in.env.out << "target " << in.env.target << ": tenant " << *tenant
+             << " weight unset (back to 1)\n";
+  return kExitOk;
+}
+
+int Reset(const Invocation& in) {
+  if (in.Has("buckets") && in.Has("all")) {
+    in.env.err << "bpctl: reset: --buckets and --all exclude each other\n";
+    return kExitUsage;
+  }
+  auto gate = in.env.Connect();
+  if (!gate) return kExitServer;
+  const bool all = in.Has("all");
+  if (Status s = all ? gate->Reset() : gate->ResetBuckets(); !s.ok()) return in.env.Fail(s);
+  in.env.out << "target " << in.env.target
+             << (all ? ": every key deleted (configuration included)\n"
+                     : ": bucket and queue state dropped, configuration kept\n");
+  return kExitOk;
+}
+
+int Import(const Invocation& in) {
+  const std::string& path = in.args[0];
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) {
+    return in.env.Fail(kExitFile, path + ": is a directory");
+  }
+  std::ifstream file(path, std::ios::binary);
+  std::ostringstream text;
+  if (!file || !(text << file.rdbuf()) || file.bad()) {
+    return in.env.Fail(kExitFile, path + ": cannot read: " + std::strerror(errno));
+  }
+  nlohmann::ordered_json j;
+  try {
+    j = nlohmann::ordered_json::parse(text.str());
+  } catch (const nlohmann::ordered_json::exception& e) {
+    return in.env.Fail(kExitBadValue, path + ": invalid JSON: " + e.what());
+  }
+  auto config = ConfigFromJson(j);  // the whole file, before anything is written
+  if (!config.ok()) return in.env.Fail(kExitBadValue, path + ": " + config.status().message());
+  auto gate = in.env.Connect();
+  if (!gate) return kExitServer;
+  if (Status s = gate->ReplaceConfig(*config); !s.ok()) return in.env.Fail(s);
+  in.env.out << "target " << in.env.target << ": imported " << path << ": caps "
+             << CapsText(config->caps) << ", " << config->omega.size() << " priority class(es), "
+             << config->tenant_weights.size() << " tenant weight(s)\n";
+  return kExitOk;
+}
+
+void CapFlags(po::options_description& d) {
+  d.add_options()("rpm", po::value<std::string>()->value_name("N"),
+                  "requests per minute, > 0 (the cap is N/60 per second)")(
+      "tpm", po::value<std::string>()->value_name("N"),
+      "tokens per minute, >= 0 (N/60 per second; 0: no token cap)")(
+      "burst-s", po::value<std::string>()->value_name("S"),
+      "L1 burst in seconds of cap, > 0 (capacity = cap * S)");
+}
+
+void ResetFlags(po::options_description& d) {
+  d.add_options()("buckets", "drop bucket and queue state, keep the configuration (default)")(
+      "all", "delete every key of the target, configuration included");
+}
+
+}  // namespace
+
+std::vector<Command> UpdateCommands() {
+  return {
+      {"set cap",
+       "[--rpm N] [--tpm N] [--burst-s S]",
+       "set the caps (L1) from RPM/TPM",
+       "Sets the L1 caps C_d = RPM/60 and TPM/60 per second and the burst, in one atomic\n"
+       "update; the next admission of every worker uses them. Omitted flags keep their\n"
+       "current value (a target without caps needs --rpm).\n\n"
+       "Examples:\n"
+       "  bpctl set cap --rpm 3600 --tpm 720000             # 60 req/s, 12000 tok/s\n"
+       "  bpctl set cap --rpm 3600 --tpm 720000 --burst-s 0.1\n"
+       "  bpctl --target prod set cap --tpm 600000          # only the token cap\n",
+       {},
+       CapFlags,
+       SetCap},
+      {"set priority-weights",
+       "LIST",
+       "set omega_1..omega_K (L2 class weights)",
+       "LIST is omega_1,omega_2,...: one positive finite number per priority class\n"
+       "(1 = highest), at most 100. Classes beyond the list are removed (omega 1).\n\n"
+       "Examples:\n"
+       "  bpctl set priority-weights 0.5,0.3,0.2\n"
+       "  bpctl set priority-weights 1\n",
+       {"LIST"},
+       nullptr,
+       SetPriorityWeights},
+      {"set weight",
+       "TENANT W",
+       "set a tenant's weight w_t",
+       "TENANT is [A-Za-z0-9_.-], 1-128 bytes; W a positive finite number (default 1).\n"
+       "The tenant's queues get w_t * omega_k of the backlogged weight.\n\n"
+       "Examples:\n"
+       "  bpctl set weight acme 2\n"
+       "  bpctl --target prod set weight tenant-7 0.5\n",
+       {"TENANT", "W"},
+       nullptr,
+       SetWeight},
+      {"unset weight",
+       "TENANT",
+       "remove a tenant's weight (back to 1)",
+       "Deletes the tenant's explicit weight; an error (exit 3) if it has none.\n\n"
+       "Examples:\n"
+       "  bpctl unset weight acme\n",
+       {"TENANT"},
+       nullptr,
+       UnsetWeight},
+      {"reset",
+       "[--buckets | --all]",
+       "drop bucket/queue state (or everything)",
+       "--buckets (the default) drops the L1 levels, tags, backlog, per-queue and\n"
+       "per-class counters and outstanding tickets atomically, and keeps caps, weights\n"
+       "and tuning: the next admission starts from full buckets. --all deletes every\n"
+       "key of the target: workers fail open until caps are set again.\n\n"
+       "Examples:\n"
+       "  bpctl reset\n"
+       "  bpctl --target bench-run-3 reset --all\n",
+       {},
+       ResetFlags,
+       Reset},
+      {"import",
+       "FILE",
+       "replace the configuration with an export",
+       "Reads FILE (the format of `bpctl export`), validates all of it, then replaces\n"
+       "the target's caps, priority weights, tenant weights and tuning in one atomic\n"
+       "update: tenant weights and classes absent from FILE are removed. Bucket and\n"
+       "queue state are kept. An unreadable file is exit 5, invalid content exit 3;\n"
+       "either way nothing is written.\n\n"
+       "Examples:\n"
+       "  bpctl --target prod import gate.json\n"
+       "  bpctl --target staging export > s.json && bpctl --target prod import s.json\n",
+       {"FILE"},
+       nullptr,
+       Import},
+  };
+}
+
+}  // namespace bp::bpctl

@@ -1,0 +1,132 @@
+// bpctl export/import format (config_json.h): GateConfig <-> JSON, strict on
+// input so an import is validated as a whole before anything is written.
+#include "bp/bpctl/config_json.h"
+
+#include <cmath>
+#include <initializer_list>
+#include <string>
+
+namespace bp::bpctl {
+namespace {
+
+using json = nlohmann::ordered_json;
+
+Status Bad(const std::string& field, const std::string& message) {
+  return Status::InvalidArgument(field + ": " + message);
+}
+
+// Unknown fields are errors (a typo must not be ignored silently).
+Status OnlyFields(const json& j, const std::string& where,
+                  std::initializer_list<const char*> allowed) {
+  if (!j.is_object()) return Bad(where, "must be an object");
+  for (const auto& [key, value] : j.items()) {
+    bool known = false;
+    for (const char* a : allowed) known = known || key == a;
+    if (!known) return Bad(where.empty() ? key : where + "." + key, "unknown field");
+  }
+  return Status::Ok();
+}
+
+// j[key] as a double if present, else `fallback`.
+Status ReadNumber(const json& j, const std::string& where, const char* key, double* out) {
+  if (!j.contains(key)) return Status::Ok();
+  const json& v = j.at(key);
+  if (!v.is_number()) return Bad(where + "." + key, "must be a number");
+  *out = v.get<double>();
+  return Status::Ok();
+}
+
+Status ReadCaps(const json& j, GateConfig* c) {
+  if (j.is_null()) return Status::Ok();  // not configured
+  if (Status s = OnlyFields(j, "caps", {"requests_per_s", "tokens_per_s", "burst_s"}); !s.ok()) {
+    return s;
+  }
+  if (!j.contains("requests_per_s")) return Bad("caps.requests_per_s", "required");
+  c->configured = true;
+  c->caps.tokens_per_s = 0;
+  c->caps.burst_s = 1;
+  for (auto [key, out] :
+       {std::pair{"requests_per_s", &c->caps.requests_per_s},
+        std::pair{"tokens_per_s", &c->caps.tokens_per_s}, std::pair{"burst_s", &c->caps.burst_s}}) {
+    if (Status s = ReadNumber(j, "caps", key, out); !s.ok()) return s;
+  }
+  return Status::Ok();
+}
+
+Status ReadTuning(const json& j, GateTuning* t) {
+  if (Status s =
+          OnlyFields(j, "tuning", {"slack_ms", "lend_fraction", "grace_ms", "ticket_ttl_ms"});
+      !s.ok()) {
+    return s;
+  }
+  for (auto [key, out] :
+       {std::pair{"slack_ms", &t->slack_ms}, std::pair{"lend_fraction", &t->lend_fraction},
+        std::pair{"grace_ms", &t->grace_ms}}) {
+    if (Status s = ReadNumber(j, "tuning", key, out); !s.ok()) return s;
+  }
+  if (j.contains("ticket_ttl_ms")) {
+    const json& v = j.at("ticket_ttl_ms");
+    if (!v.is_number_integer()) return Bad("tuning.ticket_ttl_ms", "must be an integer");
+    t->ticket_ttl_ms = v.get<int64_t>();
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+nlohmann::ordered_json ConfigToJson(const GateConfig& c) {
+  json j;
+  j["version"] = 1;
+  if (c.configured) {
+    j["caps"] = {{"requests_per_s", c.caps.requests_per_s},
+                 {"tokens_per_s", c.caps.tokens_per_s},
+                 {"burst_s", c.caps.burst_s}};
+  } else {
+    j["caps"] = nullptr;
+  }
+  j["priority_weights"] = c.omega;
+  j["tenant_weights"] = json::object();
+  for (const auto& [tenant, weight] : c.tenant_weights) j["tenant_weights"][tenant] = weight;
+  j["tuning"] = {{"slack_ms", c.tuning.slack_ms},
+                 {"lend_fraction", c.tuning.lend_fraction},
+                 {"grace_ms", c.tuning.grace_ms},
+                 {"ticket_ttl_ms", c.tuning.ticket_ttl_ms}};
+  return j;
+}
+
+Result<GateConfig> ConfigFromJson(const nlohmann::ordered_json& j) {
+  if (Status s =
+          OnlyFields(j, "", {"version", "caps", "priority_weights", "tenant_weights", "tuning"});
+      !s.ok()) {
+    return s;
+  }
+  if (!j.contains("version") || j.at("version") != 1) return Bad("version", "must be 1");
+  GateConfig c;
+  if (!j.contains("caps")) return Bad("caps", "required");
+  if (Status s = ReadCaps(j.at("caps"), &c); !s.ok()) return s;
+  if (j.contains("priority_weights")) {
+    const json& w = j.at("priority_weights");
+    if (!w.is_array()) return Bad("priority_weights", "must be an array of numbers");
+    for (size_t i = 0; i < w.size(); ++i) {
+      if (!w[i].is_number()) {
+        return Bad("priority_weights[" + std::to_string(i) + "]", "must be a number");
+      }
+      c.omega.push_back(w[i].get<double>());
+    }
+  }
+  if (j.contains("tenant_weights")) {
+    const json& w = j.at("tenant_weights");
+    if (!w.is_object()) return Bad("tenant_weights", "must be an object of numbers");
+    for (const auto& [tenant, weight] : w.items()) {
+      if (!weight.is_number()) return Bad("tenant_weights." + tenant, "must be a number");
+      c.tenant_weights[tenant] = weight.get<double>();
+    }
+  }
+  if (j.contains("tuning")) {
+    if (Status s = ReadTuning(j.at("tuning"), &c.tuning); !s.ok()) return s;
+  }
+  if (Status s = ValidateGateConfig(c); !s.ok()) return s;
+  return c;
+}
+
+}  // namespace bp::bpctl

@@ -1,0 +1,136 @@
+// bpctl status as text (status_view.h): a few summary lines, then the L2
+// classes and the active queues as aligned tables. Rendered from the JSON
+// model so text and --json never disagree.
+#include <ctime>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "bp/bpctl/status_view.h"
+#include "bp/bpctl/values.h"
+
+namespace bp::bpctl {
+namespace {
+
+using json = nlohmann::ordered_json;
+
+// A number for people: up to 6 significant digits, "-" when absent.
+std::string Num(const json& j, const char* key) {
+  if (!j.contains(key) || !j.at(key).is_number()) return "-";
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.6g", j.at(key).get<double>());
+  return buf;
+}
+
+std::string Percent(const json& j, const char* key) {
+  if (!j.contains(key)) return "-";
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f%%", j.at(key).get<double>() * 100);
+  return buf;
+}
+
+std::string IsoTime(double ms) {
+  const auto secs = static_cast<std::time_t>(ms / 1000);
+  std::tm tm{};
+  gmtime_r(&secs, &tm);
+  char buf[40];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%S", &tm);
+  char out[48];
+  std::snprintf(out, sizeof out, "%s.%03dZ", buf, static_cast<int>(ms - secs * 1000.0));
+  return out;
+}
+
+// Left-aligned columns separated by two spaces, indented by two.
+void Table(std::ostream& o, const std::vector<std::vector<std::string>>& rows) {
+  std::vector<size_t> width;
+  for (const auto& r : rows) {
+    width.resize(std::max(width.size(), r.size()));
+    for (size_t i = 0; i < r.size(); ++i) width[i] = std::max(width[i], r[i].size());
+  }
+  for (const auto& r : rows) {
+    std::string line = " ";
+    for (size_t i = 0; i < r.size(); ++i) {
+      line += " " + r[i];
+      if (i + 1 < r.size()) line += std::string(width[i] - r[i].size() + 1, ' ');
+    }
+    o << line << "\n";
+  }
+}
+
+void Summary(std::ostream& o, const json& s) {
+  o << "target " << s.at("target").get<std::string>() << "   server time "
+    << IsoTime(s.at("server_time_ms").get<double>()) << "\n";
+  const json& caps = s.at("caps");
+  if (caps.is_null()) {
+    o << "caps     none: the target is not configured (workers fail open); "
+         "bpctl set cap --rpm N\n";
+  } else {
+    o << "caps     " << Num(caps, "requests_per_s") << " req/s (" << Num(caps, "rpm") << " rpm), ";
+    if (caps.at("tokens_per_s").get<double>() > 0) {
+      o << Num(caps, "tokens_per_s") << " tok/s (" << Num(caps, "tpm") << " tpm), ";
+    } else {
+      o << "no token cap, ";
+    }
+    o << "burst " << Num(caps, "burst_s") << " s\n";
+    for (const char* dim : {"requests", "tokens"}) {
+      const json& l1 = s.at("l1");
+      if (!l1.contains(dim)) continue;
+      const json& b = l1.at(dim);
+      o << "L1 " << dim << (dim[0] == 'r' ? "  " : "    ") << Num(b, "level") << " / "
+        << Num(b, "capacity") << ", refill " << Num(b, "refill_per_s") << "/s\n";
+    }
+  }
+  const json& t = s.at("tuning");
+  o << "tuning   slack " << Num(t, "slack_ms") << " ms, grace " << Num(t, "grace_ms")
+    << " ms, lend fraction " << Num(t, "lend_fraction") << ", ticket ttl "
+    << Num(t, "ticket_ttl_ms") << " ms\n";
+  o << "tenants  ";
+  if (s.at("tenant_weights").empty()) o << "no explicit weights (all 1)";
+  std::string sep;
+  for (const auto& [tenant, w] : s.at("tenant_weights").items()) {
+    o << sep << tenant << "=" << FormatNumber(w.get<double>());
+    sep = ", ";
+  }
+  if (!s.at("tenant_weights").empty()) o << " (others 1)";
+  o << "\nV        " << Num(s, "virtual_time") << " (least tag among backlogged queues)\n";
+}
+
+}  // namespace
+
+std::string StatusText(const nlohmann::ordered_json& s) {
+  std::ostringstream o;
+  Summary(o, s);
+  o << "\nL2 classes (admitted totals since the last reset)\n";
+  std::vector<std::vector<std::string>> rows = {{"prio", "omega", "share", "nominal req/s",
+                                                 "nominal tok/s", "admitted req", "admitted tok",
+                                                 "req/s", "tok/s"}};
+  for (const auto& c : s.at("classes")) {
+    rows.push_back({Num(c, "priority"), Num(c, "omega"), Percent(c, "nominal_share"),
+                    Num(c, "nominal_requests_per_s"), Num(c, "nominal_tokens_per_s"),
+                    Num(c, "admitted_requests"), Num(c, "admitted_tokens"),
+                    Num(c, "admitted_requests_per_s"), Num(c, "admitted_tokens_per_s")});
+  }
+  Table(o, rows);
+  const json& queues = s.at("queues");
+  size_t backlogged = 0;
+  for (const auto& q : queues) backlogged += q.at("backlogged").get<bool>() ? 1 : 0;
+  o << "\nqueues (" << queues.size() << " active, " << backlogged
+    << " backlogged; lag = tag - V; fair = share of the backlogged weight)\n";
+  if (queues.empty()) {
+    o << "  none\n";
+    return o.str();
+  }
+  rows = {{"prio", "tenant", "weight", "tag", "lag", "backlogged", "fair share", "fair req/s",
+           "fair tok/s", "admits", "defers", "lent", "admits/s"}};
+  for (const auto& q : queues) {
+    rows.push_back({Num(q, "priority"), q.at("tenant").get<std::string>(), Num(q, "weight"),
+                    Num(q, "tag"), Num(q, "lag"), q.at("backlogged").get<bool>() ? "yes" : "no",
+                    Percent(q, "fair_share"), Num(q, "fair_requests_per_s"),
+                    Num(q, "fair_tokens_per_s"), Num(q, "admits"), Num(q, "defers"), Num(q, "lent"),
+                    Num(q, "admits_per_s")});
+  }
+  Table(o, rows);
+  return o.str();
+}
+
+}  // namespace bp::bpctl

@@ -1,0 +1,141 @@
+// bpctl status model (status_view.h): GateState + GateConfig -> JSON, with the
+// L1 levels refilled to the server's time as admit.lua would refill them, the
+// L2 nominal shares omega_k / sum(omega) and each backlogged queue's fair
+// share w_q / sum of backlogged w (WFQ when one dimension binds).
+#include "bp/bpctl/status_view.h"
+
+#include <algorithm>
+
+namespace bp::bpctl {
+namespace {
+
+using json = nlohmann::ordered_json;
+
+// A bucket's level at `now_ms`: refilled at `rate` per second since `at_ms`,
+// capped at its capacity (admit.lua's L1 refill).
+double Refilled(double level, double capacity, double rate, double at_ms, double now_ms) {
+  const double elapsed_s = std::max(0.0, now_ms - at_ms) / 1000;
+  return std::min(capacity, level + rate * elapsed_s);
+}
+
+json Bucket(double level, double capacity, double rate) {
+  return {{"level", level}, {"capacity", capacity}, {"refill_per_s", rate}};
+}
+
+json Classes(const GateState& st, const GateConfig& cfg) {
+  const size_t k_max = std::max({cfg.omega.size(), st.class_requests.size(), size_t{1}});
+  double omega_sum = 0;
+  for (size_t k = 0; k < k_max; ++k) omega_sum += k < cfg.omega.size() ? cfg.omega[k] : 1.0;
+  json out = json::array();
+  for (size_t k = 0; k < k_max; ++k) {
+    const double omega = k < cfg.omega.size() ? cfg.omega[k] : 1.0;
+    const double share = omega / omega_sum;
+    json c = {{"priority", k + 1},
+              {"omega", omega},
+              {"nominal_share", share},
+              {"admitted_requests", k < st.class_requests.size() ? st.class_requests[k] : 0.0},
+              {"admitted_tokens", k < st.class_tokens.size() ? st.class_tokens[k] : 0.0}};
+    if (st.configured) {
+      c["nominal_requests_per_s"] = share * st.caps.requests_per_s;
+      if (st.caps.tokens_per_s > 0) c["nominal_tokens_per_s"] = share * st.caps.tokens_per_s;
+    }
+    out.push_back(std::move(c));
+  }
+  return out;
+}
+
+json Queues(const GateState& st) {
+  double backlogged_weight = 0;
+  for (const auto& q : st.queues) backlogged_weight += q.backlogged ? q.weight : 0;
+  json out = json::array();
+  for (const auto& q : st.queues) {
+    json j = {{"tenant", q.tenant},
+              {"priority", q.priority},
+              {"weight", q.weight},
+              {"tag", q.tag},
+              {"lag", q.tag - st.virtual_time},
+              {"backlogged", q.backlogged},
+              {"admits", q.admits},
+              {"defers", q.defers},
+              {"lent", q.lent}};
+    if (q.backlogged && backlogged_weight > 0) {
+      const double share = q.weight / backlogged_weight;
+      j["fair_share"] = share;
+      if (st.configured) {
+        j["fair_requests_per_s"] = share * st.caps.requests_per_s;
+        if (st.caps.tokens_per_s > 0) j["fair_tokens_per_s"] = share * st.caps.tokens_per_s;
+      }
+    }
+    out.push_back(std::move(j));
+  }
+  return out;
+}
+
+}  // namespace
+
+nlohmann::ordered_json StatusJson(const std::string& target, const GateState& st,
+                                  const GateConfig& cfg) {
+  json j;
+  j["target"] = target;
+  j["configured"] = st.configured;
+  j["server_time_ms"] = st.server_time_ms;
+  const GateCaps& c = st.caps;
+  if (st.configured) {
+    j["caps"] = {{"requests_per_s", c.requests_per_s},
+                 {"tokens_per_s", c.tokens_per_s},
+                 {"burst_s", c.burst_s},
+                 {"rpm", c.requests_per_s * 60},
+                 {"tpm", c.tokens_per_s * 60}};
+    const double cap_r = c.requests_per_s * c.burst_s, cap_t = c.tokens_per_s * c.burst_s;
+    json l1 = {{"last_call_ms", st.l1_at_ms},
+               {"requests", Bucket(Refilled(st.l1_requests, cap_r, c.requests_per_s, st.l1_at_ms,
+                                            st.server_time_ms),
+                                   cap_r, c.requests_per_s)}};
+    if (c.tokens_per_s > 0) {
+      l1["tokens"] =
+          Bucket(Refilled(st.l1_tokens, cap_t, c.tokens_per_s, st.l1_at_ms, st.server_time_ms),
+                 cap_t, c.tokens_per_s);
+    }
+    j["l1"] = std::move(l1);
+  } else {
+    j["caps"] = nullptr;
+  }
+  j["priority_weights"] = cfg.omega;
+  j["tenant_weights"] = json::object();
+  for (const auto& [tenant, weight] : cfg.tenant_weights) j["tenant_weights"][tenant] = weight;
+  j["tuning"] = {{"slack_ms", cfg.tuning.slack_ms},
+                 {"lend_fraction", cfg.tuning.lend_fraction},
+                 {"grace_ms", cfg.tuning.grace_ms},
+                 {"ticket_ttl_ms", cfg.tuning.ticket_ttl_ms}};
+  j["virtual_time"] = st.virtual_time;
+  j["classes"] = Classes(st, cfg);
+  j["queues"] = Queues(st);
+  return j;
+}
+
+void AddRates(nlohmann::ordered_json& status, const nlohmann::ordered_json& previous) {
+  const double dt_s =
+      (status.value("server_time_ms", 0.0) - previous.value("server_time_ms", 0.0)) / 1000;
+  if (!(dt_s > 0)) return;
+  const json none = json::array();
+  const json& prev_classes = previous.contains("classes") ? previous.at("classes") : none;
+  const json& prev_queues = previous.contains("queues") ? previous.at("queues") : none;
+  for (auto& c : status["classes"]) {
+    for (const auto& p : prev_classes) {
+      if (p.at("priority") != c.at("priority")) continue;
+      for (const char* dim : {"requests", "tokens"}) {
+        const std::string total = std::string("admitted_") + dim;
+        c[total + "_per_s"] = (c.at(total).get<double>() - p.at(total).get<double>()) / dt_s;
+      }
+    }
+  }
+  for (auto& q : status["queues"]) {
+    for (const auto& p : prev_queues) {
+      if (p.at("priority") != q.at("priority") || p.at("tenant") != q.at("tenant")) continue;
+      const int64_t admitted = q.at("admits").get<int64_t>() - p.at("admits").get<int64_t>();
+      q["admits_per_s"] = static_cast<double>(admitted) / dt_s;
+    }
+  }
+}
+
+}  // namespace bp::bpctl
