@@ -1,69 +1,134 @@
 #!/usr/bin/env bash
-# The main job (interim, until the experiment replaces it): starts mockapi
-# with the OpenAI-like 60 RPM config on a free loopback port, sends a burst of
-# chat completions with curl that shows 200s turning into 429s (status and
-# retry-after-ms per call), prints the server's stats, and stops it on exit,
-# Ctrl-C or failure.
+# The main job: reproduce the paper's evaluation (SPEC section 7) with one
+# command. Installs and builds what is missing (scripts/setup.sh), starts a
+# local Valkey/Redis and mockapi on free loopback ports (unless pointed at
+# existing ones), runs loadgen on the chosen workloads and configurations,
+# prints the comparison table beside the paper's, writes figures and reports
+# under --out, and stops everything it started, also on Ctrl-C or failure.
 #
-#   scripts/experiment.sh              # 75 calls, 10 at a time
-#   BP_BURST_CALLS=100 BP_BURST_PARALLEL=20 scripts/experiment.sh
+# While it runs, the gate's state can be read and tuned with bpctl: the script
+# prints the Valkey URL; each bp run uses the target
+# <workload>-<config>-r<repeat>-<unix ms> (see `bpctl status`).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-CALLS="${BP_BURST_CALLS:-75}"
-PARALLEL="${BP_BURST_PARALLEL:-10}"
-CONFIG=configs/mockapi/openai-60rpm.json
-MOCKAPI="${BP_MOCKAPI:-build/apps/mockapi}"
+ARGS="$*"
 
-if [ ! -x "$MOCKAPI" ]; then
-  echo "experiment: $MOCKAPI not built; running scripts/setup.sh"
+usage() {
+  cat <<'EOF'
+usage: scripts/experiment.sh [options]
+
+Default: cross-priority and token-bound under naive, tn, litellm and bp,
+1 repeat, speedup 5 (about 6 minutes on 2 cores).
+
+options:
+  --suite               all nine workloads of Table II, plus the ablations
+                        bp-no-drf and bp-no-priority (about 40 minutes at speedup 5)
+  --workload NAME       a workload from configs/workloads (repeatable; replaces the default)
+  --config LIST         comma list of naive,tn,litellm,bp,bp-no-drf,bp-no-priority
+  --repeats N           repeats per configuration (95 % Student-t intervals need N >= 2)
+  --speedup F           time compression (rates x F, durations / F); default 5
+  --valkey URL          use this Valkey/Redis instead of starting one
+  --upstream URL        use this mockapi instead of starting one
+  --out DIR             results folder (default results/experiment-<UTC time>)
+  --no-figures          skip gnuplot
+  --no-setup            do not run scripts/setup.sh (binaries must be built)
+  -h, --help            this help
+
+examples:
+  scripts/experiment.sh
+  scripts/experiment.sh --suite --repeats 3
+  scripts/experiment.sh --workload overload --config naive,bp --speedup 10
+  scripts/experiment.sh --valkey redis://127.0.0.1:6379 --upstream http://127.0.0.1:8080
+EOF
+}
+
+die() { echo "experiment: $*" >&2; exit 2; }
+need_arg() { [ "$#" -ge 2 ] && [ -n "$2" ] || die "$1 needs a value (see --help)"; }
+
+WORKLOADS=()
+CONFIGS=""
+REPEATS=1
+SPEEDUP=5
+VALKEY_URL=""
+UPSTREAM_URL=""
+OUT=""
+SETUP=1
+SUITE=0
+EXTRA=()
+while [ "$#" -gt 0 ]; do
+  case "$1" in
+    --suite) SUITE=1; shift ;;
+    --workload) need_arg "$@"; WORKLOADS+=("$2"); shift 2 ;;
+    --config) need_arg "$@"; CONFIGS="$2"; shift 2 ;;
+    --repeats) need_arg "$@"; REPEATS="$2"; shift 2 ;;
+    --speedup) need_arg "$@"; SPEEDUP="$2"; shift 2 ;;
+    --valkey) need_arg "$@"; VALKEY_URL="$2"; shift 2 ;;
+    --upstream) need_arg "$@"; UPSTREAM_URL="$2"; shift 2 ;;
+    --out) need_arg "$@"; OUT="$2"; shift 2 ;;
+    --no-figures) EXTRA+=(--no-figures); shift ;;
+    --no-setup) SETUP=0; shift ;;
+    -h|--help) usage; exit 0 ;;
+    *) usage >&2; die "unknown option '$1'" ;;
+  esac
+done
+
+[[ "$REPEATS" =~ ^[1-9][0-9]*$ ]] || die "--repeats must be a positive integer, got '$REPEATS'"
+[[ "$SPEEDUP" =~ ^[0-9]+([.][0-9]+)?$ ]] || die "--speedup must be a positive number, got '$SPEEDUP'"
+
+ALL_WORKLOADS=(uncongested overload cross-priority request-bound token-bound mixed-dominant
+  noisy-estimates reservation reservation-capped)
+if [ "${#WORKLOADS[@]}" -eq 0 ]; then
+  if [ "$SUITE" -eq 1 ]; then WORKLOADS=("${ALL_WORKLOADS[@]}"); else WORKLOADS=(cross-priority token-bound); fi
+fi
+if [ -z "$CONFIGS" ]; then
+  if [ "$SUITE" -eq 1 ]; then CONFIGS=naive,tn,litellm,bp,bp-no-drf,bp-no-priority; else CONFIGS=naive,tn,litellm,bp; fi
+fi
+WORKLOAD_ARGS=()
+for w in "${WORKLOADS[@]}"; do
+  f="configs/workloads/$w.json"
+  [ -f "$w" ] && f="$w"
+  [ -f "$f" ] || die "no workload '$w' (known: ${ALL_WORKLOADS[*]})"
+  WORKLOAD_ARGS+=(--workload "$f")
+done
+[ -n "$OUT" ] || OUT="results/experiment-$(date -u +%Y%m%dT%H%M%SZ)"
+
+if [ "$SETUP" -eq 1 ]; then
   ./scripts/setup.sh
 fi
-command -v curl >/dev/null || { echo "experiment: curl not found" >&2; exit 1; }
-
-TMP="$(mktemp -d -t bp-experiment.XXXXXX)"
-PID=""
-cleanup() {
-  if [ -n "$PID" ]; then
-    kill -TERM "$PID" 2>/dev/null || true
-    wait "$PID" 2>/dev/null || true
-  fi
-  rm -rf "$TMP"
-}
-trap cleanup EXIT
-trap 'echo "experiment: interrupted" >&2; exit 130' INT TERM
-
-PORT="$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')"
-"$MOCKAPI" --config "$CONFIG" --port "$PORT" >"$TMP/mockapi.log" 2>&1 &
-PID=$!
-for _ in $(seq 1 100); do
-  curl -sf "http://127.0.0.1:$PORT/healthz" >/dev/null 2>&1 && break
-  kill -0 "$PID" 2>/dev/null || { echo "experiment: mockapi exited:" >&2; cat "$TMP/mockapi.log" >&2; exit 1; }
-  sleep 0.05
+for b in build/apps/loadgen build/apps/mockapi; do
+  [ -x "$b" ] || die "$b is not built (run scripts/setup.sh)"
 done
-URL="http://127.0.0.1:$PORT"
-echo "mockapi $CONFIG on $URL: 60 requests per clock-aligned minute"
-echo "(a burst that straddles a minute edge meets a fresh window, so more than 60 may pass)"
-echo "sending $CALLS chat completions, $PARALLEL at a time"
 
-call() {  # index -> "index status retry-after-ms bound"
-  local out
-  out=$(curl -s -o /dev/null -X POST "$URL/v1/chat/completions" \
-    -H 'Content-Type: application/json' -H 'Authorization: Bearer sk-mock' \
-    -d '{"model":"gpt-4o-mini","messages":[{"role":"user","content":"Write one line about backpressure."}],"max_tokens":30}' \
-    -w '%{http_code} %header{retry-after-ms} %header{x-mockapi-bound}')
-  echo "$1 $out"
-}
-export -f call
-export URL
-seq 1 "$CALLS" | xargs -P "$PARALLEL" -I{} bash -c 'call {}' >"$TMP/calls.txt"
-# In the order the answers arrived (call numbers interleave under parallelism).
-awk '{
-  printf "answer %3d (call %3d)  HTTP %s", NR, $1, $2
-  if ($2 == 429) printf "  retry-after-ms %s  bound %s", $3, $4
-  printf "\n"
-  n[$2]++
-} END { printf "\n"; for (s in n) printf "HTTP %s: %d calls\n", s, n[s] }' "$TMP/calls.txt"
+# shellcheck source=lib/servers.sh
+source scripts/lib/servers.sh
+bp_servers_init
+if [ -n "$VALKEY_URL" ]; then
+  BP_VALKEY_URL="$VALKEY_URL"
+else
+  bp_start_valkey
+fi
+if [ -n "$UPSTREAM_URL" ]; then
+  BP_MOCKAPI_URL="$UPSTREAM_URL"
+else
+  # loadgen PUTs each workload's upstream section to /admin/config per run.
+  bp_start_mockapi configs/mockapi/paper-multi.json
+fi
+
+mkdir -p "$OUT"
+{
+  echo "command: scripts/experiment.sh $ARGS"
+  echo "date: $(date -u +%Y-%m-%dT%H:%M:%SZ)"
+  echo "git: $(git rev-parse --short HEAD 2>/dev/null || echo unknown)"
+  echo "machine: $(nproc) cores, $(uname -srm)"
+  echo "workloads: ${WORKLOADS[*]}"
+  echo "configs: $CONFIGS  repeats: $REPEATS  speedup: $SPEEDUP"
+  echo "valkey: $BP_VALKEY_URL  upstream: $BP_MOCKAPI_URL"
+} | tee "$OUT/run-info.txt"
+echo "tune while it runs: build/apps/bpctl --valkey $BP_VALKEY_URL status  (bp targets: see --help)"
+
+./build/apps/loadgen "${WORKLOAD_ARGS[@]}" --config "$CONFIGS" --repeats "$REPEATS" \
+  --speedup "$SPEEDUP" --upstream "$BP_MOCKAPI_URL" --valkey "$BP_VALKEY_URL" \
+  --out "$OUT" "${EXTRA[@]}"
+
 echo
-echo "server stats ($URL/stats):"
-curl -s "$URL/stats"
-echo
+echo "report: $OUT/comparison.md; per workload: $OUT/<workload>/report.md and figures (*.png)"

@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# CI smoke of the main job: scripts/experiment.sh on a shortened
+# cross-priority workload at a high speedup (a few seconds per configuration),
+# then checks that it completed, wrote its report and figures-independent
+# outputs, and left no server process behind.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+OUT="$(mktemp -d -t bp-smoke.XXXXXX)"
+trap 'rm -rf "$OUT"' EXIT
+
+# The cross-priority workload with a tenth of the work: a few paper seconds of
+# contention are enough to see every configuration run end to end.
+python3 - "$OUT/cross-priority-short.json" <<'PY'
+import json, sys
+w = json.load(open("configs/workloads/cross-priority.json"))
+w["name"] = "cross-priority-short"
+for t in w["tenants"]:
+    t["workflows"] = max(t["concurrency"], t["workflows"] // 10)
+json.dump(w, open(sys.argv[1], "w"), indent=1)
+PY
+
+pids_before="$(pgrep -x -u "$(id -u)" 'mockapi|redis-server|valkey-server' | sort || true)"
+
+start=$(date +%s)
+scripts/experiment.sh --no-setup --workload "$OUT/cross-priority-short.json" \
+  --config naive,tn,litellm,bp --speedup 20 --out "$OUT/results" --no-figures
+echo "smoke: experiment took $(( $(date +%s) - start )) s"
+
+fail=0
+check() { if [ -s "$1" ]; then echo "smoke: ok $1"; else echo "smoke: MISSING $1" >&2; fail=1; fi; }
+check "$OUT/results/comparison.md"
+check "$OUT/results/run-info.txt"
+check "$OUT/results/cross-priority-short/report.md"
+for c in naive tn litellm bp; do
+  check "$OUT/results/cross-priority-short/$c/r0/summary.json"
+done
+
+sleep 0.5
+pids_after="$(pgrep -x -u "$(id -u)" 'mockapi|redis-server|valkey-server' | sort || true)"
+left="$(comm -13 <(echo "$pids_before") <(echo "$pids_after") | grep -v '^$' || true)"
+if [ -n "$left" ]; then
+  echo "smoke: processes left behind:" >&2
+  ps -o pid,args -p $left >&2 || true
+  fail=1
+fi
+[ "$fail" -eq 0 ] && echo "smoke: passed"
+exit "$fail"
