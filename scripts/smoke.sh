@@ -9,14 +9,14 @@ cd "$(dirname "$0")/.."
 OUT="$(mktemp -d -t bp-smoke.XXXXXX)"
 trap 'rm -rf "$OUT"' EXIT
 
-# The cross-priority workload with a tenth of the work: a few paper seconds of
+# The cross-priority workload with a fifth of the work: a few paper seconds of
 # contention are enough to see every configuration run end to end.
 python3 - "$OUT/cross-priority-short.json" <<'PY'
 import json, sys
 w = json.load(open("configs/workloads/cross-priority.json"))
 w["name"] = "cross-priority-short"
 for t in w["tenants"]:
-    t["workflows"] = max(t["concurrency"], t["workflows"] // 10)
+    t["workflows"] = max(t["concurrency"], t["workflows"] // 5)
 json.dump(w, open(sys.argv[1], "w"), indent=1)
 PY
 
@@ -24,7 +24,7 @@ pids_before="$(pgrep -x -u "$(id -u)" 'mockapi|redis-server|valkey-server' | sor
 
 start=$(date +%s)
 scripts/experiment.sh --no-setup --workload "$OUT/cross-priority-short.json" \
-  --config naive,tn,litellm,bp --speedup 20 --out "$OUT/results" --no-figures
+  --config naive,tn,litellm,bp --speedup 10 --out "$OUT/results" --no-figures
 echo "smoke: experiment took $(( $(date +%s) - start )) s"
 
 fail=0
