@@ -1,0 +1,204 @@
+// bpctl's command line: help for every command, and the exit code for each
+// kind of failure (2 usage, 3 bad value, 4 server, 5 file), with the state
+// of the target unchanged by any failure.
+#include <cstdlib>
+
+#include "bpctl/bpctl_fixture.h"
+
+namespace bp::test {
+namespace {
+
+using bpctl::kExitBadValue;
+using bpctl::kExitFile;
+using bpctl::kExitOk;
+using bpctl::kExitServer;
+using bpctl::kExitUsage;
+
+class BpctlCli : public BpctlSuite {};
+
+TEST_F(BpctlCli, HelpForEveryCommandWithExamples) {
+  BpctlRun top = BpctlRaw({"--help"});
+  EXPECT_EQ(top.rc, kExitOk);
+  EXPECT_NE(top.out.find("Exit codes: 0 ok;"), std::string::npos);
+  for (const std::vector<std::string>& cmd :
+       std::vector<std::vector<std::string>>{{"status"},
+                                             {"watch"},
+                                             {"set", "cap"},
+                                             {"set", "priority-weights"},
+                                             {"set", "weight"},
+                                             {"unset", "weight"},
+                                             {"reset"},
+                                             {"export"},
+                                             {"import"},
+                                             {"admit"}}) {
+    std::string name = cmd[0] + (cmd.size() > 1 ? " " + cmd[1] : "");
+    EXPECT_NE(top.out.find("  " + name + " "), std::string::npos) << name;
+    for (const char* flag : {"--help", "-h"}) {
+      std::vector<std::string> args = cmd;
+      args.push_back(flag);
+      BpctlRun r = BpctlRaw(args);
+      EXPECT_EQ(r.rc, kExitOk) << name << " " << r.err;
+      EXPECT_NE(r.out.find("Usage: bpctl [--valkey URL] [--target T] " + name), std::string::npos)
+          << r.out;
+      EXPECT_NE(r.out.find("Examples:\n  bpctl "), std::string::npos) << name;
+      EXPECT_NE(r.out.find("Exit codes:"), std::string::npos) << name;
+    }
+  }
+  EXPECT_EQ(BpctlRaw({"set", "--help"}).rc, kExitOk);
+}
+
+TEST_F(BpctlCli, BadUsageIsExit2) {
+  const std::string before = Snapshot();
+  for (const std::vector<std::string>& args : std::vector<std::vector<std::string>>{
+           {},
+           {"frobnicate"},
+           {"set"},
+           {"set", "colour", "x"},
+           {"--rmp", "5", "status"},
+           {"set", "cap", "--rmp", "3600"},
+           {"set", "cap"},
+           {"set", "cap", "--rpm"},
+           {"set", "weight", "acme"},
+           {"set", "weight", "acme", "2", "3"},
+           {"set", "priority-weights"},
+           {"unset", "weight"},
+           {"status", "extra"},
+           {"reset", "--buckets", "--all"},
+           {"import"},
+           {"admit", "--priority", "1"},
+       }) {
+    BpctlRun r = Bpctl(args);
+    std::string line;
+    for (const auto& a : args) line += a + " ";
+    EXPECT_EQ(r.rc, kExitUsage) << line << r.err;
+    EXPECT_EQ(r.err.rfind("bpctl: ", 0), 0u) << line << r.err;
+    EXPECT_TRUE(r.out.empty()) << line;
+  }
+  EXPECT_EQ(Snapshot(), before);
+}
+
+TEST_F(BpctlCli, BadValuesAreExit3AndChangeNothing) {
+  ASSERT_EQ(Bpctl({"set", "cap", "--rpm", "3600", "--tpm", "720000"}).rc, kExitOk);
+  ASSERT_EQ(Bpctl({"set", "priority-weights", "0.5,0.3,0.2"}).rc, kExitOk);
+  ASSERT_EQ(Bpctl({"set", "weight", "acme", "2"}).rc, kExitOk);
+  ASSERT_EQ(Bpctl({"admit", "--tenant", "acme", "--tokens", "100"}).rc, kExitOk);
+  const std::string before = Snapshot();
+  const auto exported = Export();
+  const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
+      {{"set", "cap", "--rpm", "0"}, "--rpm: must be a positive finite number, got '0'"},
+      {{"set", "cap", "--rpm", "-60"}, "--rpm: must be a positive finite number, got '-60'"},
+      {{"set", "cap", "--rpm=-60"}, "--rpm: must be a positive finite number, got '-60'"},
+      {{"set", "cap", "--rpm", "nan"}, "--rpm: must be a positive finite number, got 'nan'"},
+      {{"set", "cap", "--rpm", "inf"}, "--rpm: must be a positive finite number, got 'inf'"},
+      {{"set", "cap", "--rpm", "60x"}, "--rpm: must be a positive finite number, got '60x'"},
+      {{"set", "cap", "--rpm", "60", "--tpm", "-1"}, "--tpm: must be a finite number >= 0"},
+      {{"set", "cap", "--rpm", "60", "--burst-s", "0"}, "--burst-s: must be a positive finite"},
+      {{"set", "priority-weights", "0.5,0,0.2"}, "priority weight omega_2: must be a positive"},
+      {{"set", "priority-weights", "0.5,,0.2"}, "priority weight omega_2: must be a positive"},
+      {{"set", "weight", "acme", "-1"}, "weight W: must be a positive finite number, got '-1'"},
+      {{"set", "weight", "acme", "inf"}, "weight W: must be a positive finite number"},
+      {{"set", "weight", "a b", "2"}, "TENANT: must be 1-128 bytes of [A-Za-z0-9_.-]"},
+      {{"set", "weight", "a:b", "2"}, "TENANT: must be 1-128 bytes of [A-Za-z0-9_.-]"},
+      {{"set", "weight", std::string(129, 'x'), "2"}, "TENANT: must be 1-128 bytes"},
+      {{"unset", "weight", "nobody"}, "unset weight: tenant nobody has no weight set"},
+      {{"unset", "weight", "a*"}, "TENANT: must be 1-128 bytes"},
+      {{"watch", "--interval", "0"}, "--interval: must be a positive finite number"},
+      {{"watch", "--count", "-1"}, "--count: must be an integer in [0, "},
+      {{"admit", "--tenant", "acme", "--priority", "0"}, "--priority: must be an integer in [1, "},
+      {{"admit", "--tenant", "acme", "--tokens", "-5"}, "--tokens: must be an integer in [0, "},
+      {{"admit", "--tenant", "acme", "--tokens", "1.5"}, "--tokens: must be an integer in [0, "},
+      {{"admit", "--tenant", "", "--dry-run"}, "--tenant: must be 1-128 bytes"},
+      {{"admit", "--tenant", "acme", "--mode", "eager"}, "--mode: must be estimate, reconcile"},
+  };
+  for (const auto& [args, message] : cases) {
+    BpctlRun r = Bpctl(args);
+    EXPECT_EQ(r.rc, kExitBadValue) << args[0] << " " << args[1] << ": " << r.err;
+    EXPECT_NE(r.err.find("bpctl: " + message), std::string::npos) << r.err;
+  }
+  BpctlRun target = BpctlRaw({"--valkey", server_->url(), "--target", "a}b", "status"});
+  EXPECT_EQ(target.rc, kExitBadValue);
+  EXPECT_EQ(target.err, "bpctl: --target: must be 1-128 bytes of [A-Za-z0-9_.-], got 'a}b'\n");
+  BpctlRun url = BpctlRaw({"--valkey", "http://x", "--target", target_, "status"});
+  EXPECT_EQ(url.rc, kExitBadValue);
+  EXPECT_EQ(url.err.rfind("bpctl: --valkey: ", 0), 0u) << url.err;
+  EXPECT_EQ(Snapshot(), before);
+  EXPECT_EQ(Export(), exported);
+}
+
+TEST_F(BpctlCli, UnreachableServerIsExit4) {
+  const std::string closed = "redis://127.0.0.1:" + std::to_string(FreeLoopbackPort());
+  const std::string file = WriteFile("ok.json", R"({"version":1,"caps":{"requests_per_s":1}})");
+  for (const std::vector<std::string>& args : std::vector<std::vector<std::string>>{
+           {"status"},
+           {"status", "--json"},
+           {"watch", "--count", "1"},
+           {"export"},
+           {"set", "cap", "--rpm", "60"},
+           {"set", "priority-weights", "1,2"},
+           {"set", "weight", "a", "2"},
+           {"unset", "weight", "a"},
+           {"reset"},
+           {"reset", "--all"},
+           {"import", file},
+           {"admit", "--tenant", "a"},
+           {"admit", "--tenant", "a", "--dry-run"},
+       }) {
+    std::vector<std::string> all = {"--valkey", closed};
+    all.insert(all.end(), args.begin(), args.end());
+    BpctlRun r = BpctlRaw(all);
+    EXPECT_EQ(r.rc, kExitServer) << args[0] << ": " << r.err;
+    EXPECT_NE(r.err.find("bpctl: cannot reach Valkey at " + closed), std::string::npos) << r.err;
+  }
+}
+
+TEST_F(BpctlCli, UnconfiguredTargetAdmitIsExit4) {
+  BpctlRun r = Bpctl({"admit", "--tenant", "acme"});
+  EXPECT_EQ(r.rc, kExitServer);
+  EXPECT_NE(r.err.find("target not configured"), std::string::npos) << r.err;
+}
+
+TEST_F(BpctlCli, ValkeyUrlFromTheEnvironment) {
+  ASSERT_EQ(Bpctl({"set", "cap", "--rpm", "600"}).rc, kExitOk);
+  const char* old = std::getenv("BP_VALKEY_URL");
+  const std::string saved = old ? old : "";
+  ::setenv("BP_VALKEY_URL", server_->url().c_str(), 1);
+  BpctlRun ok = BpctlRaw({"--target", target_, "status", "--json"});
+  ::setenv("BP_VALKEY_URL", ("redis://127.0.0.1:" + std::to_string(FreeLoopbackPort())).c_str(), 1);
+  BpctlRun down = BpctlRaw({"--target", target_, "status"});
+  BpctlRun flag_wins = BpctlRaw({"--valkey", server_->url(), "--target", target_, "status"});
+  if (old) {
+    ::setenv("BP_VALKEY_URL", saved.c_str(), 1);
+  } else {
+    ::unsetenv("BP_VALKEY_URL");
+  }
+  ASSERT_EQ(ok.rc, kExitOk) << ok.err;
+  EXPECT_EQ(nlohmann::json::parse(ok.out)["caps"]["requests_per_s"], 10.0);
+  EXPECT_EQ(down.rc, kExitServer);
+  EXPECT_EQ(flag_wins.rc, kExitOk) << flag_wins.err;
+}
+
+TEST_F(BpctlCli, ImportFileErrors) {
+  ASSERT_EQ(Bpctl({"set", "cap", "--rpm", "600"}).rc, kExitOk);
+  const std::string before = Snapshot();
+  BpctlRun missing = Bpctl({"import", "/nonexistent/bpctl.json"});
+  EXPECT_EQ(missing.rc, kExitFile);
+  EXPECT_NE(missing.err.find("/nonexistent/bpctl.json: cannot read"), std::string::npos);
+  const std::string file = WriteFile("x.json", "{}");
+  const std::string dir = file.substr(0, file.rfind('/'));
+  EXPECT_EQ(Bpctl({"import", dir}).rc, kExitFile);
+  BpctlRun syntax = Bpctl({"import", WriteFile("bad.json", R"({"version":1,)")});
+  EXPECT_EQ(syntax.rc, kExitBadValue);
+  EXPECT_NE(syntax.err.find("bad.json: invalid JSON"), std::string::npos) << syntax.err;
+  // A bad value late in the file: nothing of the file is written.
+  BpctlRun late = Bpctl({"import", WriteFile("late.json", R"({"version":1,
+      "caps":{"requests_per_s":99},"priority_weights":[0.9,0.1],
+      "tenant_weights":{"a":2,"b":0}})")});
+  EXPECT_EQ(late.rc, kExitBadValue);
+  EXPECT_NE(late.err.find("late.json: tenant_weights.b: tenant weight must be a positive"),
+            std::string::npos)
+      << late.err;
+  EXPECT_EQ(Snapshot(), before);
+}
+
+}  // namespace
+}  // namespace bp::test

@@ -1,0 +1,95 @@
+// The export/import format (config_json.h): exact round trip, strict parsing,
+// validation of the whole document. No server needed.
+#include "bp/bpctl/config_json.h"
+
+#include <gtest/gtest.h>
+
+namespace bp::bpctl {
+namespace {
+
+using json = nlohmann::ordered_json;
+
+GateConfig Sample() {
+  GateConfig c;
+  c.configured = true;
+  c.caps = GateCaps{100.0 / 60, 12000, 0.25};  // 100 rpm: not a short decimal
+  c.omega = {0.5, 0.3, 0.2};
+  c.tenant_weights = {{"acme", 2}, {"beta.1", 0.1}};
+  c.tuning.slack_ms = 20;
+  c.tuning.lend_fraction = 0.75;
+  c.tuning.grace_ms = 150;
+  c.tuning.ticket_ttl_ms = 30000;
+  return c;
+}
+
+TEST(BpctlConfigJson, RoundTripsExactly) {
+  const json j = ConfigToJson(Sample());
+  EXPECT_EQ(j.dump(),
+            R"({"version":1,"caps":{"requests_per_s":1.6666666666666667,"tokens_per_s":12000.0,)"
+            R"("burst_s":0.25},"priority_weights":[0.5,0.3,0.2],"tenant_weights":{"acme":2.0,)"
+            R"("beta.1":0.1},"tuning":{"slack_ms":20.0,"lend_fraction":0.75,"grace_ms":150.0,)"
+            R"("ticket_ttl_ms":30000}})");
+  auto back = ConfigFromJson(json::parse(j.dump()));
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  EXPECT_EQ(ConfigToJson(*back), j);
+  EXPECT_EQ(back->caps.requests_per_s, 100.0 / 60);  // bit-exact
+}
+
+TEST(BpctlConfigJson, OptionalFieldsTakeTheGateDefaults) {
+  auto c = ConfigFromJson(json::parse(R"({"version":1,"caps":{"requests_per_s":10}})"));
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_EQ(c->caps.tokens_per_s, 0);
+  EXPECT_EQ(c->caps.burst_s, 1);
+  EXPECT_TRUE(c->omega.empty());
+  EXPECT_TRUE(c->tenant_weights.empty());
+  EXPECT_EQ(c->tuning.slack_ms, GateTuning{}.slack_ms);
+  EXPECT_EQ(c->tuning.ticket_ttl_ms, GateTuning{}.ticket_ttl_ms);
+}
+
+TEST(BpctlConfigJson, UnconfiguredExportsNullCapsThatImportRejects) {
+  const json j = ConfigToJson(GateConfig{});
+  EXPECT_TRUE(j["caps"].is_null());
+  auto c = ConfigFromJson(j);
+  ASSERT_FALSE(c.ok());
+  EXPECT_EQ(c.status().message(), "caps: required (the gate needs caps)");
+}
+
+TEST(BpctlConfigJson, RejectsBadDocumentsNamingTheField) {
+  const std::vector<std::pair<const char*, const char*>> cases = {
+      {R"([])", "document: must be an object"},
+      {R"({"caps":{"requests_per_s":1}})", "version: must be 1"},
+      {R"({"version":2,"caps":{"requests_per_s":1}})", "version: must be 1"},
+      {R"({"version":1})", "caps: required"},
+      {R"({"version":1,"caps":{"requests_per_s":1},"extra":1})", "extra: unknown field"},
+      {R"({"version":1,"caps":{"rpm":1}})", "caps.rpm: unknown field"},
+      {R"({"version":1,"caps":{"tokens_per_s":1}})", "caps.requests_per_s: required"},
+      {R"({"version":1,"caps":{"requests_per_s":"10"}})", "caps.requests_per_s: must be a number"},
+      {R"({"version":1,"caps":{"requests_per_s":0}})",
+       "caps: requests_per_s must be a positive finite number, got 0"},
+      {R"({"version":1,"caps":{"requests_per_s":1,"burst_s":-1}})",
+       "caps: burst_s must be a positive finite number, got -1"},
+      {R"({"version":1,"caps":{"requests_per_s":1},"priority_weights":[0.5,0]})",
+       "priority weight omega_2 must be a positive finite number, got 0"},
+      {R"({"version":1,"caps":{"requests_per_s":1},"priority_weights":["a"]})",
+       "priority_weights[0]: must be a number"},
+      {R"({"version":1,"caps":{"requests_per_s":1},"tenant_weights":{"a":2,"b":-1}})",
+       "tenant_weights.b: tenant weight must be a positive finite number, got -1"},
+      {R"({"version":1,"caps":{"requests_per_s":1},"tenant_weights":{"a b":2}})",
+       "tenant_weights.a b: tenant weight: tenant 'a b' must match [A-Za-z0-9_.-]{1,128}"},
+      {R"({"version":1,"caps":{"requests_per_s":1},"tuning":{"lend_fraction":2}})",
+       "tuning: lend_fraction must be in [0, 1]"},
+      {R"({"version":1,"caps":{"requests_per_s":1},"tuning":{"ticket_ttl_ms":1.5}})",
+       "tuning.ticket_ttl_ms: must be an integer"},
+      {R"({"version":1,"caps":{"requests_per_s":1},"tuning":{"slack":1}})",
+       "tuning.slack: unknown field"},
+  };
+  for (const auto& [text, message] : cases) {
+    auto c = ConfigFromJson(json::parse(text));
+    ASSERT_FALSE(c.ok()) << text;
+    EXPECT_EQ(c.status().code(), StatusCode::kInvalidArgument) << text;
+    EXPECT_EQ(c.status().message(), message) << text;
+  }
+}
+
+}  // namespace
+}  // namespace bp::bpctl
