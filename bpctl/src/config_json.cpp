@@ -18,7 +18,7 @@ Status Bad(const std::string& field, const std::string& message) {
 // Unknown fields are errors (a typo must not be ignored silently).
 Status OnlyFields(const json& j, const std::string& where,
                   std::initializer_list<const char*> allowed) {
-  if (!j.is_object()) return Bad(where, "must be an object");
+  if (!j.is_object()) return Bad(where.empty() ? "document" : where, "must be an object");
   for (const auto& [key, value] : j.items()) {
     bool known = false;
     for (const char* a : allowed) known = known || key == a;

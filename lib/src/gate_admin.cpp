@@ -29,7 +29,9 @@ Status ValidateGateConfig(const GateConfig& c) {
     if (Status s = ValidateOmega(c.omega); !s.ok()) return s;
   }
   for (const auto& [tenant, weight] : c.tenant_weights) {
-    if (Status s = ValidateTenantWeight(tenant, weight); !s.ok()) return s;
+    if (Status s = ValidateTenantWeight(tenant, weight); !s.ok()) {
+      return {s.code(), "tenant_weights." + tenant + ": " + s.message()};
+    }
   }
   if (Status s = ValidateTuning(c.tuning); !s.ok()) return {s.code(), "tuning: " + s.message()};
   return Status::Ok();
