@@ -6,6 +6,8 @@
 
 #include <algorithm>
 
+#include "bp/bpctl/config_json.h"
+
 namespace bp::bpctl {
 namespace {
 
@@ -100,13 +102,10 @@ nlohmann::ordered_json StatusJson(const std::string& target, const GateState& st
   } else {
     j["caps"] = nullptr;
   }
-  j["priority_weights"] = cfg.omega;
-  j["tenant_weights"] = json::object();
-  for (const auto& [tenant, weight] : cfg.tenant_weights) j["tenant_weights"][tenant] = weight;
-  j["tuning"] = {{"slack_ms", cfg.tuning.slack_ms},
-                 {"lend_fraction", cfg.tuning.lend_fraction},
-                 {"grace_ms", cfg.tuning.grace_ms},
-                 {"ticket_ttl_ms", cfg.tuning.ticket_ttl_ms}};
+  const json exported = ConfigToJson(cfg);  // the same fields as `bpctl export`
+  for (const char* key : {"priority_weights", "tenant_weights", "tuning"}) {
+    j[key] = exported.at(key);
+  }
   j["virtual_time"] = st.virtual_time;
   j["classes"] = Classes(st, cfg);
   j["queues"] = Queues(st);
