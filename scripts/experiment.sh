@@ -7,8 +7,8 @@
 # under --out, and stops everything it started, also on Ctrl-C or failure.
 #
 # While it runs, the gate's state can be read and tuned with bpctl: the script
-# prints the Valkey URL; each bp run uses the target
-# <workload>-<config>-r<repeat>-<unix ms> (see `bpctl status`).
+# prints the Valkey URL, and loadgen prints each bp run's gate target
+# <workload>-<config>-r<repeat>-<unix ms> when the run starts.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ARGS="$*"
@@ -124,7 +124,8 @@ mkdir -p "$OUT"
   echo "configs: $CONFIGS  repeats: $REPEATS  speedup: $SPEEDUP"
   echo "valkey: $BP_VALKEY_URL  upstream: $BP_MOCKAPI_URL"
 } | tee "$OUT/run-info.txt"
-echo "tune while it runs: build/apps/bpctl --valkey $BP_VALKEY_URL status  (bp targets: see --help)"
+echo "tune while it runs: build/apps/bpctl --valkey $BP_VALKEY_URL --target <target> status|set ..."
+echo "(each bp run prints its gate target when it starts)"
 
 ./build/apps/loadgen "${WORKLOAD_ARGS[@]}" --config "$CONFIGS" --repeats "$REPEATS" \
   --speedup "$SPEEDUP" --upstream "$BP_MOCKAPI_URL" --valkey "$BP_VALKEY_URL" \

@@ -56,6 +56,10 @@ Result<RunRecords> RunOnce(const Workload& workload, const RunOptions& options) 
                           .count();
     bp.target = workload.name + "-" + options.configuration + "-r" +
                 std::to_string(options.repeat) + "-" + std::to_string(unix_ms);
+    if (options.progress) {
+      spdlog::info("{} {} #{}: gate target \"{}\" (bpctl --target {} status)", workload.name,
+                   options.configuration, options.repeat, bp.target, bp.target);
+    }
     auto c = MakeBpConfiguration(workload, options.speedup, bp);
     if (!c.ok()) return c.status();
     configuration = std::move(*c);
