@@ -2,11 +2,12 @@
 // every message in the form "FILE: FIELD: what is wrong".
 #include "bp/loadgen/workload.h"
 
-#include <cctype>
 #include <cmath>
 #include <fstream>
 #include <set>
 #include <sstream>
+
+#include "bp/gate.h"
 
 namespace bp::loadgen {
 namespace {
@@ -87,15 +88,6 @@ class Reader {
   std::string* error_;
 };
 
-bool ValidTenantId(const std::string& id) {
-  if (id.empty() || id.size() > 128) return false;
-  for (char c : id) {
-    bool ok = std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.' || c == '-';
-    if (!ok) return false;
-  }
-  return true;
-}
-
 void ParseTenant(const json& t, const std::string& path, int classes, TenantSpec* out,
                  std::string* error) {
   if (!t.is_object()) {
@@ -106,7 +98,7 @@ void ParseTenant(const json& t, const std::string& path, int classes, TenantSpec
   r.OnlyKeys({"id", "priority", "weight", "concurrency", "workflows", "activities_per_workflow",
               "prompt_tokens", "max_tokens"});
   r.String("id", &out->id, true);
-  if (error->empty() && !ValidTenantId(out->id)) r.Fail("id", "must match [A-Za-z0-9_.-]{1,128}");
+  if (error->empty() && !bp::ValidTenantName(out->id)) r.Fail("id", "must match [A-Za-z0-9_.-]{1,128}");
   r.Int("priority", 1, classes, &out->priority, true);
   r.Number("weight", 0, false, &out->weight, false);
   r.Int("concurrency", 1, 100000, &out->concurrency, true);
