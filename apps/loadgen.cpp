@@ -61,6 +61,7 @@ int main(int argc, char** argv) {
   std::string out_dir = "results";
   bool no_figures = false;
   bool quiet = false;
+  std::string sdk_bound = "inclusive";
 
   po::options_description desc("loadgen: a multi-tenant workflow-engine load generator\nOptions");
   desc.add_options()("help,h", "show this help")("workload,w", po::value(&workloads)->composing(),
@@ -78,6 +79,9 @@ int main(int argc, char** argv) {
       "gate-threads", po::value(&run.gate_threads)->default_value(4),
       "bp: threads/connections for the blocking gate calls")(
       "no-figures", po::bool_switch(&no_figures), "do not run gnuplot")(
+      "sdk-retry-after-bound", po::value(&sdk_bound)->default_value(sdk_bound),
+      "inclusive: the SDK honours retry-after 0 < t <= 60 s (official SDKs); exclusive: "
+      "0 < t < 60 s (openai-node <= 6.25), so LiteLLM's retry-after 60 falls back to backoff")(
       "quiet,q", po::bool_switch(&quiet), "no progress line");
 
   po::variables_map vm;
@@ -95,6 +99,11 @@ int main(int argc, char** argv) {
   if (repeats < 1) return Usage(desc, "--repeats must be >= 1");
   if (!(run.speedup > 0) || run.speedup > 1000)
     return Usage(desc, "--speedup must be in (0, 1000]");
+  if (sdk_bound == "exclusive") {
+    run.sdk_retry_after_bound = SdkRetryAfterBound::kExclusive60s;
+  } else if (sdk_bound != "inclusive") {
+    return Usage(desc, "--sdk-retry-after-bound must be inclusive or exclusive");
+  }
   std::vector<std::string> configs = SplitList(config_list);
   if (configs.empty()) return Usage(desc, "--config is empty");
   for (const auto& c : configs) {

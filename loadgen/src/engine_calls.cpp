@@ -96,7 +96,7 @@ struct SdkLoop : std::enable_shared_from_this<SdkLoop> {
       return;
     }
     RetryHint hint{r.retry_after_paper_ms};
-    double delay = SdkRetryDelayMs(hint, retries, engine->Uniform());
+    double delay = SdkRetryDelayMs(hint, retries, engine->Uniform(), engine->sdk_retry_after_bound());
     ++retries;
     engine->AfterPaperMs(delay, [self = shared_from_this()] { self->Attempt(); });
   }

@@ -12,9 +12,12 @@ bool SdkRetryable(int status) {
   return status == 0 || status == 408 || status == 409 || status == 429 || status >= 500;
 }
 
-double SdkRetryDelayMs(const RetryHint& hint, int retries_taken, double jitter_u) {
-  if (hint.retry_after_ms && *hint.retry_after_ms > 0 && *hint.retry_after_ms <= 60000) {
-    return *hint.retry_after_ms;
+double SdkRetryDelayMs(const RetryHint& hint, int retries_taken, double jitter_u,
+                       SdkRetryAfterBound bound) {
+  if (hint.retry_after_ms && *hint.retry_after_ms > 0) {
+    double t = *hint.retry_after_ms;
+    bool in_range = bound == SdkRetryAfterBound::kInclusive60s ? t <= 60000 : t < 60000;
+    if (in_range) return t;
   }
   int n = std::clamp(retries_taken, 0, 30);
   double base = std::min(500.0 * std::pow(2.0, n), 8000.0);

@@ -74,6 +74,7 @@ Result<RunRecords> RunOnce(const Workload& workload, const RunOptions& options) 
   eo.seed = options.seed + static_cast<uint64_t>(options.repeat);
   eo.upstream = *endpoint;
   eo.progress = options.progress;
+  eo.sdk_retry_after_bound = options.sdk_retry_after_bound;
   eo.label = workload.name + " " + options.configuration + " #" + std::to_string(options.repeat);
   Engine engine(workload, eo, *configuration);
   RunRecords records = engine.Run();

@@ -18,6 +18,9 @@ TEST(EngineRetryPolicy, SdkHonoursHintWithinSixtySeconds) {
   // 0 and > 60 s fall back to min(0.5 s * 2^n, 8 s) * (1 - 0.25 u).
   EXPECT_DOUBLE_EQ(SdkRetryDelayMs({0.0}, 0, 0.0), 500.0);
   EXPECT_DOUBLE_EQ(SdkRetryDelayMs({60001.0}, 1, 0.0), 1000.0);
+  // openai-node <= 6.25 honours only t < 60 s: LiteLLM's 60 s falls back.
+  EXPECT_DOUBLE_EQ(SdkRetryDelayMs({60000.0}, 1, 0.0, SdkRetryAfterBound::kExclusive60s), 1000.0);
+  EXPECT_DOUBLE_EQ(SdkRetryDelayMs({59999.0}, 1, 0.0, SdkRetryAfterBound::kExclusive60s), 59999.0);
   EXPECT_DOUBLE_EQ(SdkRetryDelayMs({}, 1, 1.0), 750.0);   // 1000 * 0.75
   EXPECT_DOUBLE_EQ(SdkRetryDelayMs({}, 5, 0.0), 8000.0);  // 16 s capped at 8 s
   EXPECT_TRUE(SdkRetryable(429));

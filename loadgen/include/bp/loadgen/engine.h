@@ -35,6 +35,7 @@
 
 #include "bp/loadgen/http_client.h"
 #include "bp/loadgen/records.h"
+#include "bp/loadgen/retry_policy.h"
 #include "bp/loadgen/task_queue.h"
 #include "bp/loadgen/workload.h"
 
@@ -49,6 +50,8 @@ struct EngineOptions {
   int http_timeout_ms = 30000;  // real
   bool progress = false;        // live line on stderr, once per second
   std::string label;            // shown in the progress line
+  // Which retry-after values the simulated SDK honours (retry_policy.h).
+  SdkRetryAfterBound sdk_retry_after_bound = SdkRetryAfterBound::kInclusive60s;
 };
 
 // One execution of an activity on a worker slot.
@@ -115,6 +118,7 @@ class Engine {
   boost::asio::io_context& io() { return io_; }
   int64_t NowUs() const;
   double speedup() const { return options_.speedup; }
+  SdkRetryAfterBound sdk_retry_after_bound() const { return options_.sdk_retry_after_bound; }
   const Workload& workload() const { return workload_; }
   const TenantSpec& tenant(int index) const { return workload_.tenants[index]; }
   double Uniform();  // [0, 1)

@@ -20,9 +20,16 @@ struct RetryHint {
   std::optional<double> retry_after_ms;  // from retry-after-ms, else retry-after
 };
 
+// Which server hints the SDK honours. facts/providers.md: the official SDKs
+// honour 0 < t <= 60 s (the default here); openai-node up to 6.25 honours only
+// 0 < t < 60 s, so LiteLLM's `retry-after: 60` falls back to its backoff.
+enum class SdkRetryAfterBound { kInclusive60s, kExclusive60s };
+
 // SDK delay before retry number n+1 (n = retries already taken, 0-based):
-// the hint if 0 < t <= 60 s, else min(0.5 s * 2^n, 8 s) * (1 - 0.25 * jitter_u).
-double SdkRetryDelayMs(const RetryHint& hint, int retries_taken, double jitter_u);
+// the hint if 0 < t <= 60 s (t < 60 s with kExclusive60s), else
+// min(0.5 s * 2^n, 8 s) * (1 - 0.25 * jitter_u).
+double SdkRetryDelayMs(const RetryHint& hint, int retries_taken, double jitter_u,
+                       SdkRetryAfterBound bound = SdkRetryAfterBound::kInclusive60s);
 
 // Temporal's default activity retry policy (server side, the slot is free
 // meanwhile): initial 1 s, coefficient 2, maximum 100 x initial, unlimited

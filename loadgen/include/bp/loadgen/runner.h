@@ -17,6 +17,7 @@
 #include <string>
 
 #include "bp/loadgen/records.h"
+#include "bp/loadgen/retry_policy.h"
 #include "bp/loadgen/workload.h"
 #include "bp/status.h"
 
@@ -33,6 +34,7 @@ struct RunOptions {
   bool progress = false;              // live line on stderr once a second
   int gate_threads = 4;               // bp: threads (and Valkey connections) for gate calls
   int gate_command_timeout_ms = 100;  // bp: real ms before Admit fails open
+  SdkRetryAfterBound sdk_retry_after_bound = SdkRetryAfterBound::kInclusive60s;
 };
 
 Result<RunRecords> RunOnce(const Workload& workload, const RunOptions& options);
