@@ -22,7 +22,7 @@ Default: cross-priority and token-bound under naive, tn, litellm and bp,
 
 options:
   --suite               all nine workloads of Table II, plus the ablations
-                        bp-no-drf and bp-no-priority (about 40 minutes at speedup 5)
+                        bp-no-drf and bp-no-priority (about 2 hours at speedup 5 on 2 cores)
   --workload NAME       a workload from configs/workloads (repeatable; replaces the default)
   --config LIST         comma list of naive,tn,litellm,bp,bp-no-drf,bp-no-priority
   --repeats N           repeats per configuration (95 % Student-t intervals need N >= 2)
@@ -93,7 +93,8 @@ done
 [ -n "$OUT" ] || OUT="results/experiment-$(date -u +%Y%m%dT%H%M%SZ)"
 
 if [ "$SETUP" -eq 1 ]; then
-  ./scripts/setup.sh
+  # same warning flags as scripts/test.sh, so switching commands does not rebuild
+  BP_WERROR="${BP_WERROR:-ON}" ./scripts/setup.sh
 fi
 for b in build/apps/loadgen build/apps/mockapi; do
   [ -x "$b" ] || die "$b is not built (run scripts/setup.sh)"
