@@ -186,6 +186,10 @@ Result<Workload> ParseWorkload(const json& doc, const std::string& source) {
   r.OnlyKeys({"name", "description", "tenants", "upstream", "slots", "run_length_cap_s",
               "dispatch_latency_ms", "priority_weights", "gate"});
   r.String("name", &w.name, true);
+  // The name becomes a results folder and part of a gate target.
+  if (error.empty() && (!bp::ValidTenantName(w.name) || w.name == "." || w.name == "..")) {
+    r.Fail("name", "must match [A-Za-z0-9_.-]{1,128}");
+  }
   r.String("description", &w.description, false);
   r.Int("slots", 1, 100000, &w.slots, true);
   r.Number("run_length_cap_s", 0, false, &w.run_length_cap_s, true);

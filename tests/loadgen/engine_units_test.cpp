@@ -150,6 +150,13 @@ TEST(EngineWorkload, BadFieldsNameFileAndField) {
   doc["upstream"]["limits"][0]["dimension"] = "tokens";
   EXPECT_NE(ParseWorkload(doc, "x.json").status().message().find("needs a \"requests\" limit"),
             std::string::npos);
+  for (const char* bad : {"../escape", "has space", "..", ""}) {
+    doc = MinimalWorkload();
+    doc["name"] = bad;  // a results folder and part of a gate target
+    EXPECT_EQ(ParseWorkload(doc, "x.json").status().message(),
+              "x.json: name: must match [A-Za-z0-9_.-]{1,128}")
+        << bad;
+  }
   EXPECT_EQ(LoadWorkload("/nonexistent.json").status().code(), StatusCode::kNotFound);
 }
 
