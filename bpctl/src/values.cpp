@@ -21,6 +21,8 @@ Status Bad(const std::string& what, const std::string& rule, const std::string& 
 // The whole text as a finite double; nullopt on syntax, inf or nan.
 std::optional<double> ReadFinite(const std::string& text) {
   if (text.empty() || std::isspace(static_cast<unsigned char>(text[0]))) return std::nullopt;
+  // Decimal only: strtod would also take hex ("0x10") and "infinity".
+  if (text.find_first_not_of("0123456789+-.eE") != std::string::npos) return std::nullopt;
   char* end = nullptr;
   errno = 0;
   const double v = std::strtod(text.c_str(), &end);

@@ -12,7 +12,7 @@ TEST(BpctlValues, PositiveNumbers) {
   EXPECT_EQ(*ParsePositive("0.5", "--rpm"), 0.5);
   EXPECT_EQ(*ParsePositive("1e3", "--rpm"), 1000);
   for (const char* bad : {"0", "-1", "-0.5", "abc", "", " 5", "5 ", "5x", "nan", "inf", "-inf",
-                          "1e400", "0x", "--5"}) {
+                          "1e400", "0x", "--5", "0x10", "0x1p3"}) {
     auto r = ParsePositive(bad, "--rpm");
     ASSERT_FALSE(r.ok()) << bad;
     EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument);
