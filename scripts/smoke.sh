@@ -20,7 +20,9 @@ for t in w["tenants"]:
 json.dump(w, open(sys.argv[1], "w"), indent=1)
 PY
 
-pids_before="$(pgrep -x -u "$(id -u)" 'mockapi|redis-server|valkey-server' | sort || true)"
+# One pgrep per name: pgrep matches nothing for a pattern over 15 characters.
+our_servers() { for n in mockapi redis-server valkey-server; do pgrep -x -u "$(id -u)" "$n" || true; done | sort; }
+pids_before="$(our_servers)"
 
 start=$(date +%s)
 scripts/experiment.sh --no-setup --workload "$OUT/cross-priority-short.json" \
@@ -37,7 +39,7 @@ for c in naive tn litellm bp; do
 done
 
 sleep 0.5
-pids_after="$(pgrep -x -u "$(id -u)" 'mockapi|redis-server|valkey-server' | sort || true)"
+pids_after="$(our_servers)"
 left="$(comm -13 <(echo "$pids_before") <(echo "$pids_after") | grep -v '^$' || true)"
 if [ -n "$left" ]; then
   echo "smoke: processes left behind:" >&2
