@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "bp/loadgen/retry_policy.h"
+#include "bp/loadgen/upstream_wait.h"
 
 namespace bp::loadgen {
 namespace {
@@ -137,14 +138,16 @@ class BpConfiguration : public Configuration {
         e->Finish(*x, Outcome::Ok());
         return;
       }
-      if (r.status == 429) {
-        // Deferred by its retry-after (paper ms -> real us), never retried in place.
-        double paper_ms = r.retry_after_paper_ms.value_or(ActivityRetryDelayMs(1));
-        e->Finish(
-            *x, Outcome::DeferAfter429(static_cast<int64_t>(paper_ms * 1000.0 / e->speedup()) + 1));
-        return;
+      // 429 / 503 / 529: deferred on a durable timer by the retry header, the
+      // wait in the message, else a backoff (upstream_wait.h), never retried in
+      // place; x-should-retry false: fail; other errors: the activity retry policy.
+      const BpAnswerAction act = BpActionForAnswer(r, e->activity(x->activity_id).throttle_defers);
+      if (act.kind == BpAnswerAction::kDefer) {
+        e->Finish(*x, Outcome::DeferAfter429(
+                          static_cast<int64_t>(act.wait_paper_ms * 1000.0 / e->speedup()) + 1));
+      } else {
+        e->Finish(*x, act.kind == BpAnswerAction::kFail ? Outcome::Fail() : Outcome::RetryLater());
       }
-      e->Finish(*x, Outcome::RetryLater());  // other errors: the activity retry policy
     });
   }
 

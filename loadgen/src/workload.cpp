@@ -117,7 +117,7 @@ void ParseUpstream(const json& u, UpstreamCaps* caps, std::string* error) {
   }
   Reader r(u, "upstream", error);
   r.OnlyKeys({"limits", "completion_tokens", "latency", "count_rejected", "token_accounting",
-              "dialect", "scope", "model"});
+              "dialect", "scope", "model", "profile", "overload"});
   if (!u.contains("limits") || !u["limits"].is_array() || u["limits"].empty()) {
     r.Fail("limits", "must be a non-empty array");
     return;
@@ -266,6 +266,11 @@ json ScaledUpstream(const Workload& workload, double speedup) {
       json& lat = u["latency"];
       if (lat.contains(key) && lat[key].is_number()) lat[key] = lat[key].get<double>() / speedup;
     }
+  }
+  if (u.contains("overload") && u["overload"].is_object()) {
+    json& o = u["overload"];
+    if (o.contains("retry_after_ms") && o["retry_after_ms"].is_number())
+      o["retry_after_ms"] = o["retry_after_ms"].get<double>() / speedup;
   }
   return u;
 }

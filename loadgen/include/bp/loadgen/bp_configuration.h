@@ -3,8 +3,11 @@
 //   Admit(tenant, priority, cost {1, prompt tokens}, max_tokens)
 //   DEFER(delta)  -> the slot is freed, a durable timer of delta, re-enqueue;
 //   ADMIT(ticket) -> one call; then Release(ticket, actual usage);
-//   a 429 that still happens -> Release, then deferred by its retry-after on a
-//                    durable timer (slot freed), never retried in place;
+//   a 429 that still happens, or a 503 / 529 overload -> Release, then
+//                    deferred on a durable timer (slot freed) by its retry
+//                    header, else the wait stated in its message, else a
+//                    backoff (upstream_wait.h BpActionForAnswer), never
+//                    retried in place; x-should-retry: false -> the activity fails;
 //   FAIL_OPEN     -> the call proceeds ungated (invariant I3);
 //   REJECT        -> the activity fails (its cost can never fit).
 // Gate calls block (hiredis, ~0.2-2 ms), so they run on a small pool of

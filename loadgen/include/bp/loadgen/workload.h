@@ -53,7 +53,8 @@ struct Workload {
   GateMode gate_mode = GateMode::kReconcile;
   double gate_burst_s = 1.0;  // L1 burst, seconds of cap
   // The mockapi section (docs/mockapi-config.md): limits, completion_tokens,
-  // latency, count_rejected, token_accounting. Paper units; scaled by
+  // latency, count_rejected, token_accounting, dialect, scope, model, profile,
+  // overload (docs/provider-profiles.md). Paper units; scaled by
   // ScaledUpstream() before it is PUT to /admin/config.
   nlohmann::json upstream;
   UpstreamCaps caps;
@@ -68,8 +69,9 @@ Result<Workload> ParseWorkload(const nlohmann::json& doc, const std::string& sou
 Result<Workload> LoadWorkload(const std::string& path);
 
 // The upstream section scaled for a run at `speedup` (SPEC section 5): every
-// window_s / quantum_s and latency (min_ms, max_ms, per_output_token_ms) divided
-// by speedup; limits per window unchanged, so rates are multiplied by speedup.
+// window_s / quantum_s, latency (min_ms, max_ms, per_output_token_ms) and
+// overload.retry_after_ms divided by speedup; limits per window unchanged, so
+// rates are multiplied by speedup.
 nlohmann::json ScaledUpstream(const Workload& workload, double speedup);
 
 const char* GateModeName(GateMode mode);  // "estimate" | "reconcile" | "reservation"
