@@ -4,7 +4,7 @@
 // profile's 429 carries. Then overload runs (529 without a hint, 503 with one):
 // every 529/503 is retried and their count is the configured share of the
 // chat calls, exactly as mockapi's spread makes it. Each run is 8 activities
-// at speedup 2 (a few real seconds).
+// at speedup 4 (a few real seconds).
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -53,7 +53,7 @@ RunRecords RunAgainst(const Workload& w, const std::string& config, const std::s
                       const std::string& valkey) {
   RunOptions o;
   o.configuration = config;
-  o.speedup = 2;
+  o.speedup = 4;
   o.upstream_url = url;
   o.valkey_url = valkey;
   auto r = RunOnce(w, o);
@@ -108,12 +108,13 @@ TEST_F(EngineProfilesRun, EachProfileRunsToTheEndAndCarriesItsRetryHeaders) {
     SCOPED_TRACE(c.profile);
     bp::test::MockapiProcess mockapi(binary_, {});
     ASSERT_TRUE(mockapi.running());
-    const Workload w = ProfileWorkload(c.profile, 5);
+    const Workload w = ProfileWorkload(c.profile, 2);
     for (const std::string config : {"naive", "bp"}) {
       RunRecords r = RunAgainst(w, config, mockapi.url(), valkey_.url());
       EXPECT_EQ(CountOk(r), 8) << config;
       EXPECT_EQ(r.gate_fail_opens, 0u) << config;
-      // naive: 8 calls at once against 5 per window, so some 429s.
+      // naive: 4 slots, 8 calls at once against 2 per window: at least 4 are
+      // refused however the calls fall across a window edge.
       if (config == "naive") {
         EXPECT_GE(CountStatus(r, 429), 3);
       }
