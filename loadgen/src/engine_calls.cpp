@@ -22,8 +22,10 @@ void ParseAnswer(const HttpResponse& r, double speedup, CallResult* out) {
   auto doc = nlohmann::json::parse(r.body, nullptr, /*allow_exceptions=*/false);
   if (!doc.is_object()) return;
   if (r.status == 200 && doc.contains("usage") && doc["usage"].is_object()) {
-    out->prompt_tokens = doc["usage"].value("prompt_tokens", int64_t{0});
-    out->completion_tokens = doc["usage"].value("completion_tokens", int64_t{0});
+    // OpenAI names prompt/completion tokens, Anthropic input/output tokens.
+    const auto& u = doc["usage"];
+    out->prompt_tokens = u.value("prompt_tokens", u.value("input_tokens", int64_t{0}));
+    out->completion_tokens = u.value("completion_tokens", u.value("output_tokens", int64_t{0}));
   }
   if (r.status != 200 && doc.contains("error") && doc["error"].is_object()) {
     const auto& e = doc["error"];

@@ -270,5 +270,18 @@ TEST(EngineProfiles, BpDefersOverloadsAndFailsWhatCanNeverPass) {
   }
 }
 
+TEST(EngineProfiles, UsageIsReadInEitherProvidersNames) {
+  // Anthropic's usage names (input/output tokens) reach the records as OpenAI's do.
+  ScriptedUpstream up(
+      {Scripted(200, {}, R"({"type":"message","usage":{"input_tokens":11,"output_tokens":7}})")});
+  RunRecords r = RunOne("naive", up.url(), 1.0);
+  ASSERT_EQ(r.activities.size(), 1u);
+  EXPECT_TRUE(r.activities[0].ok);
+  EXPECT_EQ(r.activities[0].completion_tokens, 7);
+  ScriptedUpstream openai({});  // the scripted default: prompt 10, completion 20
+  r = RunOne("naive", openai.url(), 1.0);
+  EXPECT_EQ(r.activities[0].completion_tokens, 20);
+}
+
 }  // namespace
 }  // namespace bp::loadgen
