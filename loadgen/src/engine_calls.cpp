@@ -13,6 +13,7 @@ namespace {
 void ParseAnswer(const HttpResponse& r, double speedup, CallResult* out) {
   out->status = r.status;
   out->should_retry = r.should_retry;
+  out->ratelimit = r.ratelimit;
   if (r.retry_after_ms) {
     out->retry_after_paper_ms = *r.retry_after_ms * speedup;
   } else if (r.retry_after_s) {

@@ -75,6 +75,7 @@ struct CallResult {
   int64_t completion_tokens = 0;     // usage on 200
   bool proxy_local = false;          // answered by the litellm gateway
   std::optional<bool> should_retry;  // x-should-retry (overrides the SDK's rule)
+  RateLimitHeaders ratelimit;        // x-ratelimit-* headers, real ms
 };
 
 struct Outcome {

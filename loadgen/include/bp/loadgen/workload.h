@@ -52,6 +52,16 @@ struct Workload {
   std::vector<double> priority_weights = {0.5, 0.3, 0.2};  // omega_1..omega_K
   GateMode gate_mode = GateMode::kReconcile;
   double gate_burst_s = 1.0;  // L1 burst, seconds of cap
+  // The gate's caps are the upstream caps times this (> 0): 2 models a
+  // provider that halved its limits without telling the operator.
+  double gate_cap_factor = 1.0;
+  // Adaptive caps (bp::GateTuning adapt*): off keeps the paper's gate; times
+  // in paper seconds (scaled by the speedup like every duration).
+  bool gate_adapt = false;
+  double gate_adapt_beta = 0.7;
+  double gate_adapt_recover_s = 60;
+  double gate_adapt_window_s = 1;
+  int gate_adapt_min_429 = 3;
   // The mockapi section (docs/mockapi-config.md): limits, completion_tokens,
   // latency, count_rejected, token_accounting, dialect, scope, model, profile,
   // overload (docs/provider-profiles.md). Paper units; scaled by
