@@ -98,6 +98,8 @@ Workload AdaptWorkload(bool adapt) {
 
 TEST(BpReport, GateSectionAdaptFields) {
   nlohmann::json doc = {{"name", "x"},
+                        {"slots", 1},
+                        {"run_length_cap_s", 10},
                         {"tenants",
                          {{{"id", "t"},
                            {"priority", 1},
