@@ -29,7 +29,7 @@ if ad[1] ~= '1' then
 elseif ad[2] then
   local a = {}
   for x in string.gmatch(ad[2], '%S+') do a[#a + 1] = tonumber(x) end
-  local tau = (tonumber(ad[3]) or 60000) * 1000
+  local tau = (tonumber(ad[3]) or 120000) * 1000
   if #a == 10 and a[5] ~= tau and tau > 0 then
     local tm = redis.call('TIME')
     local now = tonumber(tm[1]) * 1000000 + tonumber(tm[2])

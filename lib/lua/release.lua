@@ -72,7 +72,7 @@ local capr, capt = Cr * burst, Ct * burst
 
 -- Adaptive caps: the learned fractions now, then a 429's decrease.
 local a = nums(s[7], P10)
-local tau = a[5] or (tonumber(s[10]) or 60000) * 1000
+local tau = a[5] or (tonumber(s[10]) or 120000) * 1000
 local function frac(f, t)
   if not f or tau <= 0 then return 1 end
   return math.min(1, f + math.max(0, now - t) / tau)

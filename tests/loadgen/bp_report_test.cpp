@@ -181,7 +181,7 @@ TEST(BpReport, A429LowersTheLearnedTokenCapInTheGate) {
   ASSERT_EQ(ad.size(), 10u) << text;
   EXPECT_EQ(ad[0], 1);           // requests untouched
   EXPECT_EQ(ad[2], 0.5);         // tokens: beta * 1
-  EXPECT_EQ(ad[4], 60'000'000);  // tau = 60 paper s at speedup 1, us
+  EXPECT_EQ(ad[4], 120'000'000);  // tau = 120 paper s at speedup 1, us
   EXPECT_EQ(ad[9] - ad[3], 150'000);
 }
 

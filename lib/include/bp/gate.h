@@ -122,7 +122,7 @@ struct GateTuning {
   double adapt_beta = 0.7;
   // Additive recovery: f_d grows by elapsed / adapt_recover_ms up to 1 (from
   // 0 to the configured cap in this time); > 0.
-  double adapt_recover_ms = 60000;
+  double adapt_recover_ms = 120000;
   // A decrease needs adapt_min_429 429s bound on d within one window of
   // adapt_window_ms (a rare 429 of the gate's own burst does not count);
   // after it d is held for max(window, retry-after, reset header): at most

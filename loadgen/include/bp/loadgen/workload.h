@@ -59,7 +59,7 @@ struct Workload {
   // in paper seconds (scaled by the speedup like every duration).
   bool gate_adapt = false;
   double gate_adapt_beta = 0.7;
-  double gate_adapt_recover_s = 60;
+  double gate_adapt_recover_s = 120;
   double gate_adapt_window_s = 1;
   int gate_adapt_min_429 = 3;
   // The mockapi section (docs/mockapi-config.md): limits, completion_tokens,
