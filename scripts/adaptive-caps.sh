@@ -71,16 +71,18 @@ for c in ${CASES//,/ }; do
       # 12 paper req/s = 12 * speedup real req/s, 4 keep-alive threads.
       python3 - "$BP_MOCKAPI_URL" "$(python3 -c "print(12 * $SPEEDUP)")" "$SHARED_MAX_S" \
         >"$OUT/ungated.txt" 2>&1 <<'PY' &
-import http.client, sys, threading, time, collections
+import http.client, signal, sys, threading, time, collections
 url, rate, max_s = sys.argv[1], float(sys.argv[2]), float(sys.argv[3])
 host, port = url.split("//")[1].split(":")
 body = '{"model":"gpt-4o-mini","messages":[{"role":"user","content":"hi"}],"max_tokens":5}'
 counts, lock, end = collections.Counter(), threading.Lock(), time.time() + max_s
+stop = threading.Event()  # SIGTERM (background jobs ignore SIGINT) or max_s
+signal.signal(signal.SIGTERM, lambda *_: stop.set())
 def sender(offset):
     conn = http.client.HTTPConnection(host, int(port), timeout=5)
     nxt = time.time() + offset
-    while time.time() < end:
-        time.sleep(max(0.0, nxt - time.time()))
+    while time.time() < end and not stop.is_set():
+        if stop.wait(max(0.0, nxt - time.time())): break
         nxt += 4.0 / rate
         try:
             conn.request("POST", "/v1/chat/completions", body, {"content-type": "application/json"})
@@ -90,15 +92,14 @@ def sender(offset):
         with lock: counts[st] += 1
 threads = [threading.Thread(target=sender, args=(i / rate,), daemon=True) for i in range(4)]
 for t in threads: t.start()
-try:
-    for t in threads: t.join()
-finally:
-    print("ungated answers by status:", dict(counts), flush=True)
+while any(t.is_alive() for t in threads):
+    stop.wait(0.2)
+print("ungated answers by status:", dict(counts), flush=True)
 PY
       UNGATED=$!
       BP_STARTED_PIDS+=("$UNGATED")
       run_loadgen shared || true
-      kill -INT "$UNGATED" 2>/dev/null || true
+      kill -TERM "$UNGATED" 2>/dev/null || true
       wait "$UNGATED" 2>/dev/null || true
       cat "$OUT/ungated.txt"
       ;;
