@@ -7,26 +7,31 @@
 #           (configs/adaptive/halved-adapt-{off,on}.json: gate.cap_factor 2);
 #   shared  the upstream allows 60 req/s and an ungated client sends 12 req/s
 #           (20 %) of it on the same key (a paced Python loop, bounded by
-#           --shared-max-s real seconds, stopped when loadgen ends).
+#           --shared-max-s real seconds, stopped when loadgen ends);
+#   midrun  the upstream allows 60 req/s, and 30 paper seconds into each run
+#           this script halves it (PUT /admin/config) without telling the gate.
 # Then prints, per run: the 429 share over the whole run and after settling
-# (attempts sent from --settle-s paper seconds on), and achievement-Jain
-# (against the upstream's real cap; for shared, the gated tenants only, the
-# ideal scaled to the capacity left, which Jain ignores as it is scale-free).
+# (attempts sent from --settle-s paper seconds on; midrun: the 20 paper
+# seconds from 5 s after the change), and achievement-Jain over the
+# contention window (Jain is scale-free, so against the real cap: for shared
+# the capacity left, for midrun the cap before and after the change).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 SPEEDUP=5
 OUT=""
-CASES="halved,shared"
+CASES="halved,shared,midrun"
+MIDRUN_AT_S=30
 SETTLE_S=20
 SHARED_MAX_S=300
 SETUP=1
 usage() {
   cat <<'EOF'
-usage: scripts/adaptive-caps.sh [--case halved,shared] [--speedup F] [--settle-s S]
+usage: scripts/adaptive-caps.sh [--case halved,shared,midrun] [--speedup F] [--settle-s S]
                                 [--out DIR] [--no-setup]
-  bp with adaptive caps off and on (1 run each), 429 share after S paper
-  seconds (default 20) and achievement-Jain. About 4 minutes at speedup 5.
+  bp with adaptive caps off and on (1 run each) in each case (default all
+  three), 429 share after S paper seconds (default 20; midrun: 5-25 s after
+  the change) and achievement-Jain. About 6 minutes at speedup 5.
 EOF
 }
 while [ "$#" -gt 0 ]; do
@@ -103,28 +108,75 @@ PY
       wait "$UNGATED" 2>/dev/null || true
       cat "$OUT/ungated.txt"
       ;;
+    midrun)
+      # For each run: wait for its start in the log, then halve the limit at
+      # MIDRUN_AT_S paper seconds (window_s scaled like loadgen's own PUT).
+      (
+        for a in off on; do
+          for _ in $(seq 1 600); do
+            grep -q "midrun-adapt-$a bp #0: gate target" "$OUT/midrun-loadgen.log" 2>/dev/null && break
+            sleep 0.1
+          done
+          sleep "$(python3 -c "print($MIDRUN_AT_S / $SPEEDUP)")"
+          curl -sS -X PUT "$BP_MOCKAPI_URL/admin/config" -H 'content-type: application/json' \
+            -d "{\"limits\":[{\"dimension\":\"requests\",\"algorithm\":\"fixed_window\",\"limit\":30,\"window_s\":$(python3 -c "print(1 / $SPEEDUP)")}]}" \
+            >/dev/null && echo "midrun-adapt-$a: upstream halved at paper ${MIDRUN_AT_S} s"
+        done
+      ) >"$OUT/midrun-changes.txt" 2>&1 &
+      CHANGER=$!
+      BP_STARTED_PIDS+=("$CHANGER")
+      run_loadgen midrun || true
+      wait "$CHANGER" 2>/dev/null || true
+      cat "$OUT/midrun-changes.txt"
+      ;;
     *) echo "unknown case '$c'" >&2; exit 2 ;;
   esac
 done
 
-python3 - "$OUT" "$SETTLE_S" <<'PY' | tee "$OUT/adaptive.md"
+python3 - "$OUT" "$SETTLE_S" "$MIDRUN_AT_S" <<'PY' | tee "$OUT/adaptive.md"
 import csv, json, os, sys
-out, settle_ms = sys.argv[1], float(sys.argv[2]) * 1000
-print("| workload | 429 share (all) | 429 share after %g s | OK req/s (window) | achievement-Jain |" % (settle_ms / 1000))
-print("|---|---|---|---|---|")
+out, settle_ms, change_ms = sys.argv[1], float(sys.argv[2]) * 1000, float(sys.argv[3]) * 1000
+print("| workload | 429 share (all) | 429 share after settling | OK req/s (window) | achievement-Jain | achievement-Jain after settling |")
+print("|---|---|---|---|---|---|")
+def settled_jain(rows, work, lo, hi):
+    # Tenants with attempts in [lo, hi) were backlogged there; up to the first
+    # of them to send its last attempt, each should get OK calls in proportion
+    # to w_t * omega_k (WFQ on requests; the cap cancels out of Jain).
+    last = {}
+    for a in rows:
+        last[a["tenant"]] = max(last.get(a["tenant"], 0.0), float(a["send_ms"]))
+    present = {a["tenant"] for a in rows if lo <= float(a["send_ms"]) < hi}
+    end = min([hi] + [last[t] for t in present])
+    omega = work.get("priority_weights", [0.5, 0.3, 0.2])
+    weight = {t["id"]: t.get("weight", 1.0) * omega[t["priority"] - 1] for t in work["tenants"]}
+    ok = dict.fromkeys(present, 0)
+    for a in rows:
+        if a["tenant"] in ok and a["status"] == "200" and lo <= float(a["send_ms"]) < end:
+            ok[a["tenant"]] += 1
+    r = [ok[t] / weight[t] for t in ok]
+    if not r or sum(x * x for x in r) == 0:
+        return "-"
+    return "%.3f (paper %g-%g s)" % (sum(r) ** 2 / (len(r) * sum(x * x for x in r)), lo / 1000, end / 1000)
 for w in sorted(os.listdir(out)):
     run = os.path.join(out, w, "bp", "r0")
     if not os.path.isfile(os.path.join(run, "summary.json")):
         continue
     s = json.load(open(os.path.join(run, "summary.json")))
     n = n429 = 0
-    for a in csv.DictReader(open(os.path.join(run, "attempts.csv"))):
-        if a["status"] == "0" or a["proxy_local"] == "1" or float(a["send_ms"]) < settle_ms:
+    lo, hi = settle_ms, float("inf")
+    if w.startswith("midrun"):
+        lo, hi = change_ms + 5000, change_ms + 25000
+    rows = list(csv.DictReader(open(os.path.join(run, "attempts.csv"))))
+    work = json.load(open(os.path.join("configs/adaptive", w + ".json")))
+    jain_after = settled_jain(rows, work, lo, hi)
+    for a in rows:
+        if a["status"] == "0" or a["proxy_local"] == "1" or not lo <= float(a["send_ms"]) < hi:
             continue
         n += 1
         n429 += a["status"] == "429"
-    after = "%.1f %% (%d / %d)" % (100.0 * n429 / n, n429, n) if n else "-"
-    print("| %s | %.1f %% | %s | %.1f | %.3f |" % (w, 100 * s["share_429"], after,
-          s["ok_rps_window"], s["achievement_jain"]))
+    after = "%.1f %% (%d / %d, paper %g-%s s)" % (100.0 * n429 / n, n429, n, lo / 1000,
+                                                 "end" if hi == float("inf") else "%g" % (hi / 1000)) if n else "-"
+    print("| %s | %.1f %% | %s | %.1f | %.3f | %s |" % (w, 100 * s["share_429"], after,
+          s["ok_rps_window"], s["achievement_jain"], jain_after))
 PY
 echo "results in $OUT"

@@ -178,9 +178,9 @@ void AdaptFlags(po::options_description& d) {
       "recover-ms", po::value<std::string>()->value_name("MS"),
       "additive recovery: 0 to the configured cap in MS, > 0 (default 120000)")(
       "window-ms", po::value<std::string>()->value_name("MS"),
-      "count window and least hold after a decrease, >= 0 (default 1000)")(
+      "count window and least hold after a decrease, >= 0 (default 2000)")(
       "min-429", po::value<std::string>()->value_name("N"),
-      "429s within one window before a decrease, integer >= 1 (default 3)");
+      "429s within one window before a decrease, integer >= 1 (default 4)");
 }
 
 int Import(const Invocation& in) {

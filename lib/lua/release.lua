@@ -82,8 +82,8 @@ if s[8] == '1' and ARGV[5] == '429' then
   local function arg(i) return tonumber(ARGV[i] or '') or -1 end
   local bound, ra = ARGV[6] or '', arg(7)
   local rem_r, rst_r, rem_t, rst_t = arg(8), arg(9), arg(10), arg(11)
-  local win = (tonumber(s[11]) or 1000) * 1000
-  local beta, m = tonumber(s[9]) or 0.7, tonumber(s[12]) or 3
+  local win = (tonumber(s[11]) or 2000) * 1000
+  local beta, m = tonumber(s[9]) or 0.7, tonumber(s[12]) or 4
   local ws, n, h = a[6], {a[7] or 0, a[8] or 0}, {a[9] or 0, a[10] or 0}
   local f, t = {fr, ft}, {a[2] or now, a[4] or now}
   local base = {a[1] or 1, a[3] or 1}

@@ -39,7 +39,7 @@ TEST_F(BpctlAdapt, StatusShowsConfiguredAndLearnedCapsResetDropsThem) {
   BpctlRun r = Bpctl({"set", "adapt", "on", "--beta", "0.5", "--min-429", "1"});
   ASSERT_EQ(r.rc, kExitOk) << r.err;
   EXPECT_EQ(r.out, "target " + target_ +
-                       ": adaptive caps on (beta 0.5, recovery 120000 ms, window 1000 ms, 1 429s "
+                       ": adaptive caps on (beta 0.5, recovery 120000 ms, window 2000 ms, 1 429s "
                        "per window)\n");
   const json tuning = Export()["tuning"];
   EXPECT_EQ(tuning["adapt"], true);

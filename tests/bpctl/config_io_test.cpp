@@ -51,8 +51,8 @@ TEST_F(BpctlConfigIo, ExportShowsTheConfiguration) {
     "adapt": false,
     "adapt_beta": 0.7,
     "adapt_recover_ms": 120000.0,
-    "adapt_window_ms": 1000.0,
-    "adapt_min_429": 3
+    "adapt_window_ms": 2000.0,
+    "adapt_min_429": 4
   }
 }
 )");

@@ -127,8 +127,8 @@ struct GateTuning {
   // adapt_window_ms (a rare 429 of the gate's own burst does not count);
   // after it d is held for max(window, retry-after, reset header): at most
   // one decrease per overload episode. window >= 0, min_429 >= 1.
-  double adapt_window_ms = 1000;
-  int64_t adapt_min_429 = 3;
+  double adapt_window_ms = 2000;
+  int64_t adapt_min_429 = 4;
 };
 
 // What the upstream answered to an admitted call (Release input for the

@@ -60,8 +60,8 @@ struct Workload {
   bool gate_adapt = false;
   double gate_adapt_beta = 0.7;
   double gate_adapt_recover_s = 120;
-  double gate_adapt_window_s = 1;
-  int gate_adapt_min_429 = 3;
+  double gate_adapt_window_s = 2;
+  int gate_adapt_min_429 = 4;
   // The mockapi section (docs/mockapi-config.md): limits, completion_tokens,
   // latency, count_rejected, token_accounting, dialect, scope, model, profile,
   // overload (docs/provider-profiles.md). Paper units; scaled by
