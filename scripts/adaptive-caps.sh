@@ -25,10 +25,11 @@ MIDRUN_AT_S=30
 SETTLE_S=20
 SHARED_MAX_S=300
 SETUP=1
+ANALYZE_ONLY=0
 usage() {
   cat <<'EOF'
 usage: scripts/adaptive-caps.sh [--case halved,shared,midrun] [--speedup F] [--settle-s S]
-                                [--out DIR] [--no-setup]
+                                [--out DIR] [--no-setup] | --analyze-only DIR
   bp with adaptive caps off and on (1 run each) in each case (default all
   three), 429 share after S paper seconds (default 20; midrun: 5-25 s after
   the change) and achievement-Jain. About 6 minutes at speedup 5.
@@ -42,12 +43,14 @@ while [ "$#" -gt 0 ]; do
     --out) OUT="$2"; shift 2 ;;
     --shared-max-s) SHARED_MAX_S="$2"; shift 2 ;;
     --no-setup) SETUP=0; shift ;;
+    --analyze-only) ANALYZE_ONLY=1; OUT="$2"; shift 2 ;;
     -h|--help) usage; exit 0 ;;
     *) usage >&2; echo "unknown option '$1'" >&2; exit 2 ;;
   esac
 done
 [[ "$SPEEDUP" =~ ^[0-9]+([.][0-9]+)?$ ]] || { echo "--speedup must be a number" >&2; exit 2; }
 [ -n "$OUT" ] || OUT="results/adaptive-$(date -u +%Y%m%dT%H%M%SZ)"
+if [ "$ANALYZE_ONLY" -eq 1 ]; then CASES=""; SETUP=0; fi
 if [ "$SETUP" -eq 1 ]; then BP_WERROR="${BP_WERROR:-ON}" ./scripts/setup.sh; fi
 for b in build/apps/loadgen build/apps/mockapi; do
   [ -x "$b" ] || { echo "$b is not built (run scripts/setup.sh)" >&2; exit 1; }
@@ -56,11 +59,13 @@ done
 # shellcheck source=lib/servers.sh
 source scripts/lib/servers.sh
 bp_servers_init
-bp_start_valkey
-bp_start_mockapi configs/mockapi/paper-multi.json
-mkdir -p "$OUT"
-echo "adaptive caps: speedup $SPEEDUP, git $(git rev-parse --short HEAD 2>/dev/null || echo ?)," \
-  "valkey $BP_VALKEY_URL, upstream $BP_MOCKAPI_URL" | tee "$OUT/run-info.txt"
+if [ -n "$CASES" ]; then
+  bp_start_valkey
+  bp_start_mockapi configs/mockapi/paper-multi.json
+  mkdir -p "$OUT"
+  echo "adaptive caps: speedup $SPEEDUP, git $(git rev-parse --short HEAD 2>/dev/null || echo ?)," \
+    "valkey $BP_VALKEY_URL, upstream $BP_MOCKAPI_URL" | tee -a "$OUT/run-info.txt"
+fi
 
 run_loadgen() {  # name
   ./build/apps/loadgen --workload "configs/adaptive/$1-adapt-off.json" \
@@ -156,7 +161,7 @@ def settled_jain(rows, work, lo, hi):
     r = [ok[t] / weight[t] for t in ok]
     if not r or sum(x * x for x in r) == 0:
         return "-"
-    return "%.3f (paper %g-%g s)" % (sum(r) ** 2 / (len(r) * sum(x * x for x in r)), lo / 1000, end / 1000)
+    return "%.3f (paper %.1f-%.1f s)" % (sum(r) ** 2 / (len(r) * sum(x * x for x in r)), lo / 1000, end / 1000)
 for w in sorted(os.listdir(out)):
     run = os.path.join(out, w, "bp", "r0")
     if not os.path.isfile(os.path.join(run, "summary.json")):
@@ -164,9 +169,21 @@ for w in sorted(os.listdir(out)):
     s = json.load(open(os.path.join(run, "summary.json")))
     n = n429 = 0
     lo, hi = settle_ms, float("inf")
-    if w.startswith("midrun"):
-        lo, hi = change_ms + 5000, change_ms + 25000
     rows = list(csv.DictReader(open(os.path.join(run, "attempts.csv"))))
+    if w.startswith("midrun"):
+        # The change lands a moment after MIDRUN_AT_S (the run clock starts
+        # after setup): take its time from the data, the first 429 of the
+        # first paper second from MIDRUN_AT_S on with >= 10 of them (the gate
+        # then admits at twice the new cap: about 30 429s per second; before,
+        # at most a few at a window edge).
+        sent = sorted(float(a["send_ms"]) for a in rows
+                      if a["status"] == "429" and float(a["send_ms"]) >= change_ms)
+        at = change_ms
+        for i in range(len(sent) - 9):
+            if sent[i + 9] - sent[i] < 1000:
+                at = sent[i]
+                break
+        lo, hi = at + 5000, at + 25000
     work = json.load(open(os.path.join("configs/adaptive", w + ".json")))
     jain_after = settled_jain(rows, work, lo, hi)
     for a in rows:
@@ -174,8 +191,8 @@ for w in sorted(os.listdir(out)):
             continue
         n += 1
         n429 += a["status"] == "429"
-    after = "%.1f %% (%d / %d, paper %g-%s s)" % (100.0 * n429 / n, n429, n, lo / 1000,
-                                                 "end" if hi == float("inf") else "%g" % (hi / 1000)) if n else "-"
+    after = "%.1f %% (%d / %d, paper %.1f-%s s)" % (100.0 * n429 / n, n429, n, lo / 1000,
+        "end" if hi == float("inf") else "%.1f" % (hi / 1000)) if n else "-"
     print("| %s | %.1f %% | %s | %.1f | %.3f | %s |" % (w, 100 * s["share_429"], after,
           s["ok_rps_window"], s["achievement_jain"], jain_after))
 PY
