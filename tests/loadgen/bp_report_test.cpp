@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <filesystem>
 #include <tuple>
 
 #include "bp/loadgen/bp_configuration.h"
@@ -59,6 +60,8 @@ TEST(BpReport, ReportOfAnAnswer) {
   r = ReportOf(throttled, 5);
   EXPECT_EQ(r.bound, UpstreamReport::Bound::kUnknown);
   EXPECT_EQ(r.retry_after_ms, -1);
+  throttled.message_wait_paper_ms = 1000;  // "try again in 1s", no header: 200 real ms
+  EXPECT_EQ(ReportOf(throttled, 5).retry_after_ms, 200);
   throttled.proxy_local = true;  // a gateway's own 429 says nothing of the upstream
   EXPECT_EQ(ReportOf(throttled, 5).outcome, UpstreamReport::Outcome::kOk);
 }
@@ -135,6 +138,21 @@ TEST(BpReport, GateSectionAdaptFields) {
   }
 }
 
+TEST(BpReport, AdaptiveWorkloadsParse) {
+  // configs/adaptive (scripts/adaptive-caps.sh): six workloads, off and on.
+  int n = 0;
+  for (const auto& e : std::filesystem::directory_iterator(BP_SOURCE_DIR "/configs/adaptive")) {
+    if (e.path().extension() != ".json") continue;
+    auto w = LoadWorkload(e.path().string());
+    ASSERT_TRUE(w.ok()) << w.status().message();
+    const bool on = e.path().stem().string().find("-adapt-on") != std::string::npos;
+    EXPECT_EQ(w->gate_adapt, on) << e.path();
+    EXPECT_EQ(w->gate_cap_factor, w->name.rfind("halved", 0) == 0 ? 2 : 1) << e.path();
+    ++n;
+  }
+  EXPECT_EQ(n, 6);
+}
+
 // The learned state of the one bp target on the server ("" if none).
 std::string LearnedState(const std::string& valkey_url) {
   ValkeyConnection conn(ValkeyOptions{valkey_url, 1000, 2000});
@@ -179,8 +197,8 @@ TEST(BpReport, A429LowersTheLearnedTokenCapInTheGate) {
     p = end;
   }
   ASSERT_EQ(ad.size(), 10u) << text;
-  EXPECT_EQ(ad[0], 1);           // requests untouched
-  EXPECT_EQ(ad[2], 0.5);         // tokens: beta * 1
+  EXPECT_EQ(ad[0], 1);            // requests untouched
+  EXPECT_EQ(ad[2], 0.5);          // tokens: beta * 1
   EXPECT_EQ(ad[4], 120'000'000);  // tau = 120 paper s at speedup 1, us
   EXPECT_EQ(ad[9] - ad[3], 150'000);
 }
