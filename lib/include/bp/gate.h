@@ -135,7 +135,7 @@ struct GateTuning {
 // adaptive caps). Numbers < 0 mean absent; times in real ms.
 struct UpstreamReport {
   enum class Outcome { kOk, kThrottled } outcome = Outcome::kOk;  // 200-class or 429
-  // 429: the limit the provider named (mockapi's x-mockapi-bound / error
+  // 429: the limit the provider named (mockapi's error.dimension / error
   // type); kUnknown: inferred from remaining_* == 0, else every dimension.
   enum class Bound { kUnknown, kRequests, kTokens } bound = Bound::kUnknown;
   double retry_after_ms = -1;       // retry-after-ms, or retry-after * 1000
