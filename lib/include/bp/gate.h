@@ -10,7 +10,10 @@
 //   ADMIT(ticket)    call the API now, then Release(ticket, actual usage);
 //   DEFER(delta_ms)  free the worker slot, sleep delta on a durable timer,
 //                    then ask again;
-//   REJECT(reason)   the cost can never fit (above a bucket's capacity);
+//   REJECT(reason)   the provider itself would refuse the call: its cost is
+//                    above GateCaps::max_cost_* (the limit per window); a
+//                    cost above the L1 bucket but within it is admitted
+//                    into debt (README "The gate");
 //   FAIL_OPEN        Valkey was slow or unreachable: call the API ungated
 //                    (invariant I3); counted in fail_open_count().
 //
@@ -80,7 +83,16 @@ struct AdmitRequest {
 struct GateCaps {
   double requests_per_s = 60;
   double tokens_per_s = 0;  // 0 = no token dimension
-  double burst_s = 1.0;
+  double burst_s = 1.0;     // L1 capacity C_d * burst_s: spendable at once after idleness
+  // Largest admissible cost of one call per dimension, in requests / tokens
+  // (not per second): the provider's own capacity for one window, e.g. a
+  // fixed window's `limit`. A cost above it is REJECTed ("Request too large",
+  // which the provider would answer); a cost above the L1 capacity but within
+  // it is admitted when the bucket is full and leaves a debt (README "The
+  // gate"). 0 = default: one minute of cap (C_d * 60, i.e. RPM / TPM), and
+  // never less than the L1 capacity. Independent of time compression.
+  double max_cost_requests = 0;
+  double max_cost_tokens = 0;
 };
 
 struct GateOptions {
