@@ -90,8 +90,9 @@ TEST_F(BpctlAdmitStatus, StatusJsonHasCapsLevelsClassesAndQueueCounters) {
 }
 
 TEST_F(BpctlAdmitStatus, AdmitPrintsEachVerdict) {
+  // 1 req/s, 100 tok/s; the provider serves at most 100 tokens per call.
   ASSERT_EQ(Bpctl({"set", "cap", "--rpm", "60", "--tpm", "6000", "--max-cost-tokens", "100"}).rc,
-            kExitOk);  // 1, 100/s; the provider serves at most 100 tokens per call
+            kExitOk);
   const int64_t t = Future();
   std::vector<std::string> args = AdmitArgs("a", t, 50);
   args.push_back("--json");

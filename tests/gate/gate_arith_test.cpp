@@ -44,8 +44,8 @@ TEST_F(GateArith, ColdBucketStartsFullThenRefillsAtCap) {
   // A long idle span refills to the burst capacity, not beyond.
   EXPECT_EQ(gate->Admit(At("a", 60'000)).verdict, Verdict::kAdmit);
   st = gate->State();
-  EXPECT_NEAR(st->l1_requests, 9, 1e-9);  // capped at 10, minus 1
-  EXPECT_NEAR(st->l1_tokens, 900, 1e-9);  // capped at 1000, minus 100
+  EXPECT_NEAR(st->l1_requests, 9, 1e-9);   // capped at 10, minus 1
+  EXPECT_NEAR(st->l1_tokens, 900, 1e-9);   // capped at 1000, minus 100
 }
 
 TEST_F(GateArith, BurstSecondsScaleTheCapacity) {
@@ -76,12 +76,12 @@ TEST_F(GateArith, FairTagsAndCalendarDeltas) {
   // Alone, a takes the whole burst: tags 0 -> 1.0 (quantum 0.1 = (1/10)/1).
   for (int i = 0; i < 10; ++i) EXPECT_EQ(gate->Admit(At("a", 0, {1, 0})).verdict, Verdict::kAdmit);
   EXPECT_EQ(gate->Admit(At("a", 0, {1, 0})).delta_ms, 100);  // L1 empty; a backlogged
-  Decision d = gate->Admit(At("b", 0, {1, 0}));              // b joins at V = 1.0
+  Decision d = gate->Admit(At("b", 0, {1, 0}));               // b joins at V = 1.0
   EXPECT_EQ(d.verdict, Verdict::kDefer);
   EXPECT_EQ(d.delta_ms, 100);
   EXPECT_EQ(gate->Admit(At("a", 100, {1, 0})).verdict, Verdict::kAdmit);  // F_a 1.0 -> 1.1
-  EXPECT_EQ(gate->Admit(At("b", 100, {1, 0})).delta_ms, 100);             // L1 empty again
-  EXPECT_EQ(gate->Admit(At("a", 100, {1, 0})).delta_ms, 100);             // one quantum ahead: L1
+  EXPECT_EQ(gate->Admit(At("b", 100, {1, 0})).delta_ms, 100);            // L1 empty again
+  EXPECT_EQ(gate->Admit(At("a", 100, {1, 0})).delta_ms, 100);            // one quantum ahead: L1
   EXPECT_EQ(gate->Admit(At("a", 200, {1, 0})).verdict, Verdict::kAdmit);  // slack = 1 quantum
   EXPECT_EQ(gate->Admit(At("b", 200, {1, 0})).delta_ms, 100);
   // a is now 2 quanta (0.2) ahead of V = 1.0. X* = 10 / (10 + 10) = 0.5 per s,

@@ -17,14 +17,14 @@ TEST_F(GateRelease, ReconcileDebitsTheDifferenceOnce) {
   auto gate = MakeGate(GateCaps{10, 1000, 1.0}, {}, Mode(GateMode::kReconcile));
   Decision d = gate->Admit(AdmitRequest{"a", 1, {1, 100}, 0, kT0});
   ASSERT_EQ(d.verdict, Verdict::kAdmit);
-  EXPECT_NEAR(gate->State()->l1_tokens, 900, 1e-9);       // 1000 -> 900
+  EXPECT_NEAR(gate->State()->l1_tokens, 900, 1e-9);      // 1000 -> 900
   EXPECT_NEAR(gate->State()->queues[0].tag, 0.1, 1e-12);  // sigma 100/1000 = 0.1
   ASSERT_TRUE(gate->Release(d.ticket, {1, 300}, kT0).ok());
-  EXPECT_NEAR(gate->State()->l1_tokens, 700, 1e-9);           // 200 more
-  EXPECT_NEAR(gate->State()->queues[0].tag, 0.3, 1e-12);      // sigma 0.3
+  EXPECT_NEAR(gate->State()->l1_tokens, 700, 1e-9);       // 200 more
+  EXPECT_NEAR(gate->State()->queues[0].tag, 0.3, 1e-12);  // sigma 0.3
   EXPECT_NEAR(gate->State()->class_tokens.at(0), 300, 1e-9);  // class 1 total: 100 -> 300
   ASSERT_TRUE(gate->Release(d.ticket, {1, 300}, kT0).ok());
-  EXPECT_NEAR(gate->State()->l1_tokens, 700, 1e-9);  // idempotent
+  EXPECT_NEAR(gate->State()->l1_tokens, 700, 1e-9);       // idempotent
   EXPECT_EQ(gate->counters().releases, 2u);
 }
 
@@ -75,21 +75,21 @@ TEST_F(GateRelease, WeightsAndCapsChangeOnTheNextCall) {
   auto gate = MakeGate(GateCaps{10, 0, 1.0}, {1.0, 0.5});
   ASSERT_EQ(gate->Admit(AdmitRequest{"a", 2, {1, 0}, 0, kT0}).verdict, Verdict::kAdmit);
   auto st = gate->State();
-  EXPECT_DOUBLE_EQ(st->queues[0].weight, 0.5);  // w_t 1 * omega_2 0.5
-  EXPECT_NEAR(st->queues[0].tag, 0.2, 1e-12);   // quantum 0.1 / 0.5
+  EXPECT_DOUBLE_EQ(st->queues[0].weight, 0.5);            // w_t 1 * omega_2 0.5
+  EXPECT_NEAR(st->queues[0].tag, 0.2, 1e-12);             // quantum 0.1 / 0.5
   ASSERT_TRUE(gate->SetTenantWeight("a", 4).ok());
   ASSERT_TRUE(gate->SetPriorityWeights({1.0, 2.0}).ok());
   ASSERT_EQ(gate->Admit(AdmitRequest{"a", 2, {1, 0}, 0, kT0}).verdict, Verdict::kAdmit);
   st = gate->State();
-  EXPECT_DOUBLE_EQ(st->queues[0].weight, 8);  // 4 * 2
+  EXPECT_DOUBLE_EQ(st->queues[0].weight, 8);              // 4 * 2
   EXPECT_NEAR(st->queues[0].tag, 0.2 + 0.1 / 8, 1e-12);
   ASSERT_TRUE(gate->UnsetTenantWeight("a").ok());
   ASSERT_EQ(gate->Admit(AdmitRequest{"a", 2, {1, 0}, 0, kT0}).verdict, Verdict::kAdmit);
-  EXPECT_DOUBLE_EQ(gate->State()->queues[0].weight, 2);  // back to w_t = 1
+  EXPECT_DOUBLE_EQ(gate->State()->queues[0].weight, 2);   // back to w_t = 1
   // Caps: 7 requests left; at 20 req/s 100 ms refill 2 (not 1).
   ASSERT_TRUE(gate->SetCaps(GateCaps{20, 0, 1.0}).ok());
   ASSERT_EQ(gate->Admit(AdmitRequest{"a", 2, {1, 0}, 0, kT0 + 100}).verdict, Verdict::kAdmit);
-  EXPECT_NEAR(gate->State()->l1_requests, 8, 1e-9);  // 7 + 2 - 1
+  EXPECT_NEAR(gate->State()->l1_requests, 8, 1e-9);       // 7 + 2 - 1
 }
 
 }  // namespace
