@@ -2,6 +2,8 @@
 // decisions applied on the engine's io thread.
 #include "bp/loadgen/bp_configuration.h"
 
+#include <spdlog/spdlog.h>
+
 #include <atomic>
 #include <boost/asio/post.hpp>
 #include <condition_variable>
@@ -111,13 +113,22 @@ class BpConfiguration : public Configuration {
   }
 
  private:
+  // The first REJECT's reason is logged (io thread); the report counts them
+  // all per tenant (ActivityRecord::fail_cause).
+  void RecordReject(const std::string& reason) {
+    if (reject_logged_) return;
+    reject_logged_ = true;
+    spdlog::warn("bp: gate REJECT (the activity fails): {}", reason);
+  }
+
   void OnDecision(Engine& engine, Execution& exec, const Decision& d) {
     switch (d.verdict) {
       case Verdict::kDefer:
         engine.Finish(exec, Outcome::Defer(std::max<int64_t>(d.delta_ms, 1) * 1000));
         return;
       case Verdict::kReject:
-        engine.Finish(exec, Outcome::Fail());
+        RecordReject(d.reason);
+        engine.Finish(exec, Outcome::Fail("gate_reject"));
         return;
       case Verdict::kAdmit:
       case Verdict::kFailOpen:
@@ -152,6 +163,7 @@ class BpConfiguration : public Configuration {
   }
 
   GatePool pool_;
+  bool reject_logged_ = false;  // io thread only
 };
 
 }  // namespace
@@ -181,6 +193,11 @@ Result<std::unique_ptr<Configuration>> MakeBpConfiguration(const Workload& workl
     caps.requests_per_s = workload.caps.requests_per_s * speedup;
     caps.tokens_per_s = workload.caps.tokens_per_s * speedup;
     caps.burst_s = workload.gate_burst_s / speedup;
+    // The largest call the upstream serves (limits per window are unchanged
+    // by the speedup): above it the gate REJECTs, below it a call larger
+    // than the burst is admitted into debt (README "The gate").
+    caps.max_cost_requests = workload.caps.max_requests_per_call;
+    caps.max_cost_tokens = workload.caps.max_tokens_per_call;
     if (Status s = setup.SetCaps(caps); !s.ok()) return s;
     if (Status s = setup.SetPriorityWeights(workload.priority_weights); !s.ok()) return s;
     for (const TenantSpec& t : workload.tenants) {

@@ -98,7 +98,8 @@ void ParseTenant(const json& t, const std::string& path, int classes, TenantSpec
   r.OnlyKeys({"id", "priority", "weight", "concurrency", "workflows", "activities_per_workflow",
               "prompt_tokens", "max_tokens"});
   r.String("id", &out->id, true);
-  if (error->empty() && !bp::ValidTenantName(out->id)) r.Fail("id", "must match [A-Za-z0-9_.-]{1,128}");
+  if (error->empty() && !bp::ValidTenantName(out->id))
+    r.Fail("id", "must match [A-Za-z0-9_.-]{1,128}");
   r.Int("priority", 1, classes, &out->priority, true);
   r.Number("weight", 0, false, &out->weight, false);
   r.Int("concurrency", 1, 100000, &out->concurrency, true);
@@ -136,10 +137,19 @@ void ParseUpstream(const json& u, UpstreamCaps* caps, std::string* error) {
     lr.Number("limit", 0, false, &limit, true);
     lr.Number("window_s", 0, false, &window_s, true);
     if (!error->empty()) return;
+    // The largest single cost this limit ever admits (mockapi's capacity()).
+    double capacity = limit;
+    if (l.value("algorithm", "") == "quantized" && l.contains("quantum_s") &&
+        l["quantum_s"].is_number()) {
+      capacity = std::floor(limit * l["quantum_s"].get<double>() / window_s);
+    }
+    auto least = [capacity](double* max) { *max = *max > 0 ? std::min(*max, capacity) : capacity; };
     if (dim == "requests") {
       caps->requests_per_s += limit / window_s;
+      least(&caps->max_requests_per_call);
     } else if (dim == "tokens") {
       caps->tokens_per_s += limit / window_s;
+      least(&caps->max_tokens_per_call);
     } else if (dim != "input_tokens" && dim != "output_tokens") {
       lr.Fail("dimension", "must be requests|tokens|input_tokens|output_tokens, got " + dim);
     }
