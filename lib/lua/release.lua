@@ -7,8 +7,14 @@
 -- virtual tag (dominant-share units at the current caps and weights), then
 -- deletes the ticket: a second release of the same ticket changes nothing.
 --
+-- With ARGV[5] = "refused" the provider refused the admitted call (a 429):
+-- L1 and the class totals keep the debit (the provider's window was full,
+-- the gate's view of it stays conservative), and the queue's tag gives back
+-- the call's whole dominant share, so a queue is charged once per call served
+-- (a large call refused by a window edge keeps its turn; issue 16).
+--
 -- KEYS[1] = "bp:{target}"
--- ARGV: ticket, actual_requests, actual_tokens, [now_ms] (tests only)
+-- ARGV: ticket, actual_requests, actual_tokens, [now_ms] (tests only), ["refused"]
 -- Reply: 1 if applied, 0 if the ticket was unknown (released, expired, "0")
 
 local P = KEYS[1]
@@ -26,6 +32,7 @@ end
 local TK = P .. ':tk:' .. (ARGV[1] or '')
 local areq, atok = tonumber(ARGV[2]), tonumber(ARGV[3])
 local now = (tonumber(ARGV[4] or '0') or 0) * 1000
+local refused = ARGV[5] == 'refused'
 if not areq or not atok or areq < 0 or atok < 0 or areq ~= math.floor(areq)
     or atok ~= math.floor(atok) then
   return redis.error_reply('ERR bp: actual costs must be integers >= 0')
@@ -49,7 +56,8 @@ if not Cr or Cr <= 0 then return 1 end
 local burst = c[3] or 1
 local capr, capt = Cr * burst, Ct * burst
 local dr, dt = areq - dreq, atok - dtok
-if Ct == 0 then dt = 0 end
+if Ct == 0 or refused then dt = 0 end
+if refused then dr = 0 end
 
 -- L1: refill to now, then apply the signed difference (may go below zero:
 -- a debt that later admissions wait out).
@@ -73,6 +81,7 @@ if q[1] then
   end
   local w = (tonumber(s[5]) or 1) * ((abl == '2') and 1 or (tonumber(s[6]) or 1))
   local dF = (sig(areq, atok) - sig(dreq, dtok)) / w
+  if refused then dF = -sig(dreq, dtok) / w end
   if dF ~= 0 then
     q[1] = q[1] + dF
     hw[5], hw[6] = 'q:' .. qid, string.format('%.17g %d %.17g %.17g %d %d %d %d %d', q[1],

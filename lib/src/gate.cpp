@@ -225,8 +225,17 @@ Status Gate::Release(const std::string& ticket, const Cost& actual, int64_t now_
     return Status::InvalidArgument("release: actual costs must be >= 0");
   }
   if (impl_->options.mode == GateMode::kEstimate || ticket == "0") return Status::Ok();
-  const std::vector<std::string> args = {ticket, std::to_string(actual.requests),
-                                         std::to_string(actual.tokens), std::to_string(now_ms)};
+  return RunRelease({ticket, std::to_string(actual.requests), std::to_string(actual.tokens),
+                     std::to_string(now_ms)});
+}
+
+Status Gate::ReleaseRefused(const std::string& ticket, int64_t now_ms) {
+  if (ticket.empty()) return Status::InvalidArgument("release: empty ticket");
+  if (impl_->options.mode == GateMode::kEstimate || ticket == "0") return Status::Ok();
+  return RunRelease({ticket, "0", "0", std::to_string(now_ms), "refused"});
+}
+
+Status Gate::RunRelease(const std::vector<std::string>& args) {
   std::lock_guard lock(impl_->mu);
   Status s = impl_->EnsureConnected(impl_->options.command_timeout_ms);
   if (!s.ok()) {

@@ -139,9 +139,13 @@ class BpConfiguration : public Configuration {
     std::string ticket = d.verdict == Verdict::kAdmit ? d.ticket : std::string();
     int64_t prompt = engine.tenant(exec.tenant_index).prompt_tokens;
     engine.SendUpstream(exec, [this, e, x, ticket, prompt](const CallResult& r) {
-      if (!ticket.empty()) {
-        // Actual usage: prompt + completion on success; on a 429 the provider
-        // charged nothing beyond what the estimate said (keep the estimate).
+      if (!ticket.empty() && r.status == 429) {
+        // Refused by the provider: the gate keeps the debit (the window was
+        // full) and gives the queue its turn back; the activity asks again.
+        pool_.Submit([ticket](Gate& gate) { gate.ReleaseRefused(ticket); });
+      } else if (!ticket.empty()) {
+        // Actual usage: prompt + completion on success; on another error the
+        // provider charged nothing beyond what the estimate said (keep it).
         Cost actual{1, r.status == 200 ? r.prompt_tokens + r.completion_tokens : prompt};
         pool_.Submit([ticket, actual](Gate& gate) { gate.Release(ticket, actual); });
       }

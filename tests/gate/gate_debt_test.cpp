@@ -55,6 +55,26 @@ TEST_F(GateDebt, FullBucketAdmitsOneOversizedCallAndTheNextWaitsDebtPlusCost) {
   EXPECT_NEAR(gate->State()->l1_tokens, -2000, 1e-9);
 }
 
+TEST_F(GateDebt, RefusedCallKeepsTheDebitAndGivesBackItsTag) {
+  auto gate = MakeGate(Caps(10, 1000, 1.0, 0, 5000), {});
+  Decision d = gate->Admit(At("a", 0, {1, 3000}));
+  ASSERT_EQ(d.verdict, Verdict::kAdmit);
+  auto st = gate->State();
+  EXPECT_NEAR(st->queues[0].tag, 3.0, 1e-12);  // sigma = 3000 / 1000
+  // The provider answered 429 (its window was full): L1 stays -2000, the
+  // class total stays 3000, the tag goes back 3.0 -> 0.
+  ASSERT_TRUE(gate->ReleaseRefused(d.ticket, kT0).ok());
+  st = gate->State();
+  EXPECT_NEAR(st->l1_tokens, -2000, 1e-9);
+  EXPECT_NEAR(st->l1_requests, 9, 1e-9);
+  EXPECT_NEAR(st->class_tokens.at(0), 3000, 1e-9);
+  EXPECT_NEAR(st->queues[0].tag, 0, 1e-12);
+  ASSERT_TRUE(gate->ReleaseRefused(d.ticket, kT0).ok());  // idempotent
+  ASSERT_TRUE(gate->Release(d.ticket, {1, 3000}, kT0).ok());
+  EXPECT_NEAR(gate->State()->queues[0].tag, 0, 1e-12);
+  EXPECT_NEAR(gate->State()->l1_tokens, -2000, 1e-9);
+}
+
 TEST_F(GateDebt, RequestDimensionDebtToo) {
   // 10 req/s, 0.1 s of burst: one request of bucket. A 3-request call
   // (a batch) is admitted full and leaves 1 - 3 = -2.

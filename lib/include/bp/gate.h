@@ -195,6 +195,12 @@ class Gate {
   Status Release(const std::string& ticket, const Cost& actual);
   // Tests only: the same with an explicit script clock (see AdmitRequest).
   Status Release(const std::string& ticket, const Cost& actual, int64_t now_ms);
+  // The provider refused the admitted call (HTTP 429) and the caller will ask
+  // again for the same call: L1 keeps the debit (the provider's window was
+  // full), the queue's virtual tag gives back the call's dominant share
+  // sigma / w, so a queue is charged once per call served (DRFQ, README "The
+  // gate"). Idempotent like Release; a no-op in estimate mode. now_ms: tests.
+  Status ReleaseRefused(const std::string& ticket, int64_t now_ms = 0);
 
   // Hot updates (I2), validated (positive finite numbers; a tenant weight's
   // name as ValidTenantName); effective on the next Admit of any worker.
@@ -238,6 +244,7 @@ class Gate {
   const GateOptions& options() const;
 
  private:
+  Status RunRelease(const std::vector<std::string>& args);  // release.lua
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };
