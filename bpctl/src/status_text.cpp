@@ -71,7 +71,10 @@ void Summary(std::ostream& o, const json& s) {
     } else {
       o << "no token cap, ";
     }
-    o << "burst " << Num(caps, "burst_s") << " s\n";
+    o << "burst " << Num(caps, "burst_s") << " s; largest call " << Num(caps, "max_cost_requests")
+      << " requests";
+    if (caps.contains("max_cost_tokens")) o << ", " << Num(caps, "max_cost_tokens") << " tokens";
+    o << "\n";
     for (const char* dim : {"requests", "tokens"}) {
       const json& l1 = s.at("l1");
       if (!l1.contains(dim)) continue;

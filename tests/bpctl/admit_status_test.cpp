@@ -49,6 +49,7 @@ TEST_F(BpctlAdmitStatus, StatusJsonHasCapsLevelsClassesAndQueueCounters) {
   EXPECT_EQ(s["configured"], true);
   EXPECT_EQ(s["caps"]["requests_per_s"], 10.0);
   EXPECT_EQ(s["caps"]["tpm"], 60000.0);
+  EXPECT_EQ(s["caps"]["max_cost_tokens"], 60000.0);  // default: one minute of cap
   EXPECT_EQ(s["l1"]["requests"]["level"], 8.0);  // 10 -> 8
   EXPECT_EQ(s["l1"]["requests"]["capacity"], 10.0);
   EXPECT_EQ(s["l1"]["requests"]["refill_per_s"], 10.0);
@@ -81,7 +82,8 @@ TEST_F(BpctlAdmitStatus, StatusJsonHasCapsLevelsClassesAndQueueCounters) {
 
   BpctlRun text = Bpctl({"status"});
   ASSERT_EQ(text.rc, kExitOk);
-  EXPECT_NE(text.out.find("caps     10 req/s (600 rpm), 1000 tok/s (60000 tpm), burst 1 s"),
+  EXPECT_NE(text.out.find("caps     10 req/s (600 rpm), 1000 tok/s (60000 tpm), burst 1 s; "
+                          "largest call 600 requests, 60000 tokens\n"),
             std::string::npos)
       << text.out;
   EXPECT_NE(text.out.find("L1 requests  8 / 10, refill 10/s"), std::string::npos) << text.out;
