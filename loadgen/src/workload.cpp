@@ -98,8 +98,7 @@ void ParseTenant(const json& t, const std::string& path, int classes, TenantSpec
   r.OnlyKeys({"id", "priority", "weight", "concurrency", "workflows", "activities_per_workflow",
               "prompt_tokens", "max_tokens"});
   r.String("id", &out->id, true);
-  if (error->empty() && !bp::ValidTenantName(out->id))
-    r.Fail("id", "must match [A-Za-z0-9_.-]{1,128}");
+  if (error->empty() && !bp::ValidTenantName(out->id)) r.Fail("id", "must match [A-Za-z0-9_.-]{1,128}");
   r.Int("priority", 1, classes, &out->priority, true);
   r.Number("weight", 0, false, &out->weight, false);
   r.Int("concurrency", 1, 100000, &out->concurrency, true);
