@@ -86,7 +86,9 @@ struct Outcome {
   static Outcome RetryLater() { return {kRetryLater, 0, false, {}}; }
   static Outcome Defer(int64_t us) { return {kDefer, us, false, {}}; }
   static Outcome DeferAfter429(int64_t us) { return {kDefer, us, true, {}}; }
-  static Outcome Fail(std::string cause) { return {kFail, 0, false, std::move(cause)}; }
+  static Outcome Fail(std::string cause = "failed") {
+    return {kFail, 0, false, std::move(cause)};
+  }
 };
 
 class Engine;
