@@ -139,9 +139,17 @@ class BpConfiguration : public Configuration {
     std::string ticket = d.verdict == Verdict::kAdmit ? d.ticket : std::string();
     int64_t prompt = engine.tenant(exec.tenant_index).prompt_tokens;
     engine.SendUpstream(exec, [this, e, x, ticket, prompt](const CallResult& r) {
-      if (!ticket.empty() && r.status == 429) {
-        // Refused by the provider: the gate keeps the debit (the window was
-        // full) and gives the queue its turn back; the activity asks again.
+      // 429 / 503 / 529: deferred on a durable timer by the retry header, the
+      // wait in the message, else a backoff (upstream_wait.h), never retried in
+      // place; x-should-retry false: fail; other errors: the activity retry policy.
+      const BpAnswerAction act =
+          r.status == 200 ? BpAnswerAction{}
+                          : BpActionForAnswer(r, e->activity(x->activity_id).throttle_defers);
+      const bool refused = r.status != 200 && act.kind != BpAnswerAction::kRetryLater;
+      if (!ticket.empty() && refused) {
+        // Refused by the provider (throttled, overloaded or never servable):
+        // the gate keeps the debit (the window was full) and gives the queue
+        // its turn back (Gate::ReleaseRefused); a deferred activity asks again.
         pool_.Submit([ticket](Gate& gate) { gate.ReleaseRefused(ticket); });
       } else if (!ticket.empty()) {
         // Actual usage: prompt + completion on success; on another error the
@@ -151,17 +159,13 @@ class BpConfiguration : public Configuration {
       }
       if (r.status == 200) {
         e->Finish(*x, Outcome::Ok());
-        return;
-      }
-      // 429 / 503 / 529: deferred on a durable timer by the retry header, the
-      // wait in the message, else a backoff (upstream_wait.h), never retried in
-      // place; x-should-retry false: fail; other errors: the activity retry policy.
-      const BpAnswerAction act = BpActionForAnswer(r, e->activity(x->activity_id).throttle_defers);
-      if (act.kind == BpAnswerAction::kDefer) {
+      } else if (act.kind == BpAnswerAction::kDefer) {
         e->Finish(*x, Outcome::DeferAfter429(
                           static_cast<int64_t>(act.wait_paper_ms * 1000.0 / e->speedup()) + 1));
+      } else if (act.kind == BpAnswerAction::kFail) {
+        e->Finish(*x, Outcome::Fail("upstream_refused"));  // x-should-retry: false
       } else {
-        e->Finish(*x, act.kind == BpAnswerAction::kFail ? Outcome::Fail() : Outcome::RetryLater());
+        e->Finish(*x, Outcome::RetryLater());
       }
     });
   }
