@@ -21,7 +21,7 @@ Default: cross-priority and token-bound under naive, tn, litellm and bp,
 1 repeat, speedup 5 (about 6 minutes on 2 cores).
 
 options:
-  --suite               all nine workloads of Table II, plus the ablations
+  --suite               all nine workloads of Table II and mixed-sizes, plus the ablations
                         bp-no-drf and bp-no-priority (about 2 hours at speedup 5 on 2 cores)
   --workload NAME       a workload from configs/workloads (repeatable; replaces the default)
   --config LIST         comma list of naive,tn,litellm,bp,bp-no-drf,bp-no-priority
@@ -76,7 +76,7 @@ done
 [[ "$SPEEDUP" =~ ^[0-9]+([.][0-9]+)?$ ]] || die "--speedup must be a positive number, got '$SPEEDUP'"
 
 ALL_WORKLOADS=(uncongested overload cross-priority request-bound token-bound mixed-dominant
-  noisy-estimates reservation reservation-capped)
+  noisy-estimates reservation reservation-capped mixed-sizes)
 if [ "${#WORKLOADS[@]}" -eq 0 ]; then
   if [ "$SUITE" -eq 1 ]; then WORKLOADS=("${ALL_WORKLOADS[@]}"); else WORKLOADS=(cross-priority token-bound); fi
 fi

@@ -22,15 +22,20 @@ std::string CapsText(const GateCaps& c) {
   s += c.tokens_per_s > 0 ? FormatNumber(c.tokens_per_s) + " tok/s (" +
                                 FormatNumber(c.tokens_per_s * 60) + " tpm), "
                           : "no token cap, ";
-  return s + "burst " + FormatNumber(c.burst_s) + " s";
+  s += "burst " + FormatNumber(c.burst_s) + " s";
+  if (c.max_cost_requests > 0) s += ", max cost " + FormatNumber(c.max_cost_requests) + " requests";
+  if (c.max_cost_tokens > 0) s += ", max cost " + FormatNumber(c.max_cost_tokens) + " tokens";
+  return s;
 }
 
 int SetCap(const Invocation& in) {
-  if (!in.Has("rpm") && !in.Has("tpm") && !in.Has("burst-s")) {
-    in.env.err << "bpctl: set cap: give at least one of --rpm, --tpm, --burst-s\n";
+  if (!in.Has("rpm") && !in.Has("tpm") && !in.Has("burst-s") && !in.Has("max-cost-requests") &&
+      !in.Has("max-cost-tokens")) {
+    in.env.err << "bpctl: set cap: give at least one of --rpm, --tpm, --burst-s, "
+                  "--max-cost-requests, --max-cost-tokens\n";
     return kExitUsage;
   }
-  std::optional<double> rpm, tpm, burst;
+  std::optional<double> rpm, tpm, burst, max_requests, max_tokens;
   if (in.Has("rpm")) {
     auto v = ParsePositive(in.Flag("rpm"), "--rpm");
     if (!v.ok()) return in.env.Fail(v.status());
@@ -46,10 +51,20 @@ int SetCap(const Invocation& in) {
     if (!v.ok()) return in.env.Fail(v.status());
     burst = *v;
   }
+  for (auto [flag, out] :
+       {std::pair{"max-cost-requests", &max_requests}, std::pair{"max-cost-tokens", &max_tokens}}) {
+    if (!in.Has(flag)) continue;
+    auto v = ParseNonNegative(in.Flag(flag), std::string("--") + flag);
+    if (!v.ok()) return in.env.Fail(v.status());
+    *out = *v;
+  }
+  if (max_requests && *max_requests != 0 && *max_requests < 1) {
+    return in.env.Fail(Status::InvalidArgument("--max-cost-requests must be 0 or >= 1"));
+  }
   auto gate = in.env.Connect();
   if (!gate) return kExitServer;
   GateCaps caps;  // omitted flags keep the current values
-  if (!rpm || !tpm || !burst) {
+  if (!rpm || !tpm || !burst || !max_requests || !max_tokens) {
     auto current = gate->Config();
     if (!current.ok()) return in.env.Fail(current.status());
     if (!current->configured && !rpm) {
@@ -62,6 +77,8 @@ int SetCap(const Invocation& in) {
   if (rpm) caps.requests_per_s = *rpm / 60;
   if (tpm) caps.tokens_per_s = *tpm / 60;
   if (burst) caps.burst_s = *burst;
+  if (max_requests) caps.max_cost_requests = *max_requests;
+  if (max_tokens) caps.max_cost_tokens = *max_tokens;
   if (Status s = gate->SetCaps(caps); !s.ok()) return in.env.Fail(s);
   in.env.out << "target " << in.env.target << ": caps " << CapsText(caps) << "\n";
   return kExitOk;
@@ -217,7 +234,11 @@ void CapFlags(po::options_description& d) {
       "tpm", po::value<std::string>()->value_name("N"),
       "tokens per minute, >= 0 (N/60 per second; 0: no token cap)")(
       "burst-s", po::value<std::string>()->value_name("S"),
-      "L1 burst in seconds of cap, > 0 (capacity = cap * S)");
+      "L1 burst in seconds of cap, > 0 (capacity = cap * S)")(
+      "max-cost-requests", po::value<std::string>()->value_name("N"),
+      "largest admissible requests per call (the provider's limit per window); 0: RPM")(
+      "max-cost-tokens", po::value<std::string>()->value_name("N"),
+      "largest admissible tokens per call (the provider's limit per window); 0: TPM");
 }
 
 void ResetFlags(po::options_description& d) {
@@ -231,14 +252,17 @@ void ResetFlags(po::options_description& d) {
 std::vector<Command> UpdateCommands() {
   return {
       {"set cap",
-       "[--rpm N] [--tpm N] [--burst-s S]",
+       "[--rpm N] [--tpm N] [--burst-s S] [--max-cost-requests N] [--max-cost-tokens N]",
        "set the caps (L1) from RPM/TPM",
        "Sets the L1 caps C_d = RPM/60 and TPM/60 per second and the burst, in one atomic\n"
        "update; the next admission of every worker uses them. Omitted flags keep their\n"
-       "current value (a target without caps needs --rpm).\n\n"
+       "current value (a target without caps needs --rpm). The max costs are the largest\n"
+       "call the provider serves (its limit per window); a larger call is REJECTed, a call\n"
+       "above the burst but within them is admitted into debt. 0 = one minute of cap.\n\n"
        "Examples:\n"
        "  bpctl set cap --rpm 3600 --tpm 720000             # 60 req/s, 12000 tok/s\n"
        "  bpctl set cap --rpm 3600 --tpm 720000 --burst-s 0.1\n"
+       "  bpctl set cap --max-cost-tokens 12000             # 1 s windows of 12000 tokens\n"
        "  bpctl --target prod set cap --tpm 600000          # only the token cap\n",
        {},
        CapFlags,

@@ -38,7 +38,10 @@ Status ReadNumber(const json& j, const std::string& where, const char* key, doub
 
 Status ReadCaps(const json& j, GateConfig* c) {
   if (j.is_null()) return Status::Ok();  // not configured
-  if (Status s = OnlyFields(j, "caps", {"requests_per_s", "tokens_per_s", "burst_s"}); !s.ok()) {
+  if (Status s = OnlyFields(
+          j, "caps",
+          {"requests_per_s", "tokens_per_s", "burst_s", "max_cost_requests", "max_cost_tokens"});
+      !s.ok()) {
     return s;
   }
   if (!j.contains("requests_per_s")) return Bad("caps.requests_per_s", "required");
@@ -47,7 +50,9 @@ Status ReadCaps(const json& j, GateConfig* c) {
   c->caps.burst_s = 1;
   for (auto [key, out] :
        {std::pair{"requests_per_s", &c->caps.requests_per_s},
-        std::pair{"tokens_per_s", &c->caps.tokens_per_s}, std::pair{"burst_s", &c->caps.burst_s}}) {
+        std::pair{"tokens_per_s", &c->caps.tokens_per_s}, std::pair{"burst_s", &c->caps.burst_s},
+        std::pair{"max_cost_requests", &c->caps.max_cost_requests},
+        std::pair{"max_cost_tokens", &c->caps.max_cost_tokens}}) {
     if (Status s = ReadNumber(j, "caps", key, out); !s.ok()) return s;
   }
   return Status::Ok();
@@ -90,6 +95,9 @@ nlohmann::ordered_json ConfigToJson(const GateConfig& c) {
     j["caps"] = {{"requests_per_s", c.caps.requests_per_s},
                  {"tokens_per_s", c.caps.tokens_per_s},
                  {"burst_s", c.caps.burst_s}};
+    // Optional: written only when set (0 = the gate's default).
+    if (c.caps.max_cost_requests > 0) j["caps"]["max_cost_requests"] = c.caps.max_cost_requests;
+    if (c.caps.max_cost_tokens > 0) j["caps"]["max_cost_tokens"] = c.caps.max_cost_tokens;
   } else {
     j["caps"] = nullptr;
   }

@@ -71,7 +71,10 @@ void Summary(std::ostream& o, const json& s) {
     } else {
       o << "no token cap, ";
     }
-    o << "burst " << Num(caps, "burst_s") << " s\n";
+    o << "burst " << Num(caps, "burst_s") << " s; largest call " << Num(caps, "max_cost_requests")
+      << " requests";
+    if (caps.contains("max_cost_tokens")) o << ", " << Num(caps, "max_cost_tokens") << " tokens";
+    o << "\n";
     const json& a = s.at("learned_caps");
     o << "learned  adaptive caps " << (a.at("adapt").get<bool>() ? "on" : "off") << ": requests "
       << Num(a, "requests_per_s") << " of " << Num(caps, "requests_per_s") << " req/s ("

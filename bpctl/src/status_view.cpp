@@ -88,6 +88,15 @@ nlohmann::ordered_json StatusJson(const std::string& target, const GateState& st
                  {"burst_s", c.burst_s},
                  {"rpm", c.requests_per_s * 60},
                  {"tpm", c.tokens_per_s * 60}};
+    const double cap_r = c.requests_per_s * c.burst_s, cap_t = c.tokens_per_s * c.burst_s;
+    // The largest admissible call as admit.lua resolves it: the configured
+    // max cost, else one minute of cap, never below the bucket.
+    j["caps"]["max_cost_requests"] =
+        c.max_cost_requests > 0 ? c.max_cost_requests : std::max(c.requests_per_s * 60, cap_r);
+    if (c.tokens_per_s > 0) {
+      j["caps"]["max_cost_tokens"] =
+          c.max_cost_tokens > 0 ? c.max_cost_tokens : std::max(c.tokens_per_s * 60, cap_t);
+    }
     // Adaptive caps: L1 refills at the learned cap (admit.lua); the
     // capacity stays at the configured cap.
     const double rate_r = c.requests_per_s * st.learned_requests_fraction;
@@ -102,7 +111,6 @@ nlohmann::ordered_json StatusJson(const std::string& target, const GateState& st
       learned["tokens_decreased_ms"] = st.learned_tokens_decreased_ms;
     }
     j["learned_caps"] = std::move(learned);
-    const double cap_r = c.requests_per_s * c.burst_s, cap_t = c.tokens_per_s * c.burst_s;
     json l1 = {
         {"last_call_ms", st.l1_at_ms},
         {"requests", Bucket(Refilled(st.l1_requests, cap_r, rate_r, st.l1_at_ms, st.server_time_ms),

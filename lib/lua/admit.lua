@@ -5,8 +5,9 @@
 -- share units (DRFQ) over the set of backlogged queues, with queue weight
 -- w_t * omega_k. Each queue q = (k, tenant) carries a virtual tag F_q that an
 -- admission advances by sigma / w_q, sigma = max_d c_d / C_d. V is the least
--- tag among backlogged queues. A call is admitted when L1 holds its cost and
--- its start tag S_q = max(F_q, V) is at most V + slack (or when L1 is so full
+-- tag among backlogged queues. A call is admitted when L1 holds its cost (the
+-- whole bucket for a cost above the bucket's capacity, which leaves a debt)
+-- and its start tag S_q = max(F_q, V) is at most V + slack (or when L1 is so full
 -- that nobody backlogged is using it: lending). Otherwise it is DEFERred until
 -- its turn, at the virtual-clock speed X* of equation (1). L2 (the class
 -- split omega_k / sum(omega)) is realized by the weights; per-class admitted
@@ -76,7 +77,7 @@ local qid = k .. ':' .. tenant
 
 ---------------------------------------------------------------- one read
 local s = redis.call('HMGET', H, 'cfg', 'omega:' .. k, 'tw:' .. tenant, 'g', 'q:' .. qid,
-  'c:' .. k, 'ad')
+  'c:' .. k, 'ad', 'max_cost_requests', 'max_cost_tokens', 'l1hold')
 -- cfg: Cr Ct burst_s omega_sum lend_fraction slack_ms grace_ms ticket_ttl_ms
 -- (written by configure.lua; read on every call: hot updates, I2)
 local c = nums(s[1], P8)
@@ -92,22 +93,34 @@ local lend, slack_us, grace_us = c[5] or 0.5, (c[6] or 50) * 1000, (c[7] or 200)
 local ticket_ttl = c[8] or 600000
 local w = (tonumber(s[3]) or 1) * omega
 if w <= 0 then w = 1e-9 end
+local capr, capt = Cr * burst, Ct * burst
+-- Largest admissible cost per dimension: the provider's own capacity for one
+-- window (max_cost_*, set by the operator), else one minute of cap (RPM, TPM),
+-- never less than the bucket. Only a cost the provider itself would refuse
+-- ("Request too large") is REJECTed; a cost above the bucket capacity is
+-- admitted into debt (see "L1 need" below).
+local maxr = tonumber(s[8]) or math.max(Cr * 60, capr)
+local maxt = tonumber(s[9]) or math.max(Ct * 60, capt)
+if creq > maxr then
+  return {'REJECT', string.format('request too large: %g requests exceed max_cost_requests %g '
+    .. '(the provider\'s limit per window) by %g', creq, maxr, creq - maxr)}
+end
+if Ct > 0 and tdebit > maxt then
+  return {'REJECT', string.format('request too large: %g tokens%s exceed max_cost_tokens %g '
+    .. '(the provider\'s limit per window) by %g', tdebit,
+    mode == 'reservation' and ' (prompt + max_tokens)' or '', maxt, tdebit - maxt)}
+end
 -- Adaptive caps (README "Adaptive caps"; written by release.lua when the
 -- tuning switch adapt is on): 'ad' = "fr tr_us ft tt_us tau_us ...", the
 -- learned fraction f_d of each cap, recovering by (now - t_d) / tau up to 1.
 -- L1 refills and equation (1) use the learned caps; the burst capacity (and
 -- so REJECT) stays at the configured ones.
-local capr, capt = Cr * burst, Ct * burst
 if s[7] then
   local a = nums(s[7], '^(%S+) (%S+) (%S+) (%S+) (%S+)')
   if a[5] and a[5] > 0 then
     Cr = Cr * math.min(1, a[1] + math.max(0, now - a[2]) / a[5])
     Ct = Ct * math.min(1, a[3] + math.max(0, now - a[4]) / a[5])
   end
-end
-if creq > capr or (Ct > 0 and tdebit > capt) then
-  return {'REJECT', string.format('cost (%g requests, %g tokens) above the burst capacity (%g, %g)',
-    creq, tdebit, capr, capt)}
 end
 
 ---------------------------------------------------------------- L1 refill
@@ -185,9 +198,19 @@ if slack == math.huge or slack < quantum then slack = quantum end
 
 ---------------------------------------------------------------- decision
 local fair = (not others) or sigma == 0 or (S - V) <= slack + 1e-12
-local l1_ok = r >= creq - 1e-9 and (Ct == 0 or t >= tdebit - 1e-9)
+-- L1 need: the cost, or the whole bucket for a cost above its capacity. The
+-- debit may then leave a negative level (a debt): a later call of cost c at
+-- level -D waits (D + c) / C_d, so admitted cost over any span stays within
+-- C_d * span + max(capacity, largest cost) (README "The gate"; the same
+-- bound as GCRA's, ITU-T I.371, with tolerance = the bucket).
+local needr, needt = math.min(creq, capr), math.min(tdebit, capt)
+local l1_ok = r >= needr - 1e-9 and (Ct == 0 or t >= needt - 1e-9)
+-- l1hold "<until_us> <queue id>": a queue that is due waits for L1 to refill
+-- (e.g. for a full bucket); nobody borrows that refill meanwhile.
+local hold_us, hold_q = string.match(s[10] or '', '^(%S+) (%S+)$')
+hold_us = tonumber(hold_us) or 0
 local lent = false
-if l1_ok and not fair then
+if l1_ok and not fair and (now >= hold_us or hold_q == qid) then
   lent = (r - creq) >= lend * capr and (Ct == 0 or (t - tdebit) >= lend * capt)
 end
 
@@ -216,6 +239,7 @@ if l1_ok and (fair or lent) then
       qid), 'PX', math.floor(ticket_ttl))
   end
   local cl = nums(s[6], P2)  -- per-class admitted requests and tokens (L2 view)
+  if hold_q == qid then redis.call('HDEL', H, 'l1hold') end  -- the holder got its turn
   redis.call('HSET', H,
     'g', string.format('%.17g %.17g %d %s %s %s %d %d', r, t, ts, keep(V, g[4], graw[4]),
       keep(Dr, g[5], graw[5]), keep(Dt, g[6], graw[6]), seq, evt),
@@ -237,19 +261,28 @@ if S - V > slack and X < math.huge then
   delta = (S - V - slack) / X * 1e6
 end
 if not l1_ok then
-  local dr_us = math.max(0, (creq - r) / Cr * 1e6)
+  -- Refill time of the need: (debt + cost) / C_d when the level is -debt.
+  local dr_us = math.max(0, (needr - r) / Cr * 1e6)
   local dt_us = 0
-  if Ct > 0 then dt_us = math.max(0, (tdebit - t) / Ct * 1e6) end
+  if Ct > 0 then dt_us = math.max(0, (needt - t) / Ct * 1e6) end
   if math.max(dr_us, dt_us) >= delta then
     delta = math.max(dr_us, dt_us)
     binding = (dt_us > dr_us) and 'l1:tokens' or 'l1:requests'
   end
 end
 local line = q[2]
+-- A due call above the bucket waits only for the full bucket (it holds the
+-- refill, l1hold): sending it behind its queue's line would idle the cap.
+local oversized = creq > capr or (Ct > 0 and tdebit > capt)
+if fair and oversized and not l1_ok then line = nil end
 if line and line > now and X < math.huge then
   delta = math.max(delta, line - now + quantum / X * 1e6)
 end
 local delta_ms = math.max(1, math.min(60000, math.ceil(delta / 1000 - 1e-6)))
+if fair and not l1_ok and (now >= hold_us or hold_q == qid) then
+  -- Due, and only L1 is short: hold lending off until this wake-up (+ grace).
+  redis.call('HSET', H, 'l1hold', string.format('%d %s', now + delta_ms * 1000 + grace_us, qid))
+end
 -- Join (or stay in) the backlog with start tag S and this call's D_d share.
 if in_bl then
   Dr, Dt = Dr - (q[3] or 0) + my_dr, Dt - (q[4] or 0) + my_dt

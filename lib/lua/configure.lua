@@ -2,7 +2,8 @@
 --
 -- Sets (or, with an empty value, deletes) fields of the state hash and
 -- rebuilds the packed 'cfg' field that admit.lua reads on every call, in one
--- atomic step. Fields: requests_per_s, tokens_per_s, burst_s, omega:<k>,
+-- atomic step. Fields: requests_per_s, tokens_per_s, burst_s,
+-- max_cost_requests, max_cost_tokens (read by admit.lua directly), omega:<k>,
 -- omega_sum, classes, tw:<tenant>, lend_fraction, slack_ms, grace_ms,
 -- ticket_ttl_ms, adapt, adapt_beta, adapt_recover_ms, adapt_window_ms,
 -- adapt_min_429 (README "Key schema").

@@ -7,6 +7,12 @@
 -- virtual tag (dominant-share units at the current caps and weights), then
 -- deletes the ticket: a second release of the same ticket changes nothing.
 --
+-- With ARGV[5] = "refused" or "429" the provider refused the admitted call:
+-- L1 and the class totals keep the debit (the provider's window was full,
+-- the gate's view of it stays conservative), and the queue's tag gives back
+-- the call's whole dominant share, so a queue is charged once per call served
+-- (a large call refused by a window edge keeps its turn; issue 16).
+--
 -- Adaptive caps (README "Adaptive caps"), when the tuning field adapt = 1:
 -- the upstream's answer feeds an AIMD rule (Chiu & Jain 1989; the halving of
 -- RFC 5681 section 3.1, with CUBIC's gentler beta = 0.7 of RFC 9438 as the
@@ -24,7 +30,8 @@
 --
 -- KEYS[1] = "bp:{target}"
 -- ARGV: ticket, actual_requests, actual_tokens, [now_ms] (tests only, 0 =
---       TIME), [outcome "ok" | "429" (default ok)], [bound "requests" |
+--       TIME), [outcome "ok" | "429" | "refused" (default ok); "429" and "refused" are
+--       both refusals, only "429" feeds the adaptive caps], [bound "requests" |
 --       "tokens" | ""], [retry_after_ms], [remaining_requests],
 --       [reset_requests_ms], [remaining_tokens], [reset_tokens_ms]
 --       (numbers: -1 or "" = absent)
@@ -46,6 +53,7 @@ end
 local TK = P .. ':tk:' .. (ARGV[1] or '')
 local areq, atok = tonumber(ARGV[2]), tonumber(ARGV[3])
 local now = (tonumber(ARGV[4] or '0') or 0) * 1000
+local refused = ARGV[5] == 'refused' or ARGV[5] == '429'
 if not areq or not atok or areq < 0 or atok < 0 or areq ~= math.floor(areq)
     or atok ~= math.floor(atok) then
   return redis.error_reply('ERR bp: actual costs must be integers >= 0')
@@ -117,7 +125,8 @@ if s[8] == '1' and ARGV[5] == '429' then
 end
 Cr, Ct = Cr * fr, Ct * ft  -- L1 refill and the tag correction at the learned caps
 local dr, dt = areq - dreq, atok - dtok
-if Ct == 0 then dt = 0 end
+if Ct == 0 or refused then dt = 0 end
+if refused then dr = 0 end
 
 -- L1: refill to now, then apply the signed difference (may go below zero:
 -- a debt that later admissions wait out).
@@ -141,6 +150,7 @@ if q[1] then
   end
   local w = (tonumber(s[5]) or 1) * ((abl == '2') and 1 or (tonumber(s[6]) or 1))
   local dF = (sig(areq, atok) - sig(dreq, dtok)) / w
+  if refused then dF = -sig(dreq, dtok) / w end
   if dF ~= 0 then
     q[1] = q[1] + dF
     hw[5], hw[6] = 'q:' .. qid, string.format('%.17g %d %.17g %.17g %d %d %d %d %d', q[1],

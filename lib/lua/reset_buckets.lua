@@ -1,8 +1,9 @@
 -- reset_buckets.lua - drops a target's bucket and queue state and keeps its
 -- configuration, in one atomic step (bp::Gate::ResetBuckets, bpctl reset).
 --
--- Deletes the state hash's 'g' (L1 levels, V, eq. 1 sums), 'q:<id>' (queue
--- tags and counters) and 'c:<k>' (class totals) fields and the bl, bx and
+-- Deletes the state hash's 'g' (L1 levels, V, eq. 1 sums), 'l1hold' (a due
+-- queue's claim on the L1 refill), 'q:<id>' (queue tags and counters) and
+-- 'c:<k>' (class totals) fields and the bl, bx and
 -- seen sets. Configuration fields (caps, omega, tw:<tenant>, tuning, cfg) stay.
 -- The ticket counter survives: 'g' is rewritten as empty buckets at time 0
 -- (so the next admission refills them to full, as a cold start does) with the
@@ -22,7 +23,7 @@ end
 local drop = {}
 for _, f in ipairs(redis.call('HKEYS', H)) do
   local head = string.sub(f, 1, 2)
-  if f == 'g' or head == 'q:' or head == 'c:' then drop[#drop + 1] = f end
+  if f == 'g' or f == 'l1hold' or head == 'q:' or head == 'c:' then drop[#drop + 1] = f end
 end
 for i = 1, #drop, 1000 do  -- unpack() has a stack limit
   redis.call('HDEL', H, unpack(drop, i, math.min(i + 999, #drop)))

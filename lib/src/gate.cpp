@@ -246,6 +246,16 @@ Status Gate::Release(const std::string& ticket, const Cost& actual, const Upstre
                  std::to_string(report.remaining_requests), FormatDouble(report.reset_requests_ms),
                  std::to_string(report.remaining_tokens), FormatDouble(report.reset_tokens_ms)});
   }
+  return RunRelease(args);
+}
+
+Status Gate::ReleaseRefused(const std::string& ticket, int64_t now_ms) {
+  if (ticket.empty()) return Status::InvalidArgument("release: empty ticket");
+  if (impl_->options.mode == GateMode::kEstimate || ticket == "0") return Status::Ok();
+  return RunRelease({ticket, "0", "0", std::to_string(now_ms), "refused"});
+}
+
+Status Gate::RunRelease(const std::vector<std::string>& args) {
   std::lock_guard lock(impl_->mu);
   Status s = impl_->EnsureConnected(impl_->options.command_timeout_ms);
   if (!s.ok()) {

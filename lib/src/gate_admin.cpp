@@ -41,9 +41,10 @@ Result<GateConfig> Gate::Config() {
   const std::string h = impl_->prefix + ":state";
   auto f = impl_->Run({"HMGET", h, "requests_per_s", "tokens_per_s", "burst_s", "classes",
                        "slack_ms", "lend_fraction", "grace_ms", "ticket_ttl_ms", "adapt",
-                       "adapt_beta", "adapt_recover_ms", "adapt_window_ms", "adapt_min_429"});
+                       "adapt_beta", "adapt_recover_ms", "adapt_window_ms", "adapt_min_429",
+                       "max_cost_requests", "max_cost_tokens"});
   if (Status s = CheckReply(f, "config"); !s.ok()) return s;
-  if (f->elements.size() != 13) return Status::Internal("config: unexpected HMGET reply");
+  if (f->elements.size() != 15) return Status::Internal("config: unexpected HMGET reply");
   const auto& e = f->elements;
   GateConfig c;
   c.configured = e[0].type == ValkeyReply::Type::kString;
@@ -51,6 +52,8 @@ Result<GateConfig> Gate::Config() {
     c.caps.requests_per_s = ReplyToDouble(e[0]);
     c.caps.tokens_per_s = ReplyToDouble(e[1], 0);
     c.caps.burst_s = ReplyToDouble(e[2], 1.0);
+    c.caps.max_cost_requests = ReplyToDouble(e[13], 0);
+    c.caps.max_cost_tokens = ReplyToDouble(e[14], 0);
   }
   const GateTuning defaults;
   c.tuning.slack_ms = ReplyToDouble(e[4], defaults.slack_ms);

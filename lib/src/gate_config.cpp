@@ -52,6 +52,17 @@ Status ValidateCaps(const GateCaps& caps) {
     return Status::InvalidArgument("burst_s must be a positive finite number, got " +
                                    FormatDouble(caps.burst_s));
   }
+  if (!std::isfinite(caps.max_cost_requests) ||
+      (caps.max_cost_requests != 0 && caps.max_cost_requests < 1)) {
+    return Status::InvalidArgument(
+        "max_cost_requests must be 0 (default) or a finite number >= 1, got " +
+        FormatDouble(caps.max_cost_requests));
+  }
+  if (!std::isfinite(caps.max_cost_tokens) || caps.max_cost_tokens < 0) {
+    return Status::InvalidArgument(
+        "max_cost_tokens must be a finite number >= 0 (0 = default), got " +
+        FormatDouble(caps.max_cost_tokens));
+  }
   return Status::Ok();
 }
 
@@ -104,9 +115,13 @@ Status ValidateTuning(const GateTuning& t) {
 }
 
 std::vector<std::string> CapsPairs(const GateCaps& caps) {
-  return {"requests_per_s", FormatDouble(caps.requests_per_s),
-          "tokens_per_s",   FormatDouble(caps.tokens_per_s),
-          "burst_s",        FormatDouble(caps.burst_s)};
+  // A max cost of 0 deletes the field: the script's default applies.
+  auto max_cost = [](double v) { return v > 0 ? FormatDouble(v) : std::string(); };
+  return {"requests_per_s",    FormatDouble(caps.requests_per_s),
+          "tokens_per_s",      FormatDouble(caps.tokens_per_s),
+          "burst_s",           FormatDouble(caps.burst_s),
+          "max_cost_requests", max_cost(caps.max_cost_requests),
+          "max_cost_tokens",   max_cost(caps.max_cost_tokens)};
 }
 
 std::vector<std::string> OmegaPairs(const std::vector<double>& omega, size_t old_classes) {
@@ -178,14 +193,16 @@ Status Gate::SetTuning(const GateTuning& t) {
 Result<GateState> Gate::State() {
   const std::string& p = impl_->prefix;
   GateState st;
-  auto cfg =
-      impl_->Run({"HMGET", p + ":state", "requests_per_s", "tokens_per_s", "burst_s", "classes"});
+  auto cfg = impl_->Run({"HMGET", p + ":state", "requests_per_s", "tokens_per_s", "burst_s",
+                         "classes", "max_cost_requests", "max_cost_tokens"});
   if (Status s = CheckReply(cfg, "state"); !s.ok()) return s;
-  st.configured = cfg->elements.size() == 4 && cfg->elements[0].type == ValkeyReply::Type::kString;
+  st.configured = cfg->elements.size() == 6 && cfg->elements[0].type == ValkeyReply::Type::kString;
   if (st.configured) {
     st.caps.requests_per_s = ReplyToDouble(cfg->elements[0]);
     st.caps.tokens_per_s = ReplyToDouble(cfg->elements[1]);
     st.caps.burst_s = ReplyToDouble(cfg->elements[2], 1.0);
+    st.caps.max_cost_requests = ReplyToDouble(cfg->elements[4], 0);
+    st.caps.max_cost_tokens = ReplyToDouble(cfg->elements[5], 0);
   }
   const int classes = static_cast<int>(ReplyToDouble(cfg->elements[3], 0));
   for (int k = 1; k <= std::max(classes, 1); ++k) {

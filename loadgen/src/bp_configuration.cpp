@@ -2,6 +2,8 @@
 // decisions applied on the engine's io thread.
 #include "bp/loadgen/bp_configuration.h"
 
+#include <spdlog/spdlog.h>
+
 #include <atomic>
 #include <boost/asio/post.hpp>
 #include <condition_variable>
@@ -139,13 +141,22 @@ class BpConfiguration : public Configuration {
   }
 
  private:
+  // The first REJECT's reason is logged (io thread); the report counts them
+  // all per tenant (ActivityRecord::fail_cause).
+  void RecordReject(const std::string& reason) {
+    if (reject_logged_) return;
+    reject_logged_ = true;
+    spdlog::warn("bp: gate REJECT (the activity fails): {}", reason);
+  }
+
   void OnDecision(Engine& engine, Execution& exec, const Decision& d) {
     switch (d.verdict) {
       case Verdict::kDefer:
         engine.Finish(exec, Outcome::Defer(std::max<int64_t>(d.delta_ms, 1) * 1000));
         return;
       case Verdict::kReject:
-        engine.Finish(exec, Outcome::Fail());
+        RecordReject(d.reason);
+        engine.Finish(exec, Outcome::Fail("gate_reject"));
         return;
       case Verdict::kAdmit:
       case Verdict::kFailOpen:
@@ -156,10 +167,24 @@ class BpConfiguration : public Configuration {
     std::string ticket = d.verdict == Verdict::kAdmit ? d.ticket : std::string();
     int64_t prompt = engine.tenant(exec.tenant_index).prompt_tokens;
     engine.SendUpstream(exec, [this, e, x, ticket, prompt](const CallResult& r) {
-      if (!ticket.empty()) {
-        // Actual usage: prompt + completion on success; on a 429 the provider
-        // charged nothing beyond what the estimate said (keep the estimate).
-        // The outcome feeds the gate's adaptive caps (UpstreamReport).
+      // 429 / 503 / 529: deferred on a durable timer by the retry header, the
+      // wait in the message, else a backoff (upstream_wait.h), never retried in
+      // place; x-should-retry false: fail; other errors: the activity retry policy.
+      const BpAnswerAction act =
+          r.status == 200 ? BpAnswerAction{}
+                          : BpActionForAnswer(r, e->activity(x->activity_id).throttle_defers);
+      const bool refused = r.status != 200 && act.kind != BpAnswerAction::kRetryLater;
+      if (!ticket.empty() && refused && (r.status != 429 || act.kind == BpAnswerAction::kFail)) {
+        // Refused by the provider (overloaded, or never servable: not a sign
+        // of a lower cap, so not reported to the adaptive caps): the gate
+        // keeps the debit (the window was full) and gives the queue its turn
+        // back (Gate::ReleaseRefused); a deferred activity asks again.
+        pool_.Submit([ticket](Gate& gate) { gate.ReleaseRefused(ticket); });
+      } else if (!ticket.empty()) {
+        // Actual usage: prompt + completion on success; on another error the
+        // provider charged nothing beyond what the estimate said (keep it).
+        // A 429 is reported (UpstreamReport): the gate treats it as refused,
+        // as above, and it feeds the adaptive caps.
         Cost actual{1, r.status == 200 ? r.prompt_tokens + r.completion_tokens : prompt};
         UpstreamReport report = ReportOf(r, e->speedup());
         pool_.Submit(
@@ -167,22 +192,19 @@ class BpConfiguration : public Configuration {
       }
       if (r.status == 200) {
         e->Finish(*x, Outcome::Ok());
-        return;
-      }
-      // 429 / 503 / 529: deferred on a durable timer by the retry header, the
-      // wait in the message, else a backoff (upstream_wait.h), never retried in
-      // place; x-should-retry false: fail; other errors: the activity retry policy.
-      const BpAnswerAction act = BpActionForAnswer(r, e->activity(x->activity_id).throttle_defers);
-      if (act.kind == BpAnswerAction::kDefer) {
+      } else if (act.kind == BpAnswerAction::kDefer) {
         e->Finish(*x, Outcome::DeferAfter429(
                           static_cast<int64_t>(act.wait_paper_ms * 1000.0 / e->speedup()) + 1));
+      } else if (act.kind == BpAnswerAction::kFail) {
+        e->Finish(*x, Outcome::Fail("upstream_refused"));  // x-should-retry: false
       } else {
-        e->Finish(*x, act.kind == BpAnswerAction::kFail ? Outcome::Fail() : Outcome::RetryLater());
+        e->Finish(*x, Outcome::RetryLater());
       }
     });
   }
 
   GatePool pool_;
+  bool reject_logged_ = false;  // io thread only
 };
 
 }  // namespace
@@ -212,6 +234,11 @@ Result<std::unique_ptr<Configuration>> MakeBpConfiguration(const Workload& workl
     caps.requests_per_s = workload.caps.requests_per_s * workload.gate_cap_factor * speedup;
     caps.tokens_per_s = workload.caps.tokens_per_s * workload.gate_cap_factor * speedup;
     caps.burst_s = workload.gate_burst_s / speedup;
+    // The largest call the upstream serves (limits per window are unchanged
+    // by the speedup): above it the gate REJECTs, below it a call larger
+    // than the burst is admitted into debt (README "The gate").
+    caps.max_cost_requests = workload.caps.max_requests_per_call;
+    caps.max_cost_tokens = workload.caps.max_tokens_per_call;
     if (Status s = setup.SetCaps(caps); !s.ok()) return s;
     if (workload.gate_adapt) {  // else the tuning stays unset: the paper's gate
       GateTuning t;

@@ -225,6 +225,7 @@ void Engine::Finish(Execution& exec, Outcome outcome) {
       OnActivityDone(id, true);
       break;
     case Outcome::kFail:
+      a.fail_cause = outcome.cause.empty() ? "failed" : outcome.cause;
       a.first_send_us = exec.first_send_us;
       a.final_answer_us = exec.first_send_us >= 0 ? now : -1;
       OnActivityDone(id, false);

@@ -100,17 +100,28 @@ RunMetrics ComputeRunMetrics(const RunRecords& r, const MetricsOptions& options)
     ++activity_count[t];
     prompt_sum[t] += static_cast<double>(a.prompt_tokens);
     if (r.slots_held.empty()) cls.slot_us += static_cast<double>(a.slot_held_us);
+    TenantMetrics& tm = m.tenants[t];
     if (!a.ok) {
-      ++m.failed_calls;
+      if (a.completed_us >= 0) {  // failed for good (else: not finished)
+        const std::string cause = a.fail_cause.empty() ? "failed" : a.fail_cause;
+        ++m.failed_calls;
+        ++tm.failed_calls;
+        ++tm.failed_by_cause[cause];
+        ++m.failed_by_cause[cause];
+      }
       continue;
     }
     ++m.ok_calls;
     ++cls.ok_calls;
-    TenantMetrics& tm = m.tenants[t];
     ++tm.ok_calls;
     const double tokens = static_cast<double>(a.prompt_tokens + a.completion_tokens);
     tokens_sum[t] += tokens;
     const int64_t ok_us = internal::OkTimeUs(a);
+    if (ok_us >= 0) {
+      const double wait_s =
+          pt.Seconds(static_cast<double>(ok_us - std::max<int64_t>(r.tenants[t].start_us, 0)));
+      if (tm.first_ok_wait_s < 0 || wait_s < tm.first_ok_wait_s) tm.first_ok_wait_s = wait_s;
+    }
     if (ok_us >= 0 && ok_us < window_end_us) {
       ++tm.ok_calls_window;
       dominant_sum[t] += internal::DominantCost(r, tokens);
@@ -148,6 +159,16 @@ RunMetrics ComputeRunMetrics(const RunRecords& r, const MetricsOptions& options)
     tm.priority = info.priority;
     tm.weight = info.weight * info.priority_weight;
     tm.finish_s = info.finish_us >= 0 ? pt.Seconds(info.finish_us) : -1.0;
+    const int64_t done = tm.ok_calls + tm.failed_calls;
+    tm.unfinished = std::max<int64_t>(0, std::max(info.total_activities, activity_count[t]) - done);
+    m.unfinished_activities += tm.unfinished;
+    if (info.total_activities > 0 || activity_count[t] > 0) {
+      if (tm.first_ok_wait_s < 0) {
+        ++m.tenants_never_served;
+      } else {
+        m.max_first_ok_wait_s = std::max(m.max_first_ok_wait_s, tm.first_ok_wait_s);
+      }
+    }
     if (tm.ok_calls > 0) {
       tm.tokens_per_call = tokens_sum[t] / static_cast<double>(tm.ok_calls);
     } else if (activity_count[t] > 0) {

@@ -34,7 +34,8 @@ inline double DominantCost(const RunRecords& r, double tokens) {
 int64_t LastCompletionUs(const RunRecords& r);
 
 // End of the contention window: the first finish among tenants with work
-// (an unfinished tenant counts as the run end, max(end_us, drain end)).
+// (an unfinished tenant counts as the run end, max(end_us, drain end), and so
+// does a tenant whose last completed activity failed).
 int64_t ContentionWindowEndUs(const RunRecords& r);
 
 ServiceHeatmap BuildHeatmap(const RunRecords& r, const MetricsOptions& options,

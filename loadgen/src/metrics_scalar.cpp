@@ -22,6 +22,11 @@ std::vector<std::pair<std::string, double>> ScalarMetrics(const RunMetrics& m) {
   add("http.p95_ms", m.http.p95_ms);
   add("http.p99_ms", m.http.p99_ms);
   add("end_to_end.p95_ms", m.end_to_end.p95_ms);
+  add("failed_calls", static_cast<double>(m.failed_calls));
+  add("unfinished_activities", static_cast<double>(m.unfinished_activities));
+  add("tenants_never_served", static_cast<double>(m.tenants_never_served));
+  add("max_first_ok_wait_s", m.max_first_ok_wait_s);
+  for (const auto& [cause, n] : m.failed_by_cause) add("failed." + cause, static_cast<double>(n));
   if (m.upstream_429 > 0) {
     const auto all = static_cast<double>(m.upstream_429);
     add("share_429_requests_bound", static_cast<double>(m.upstream_429_requests_bound) / all);
@@ -45,6 +50,10 @@ std::vector<std::pair<std::string, double>> ScalarMetrics(const RunMetrics& m) {
     add(p + "ok_rps", t.ok_rps);
     add(p + "achievement", t.achievement);
     add(p + "drf_achievement", t.drf_achievement);
+    if (t.first_ok_wait_s >= 0) add(p + "first_ok_wait_s", t.first_ok_wait_s);
+    for (const auto& [cause, n] : t.failed_by_cause) {
+      add(p + "failed." + cause, static_cast<double>(n));
+    }
   }
   return out;
 }

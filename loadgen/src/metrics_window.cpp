@@ -30,15 +30,23 @@ int64_t LastCompletionUs(const RunRecords& r) {
 int64_t ContentionWindowEndUs(const RunRecords& r) {
   const int64_t run_end = std::max(r.end_us, LastCompletionUs(r));
   std::vector<bool> has_work(r.tenants.size(), false);
+  // Per tenant: its last completed activity, and whether that one failed.
+  std::vector<int64_t> last_done(r.tenants.size(), -1);
+  std::vector<bool> ended_failed(r.tenants.size(), false);
   for (size_t t = 0; t < r.tenants.size(); ++t) has_work[t] = r.tenants[t].total_activities > 0;
   for (const ActivityRecord& a : r.activities) {
     if (a.tenant_index >= 0 && static_cast<size_t>(a.tenant_index) < has_work.size()) {
-      has_work[static_cast<size_t>(a.tenant_index)] = true;
+      const auto t = static_cast<size_t>(a.tenant_index);
+      has_work[t] = true;
+      if (a.completed_us >= 0 && a.completed_us >= last_done[t]) {
+        last_done[t] = a.completed_us;
+        ended_failed[t] = !a.ok;
+      }
     }
   }
   int64_t end = run_end;
   for (size_t t = 0; t < r.tenants.size(); ++t) {
-    if (!has_work[t]) continue;
+    if (!has_work[t] || ended_failed[t]) continue;  // failures do not end the window
     const int64_t finish = r.tenants[t].finish_us >= 0 ? r.tenants[t].finish_us : run_end;
     end = std::min(end, finish);
   }

@@ -138,7 +138,51 @@ const std::vector<PaperRow>& PaperRows() {
 // Rows for a workload the paper has no row for.
 std::vector<PaperRow> GenericRows() {
   return {{"", "429 share / DRF Jain", {kShare, kDrf}, {}},
-          {"", "mean OK req/s", {{"mean_ok_rps", 1, 1, ""}}, {}}};
+          {"", "mean OK req/s", {{"mean_ok_rps", 1, 1, ""}}, {}},
+          {"",
+           "longest wait for a tenant's first OK call (s)",
+           {{"max_first_ok_wait_s", 1, 2, ""}},
+           {}}};
+}
+
+double MeanOf(const ConfigurationSummary& c, const std::string& name) {
+  const MeanCi* m = c.Find(name);
+  return m ? m->mean : 0.0;
+}
+
+bool HasFailures(const ConfigurationSummary& c) {
+  return MeanOf(c, "failed_calls") > 0 || MeanOf(c, "unfinished_activities") > 0 ||
+         MeanOf(c, "tenants_never_served") > 0;
+}
+
+// "12 failed (gate_reject 12: big-a 12) / 0 unfinished / 0 never served",
+// means over repeats; "" when the configuration did not run.
+std::string FailureCell(const ConfigurationSummary* c) {
+  if (c == nullptr) return "";
+  std::ostringstream o;
+  const MeanCi* failed = c->Find("failed_calls");
+  o << (failed ? internal::MeanCiText(*failed, 1, 1) : std::string("-")) << " failed";
+  std::string causes;
+  for (const auto& [name, ci] : c->metrics) {
+    if (name.rfind("failed.", 0) != 0) continue;
+    const std::string cause = name.substr(7);
+    std::string tenants;
+    for (const auto& [tname, tci] : c->metrics) {  // tenant.<id>.failed.<cause>
+      const std::string suffix = ".failed." + cause;
+      if (tname.rfind("tenant.", 0) != 0 || tname.size() <= suffix.size() + 7 ||
+          tname.compare(tname.size() - suffix.size(), suffix.size(), suffix) != 0) {
+        continue;
+      }
+      tenants += (tenants.empty() ? ": " : ", ") +
+                 tname.substr(7, tname.size() - 7 - suffix.size()) + " " +
+                 internal::Fixed(tci.mean, 1);
+    }
+    causes += (causes.empty() ? "" : "; ") + cause + " " + internal::Fixed(ci.mean, 1) + tenants;
+  }
+  if (!causes.empty()) o << " (" << causes << ")";
+  o << " / " << internal::Fixed(MeanOf(*c, "unfinished_activities"), 1) << " unfinished / "
+    << internal::Fixed(MeanOf(*c, "tenants_never_served"), 1) << " never served";
+  return o.str();
 }
 
 std::vector<std::string> Columns(const std::vector<WorkloadSummary>& workloads) {
@@ -181,6 +225,16 @@ std::string ComparisonMarkdown(const std::vector<WorkloadSummary>& workloads) {
       if (w.workload == r.workload) rows.push_back(r);
     }
     if (rows.empty()) rows = GenericRows();
+    bool failures = false;
+    for (const ConfigurationSummary& c : w.configurations) failures = failures || HasFailures(c);
+    if (failures) {  // first, so a reader sees it before the rates
+      o << "| " << w.workload << " | **failed / unfinished activities** (by cause: tenant) |";
+      for (const std::string& col : cols) {
+        const std::string cell = FailureCell(w.Find(col));
+        o << ' ' << (cell.empty() ? "-" : cell) << " |";
+      }
+      o << "\n";
+    }
     for (const PaperRow& r : rows) {
       o << "| " << w.workload << " | " << r.label << " |";
       for (const std::string& col : cols) {

@@ -61,6 +61,10 @@ nlohmann::json RunMetricsJson(const RunMetrics& m) {
   j["activities"] = m.activities;
   j["ok_calls"] = m.ok_calls;
   j["failed_calls"] = m.failed_calls;
+  j["failed_by_cause"] = m.failed_by_cause;
+  j["unfinished_activities"] = m.unfinished_activities;
+  j["tenants_never_served"] = m.tenants_never_served;
+  j["max_first_ok_wait_s"] = m.max_first_ok_wait_s;
   j["upstream_responses"] = m.upstream_responses;
   j["upstream_429"] = m.upstream_429;
   j["proxy_local_429"] = m.proxy_local_429;
@@ -93,7 +97,11 @@ nlohmann::json RunMetricsJson(const RunMetrics& m) {
                        {"dominant_share", t.dominant_share},
                        {"ideal_dominant_share", t.ideal_dominant_share},
                        {"drf_achievement", t.drf_achievement},
-                       {"finish_s", t.finish_s}});
+                       {"finish_s", t.finish_s},
+                       {"first_ok_wait_s", t.first_ok_wait_s},
+                       {"failed_calls", t.failed_calls},
+                       {"failed_by_cause", t.failed_by_cause},
+                       {"unfinished", t.unfinished}});
   }
   j["tenants"] = std::move(tenants);
   nlohmann::json classes = nlohmann::json::array();

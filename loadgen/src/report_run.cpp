@@ -1,5 +1,6 @@
 // One run's outputs: summary.json, activities.csv, attempts.csv, table.md and
 // the service heatmap figure (report.h, WriteRunOutputs).
+#include <map>
 #include <sstream>
 
 #include "report_internal.h"
@@ -87,10 +88,41 @@ std::string RunTableMarkdown(const RunMetrics& m) {
 
 namespace {
 
+// "gate_reject 12, other 1" (empty when nothing failed).
+std::string CauseList(const std::map<std::string, int64_t>& by_cause) {
+  std::string s;
+  for (const auto& [cause, n] : by_cause) {
+    s += (s.empty() ? "" : ", ") + cause + " " + std::to_string(n);
+  }
+  return s;
+}
+
+// The warning at the top of table.md when activities failed, were never
+// finished, or a tenant was never served; empty for a clean run.
+std::string FailureNotice(const RunMetrics& m) {
+  if (m.failed_calls == 0 && m.unfinished_activities == 0 && m.tenants_never_served == 0) {
+    return "";
+  }
+  std::ostringstream o;
+  o << "**Incomplete run:** " << m.failed_calls << " failed activities";
+  if (m.failed_calls > 0) o << " (" << CauseList(m.failed_by_cause) << ")";
+  o << ", " << m.unfinished_activities << " unfinished, " << m.tenants_never_served
+    << " tenant(s) never served. Per tenant:";
+  for (const TenantMetrics& t : m.tenants) {
+    if (t.failed_calls == 0 && t.unfinished == 0 && t.first_ok_wait_s >= 0) continue;
+    o << " " << t.id << " (failed " << t.failed_calls;
+    if (t.failed_calls > 0) o << ": " << CauseList(t.failed_by_cause);
+    o << "; unfinished " << t.unfinished << (t.first_ok_wait_s < 0 ? "; never served" : "") << ")";
+  }
+  o << ". Fairness and rates below are over the contention window, which a tenant "
+       "whose work ended in failures does not end.\n\n";
+  return o.str();
+}
+
 std::string RunMarkdown(const RunMetrics& m) {
   std::ostringstream o;
   o << "# " << m.workload << " / " << m.configuration << " / repeat " << m.repeat << "\n\n"
-    << "Paper units (speedup " << Fixed(m.speedup, 2) << "); caps "
+    << FailureNotice(m) << "Paper units (speedup " << Fixed(m.speedup, 2) << "); caps "
     << Fixed(m.cap_requests_per_s, 0) << " req/s";
   if (m.cap_tokens_per_s > 0) o << ", " << Fixed(m.cap_tokens_per_s, 0) << " tok/s";
   o << ". Rates over the contention window unless noted.\n\n" << RunTableMarkdown(m) << "\n";
@@ -98,7 +130,9 @@ std::string RunMarkdown(const RunMetrics& m) {
     << m.upstream_429_tokens_bound << ", other " << m.upstream_429_other_bound << " (of "
     << m.upstream_429 << " in " << m.upstream_responses << " responses); proxy-local 429s "
     << m.proxy_local_429 << "; connection errors " << m.connection_errors << "; deferrals "
-    << m.deferrals << ".\n\n";
+    << m.deferrals
+    << ". Longest wait for a tenant's first OK call: " << Fixed(m.max_first_ok_wait_s, 2)
+    << " s.\n\n";
   o << "| class | OK req/s | ideal req/s | HTTP p50/p95/p99 ms | end-to-end p50/p95/p99 ms "
        "| in-activity ms | slot ms / OK call | workflow mean s (n) |\n"
        "|---|---|---|---|---|---|---|---|\n";
@@ -109,13 +143,17 @@ std::string RunMarkdown(const RunMetrics& m) {
       << Fixed(c.workflow.mean_ms / 1e3, 1) << " (" << c.workflow.count << ") |\n";
   }
   o << "\n| tenant | class | weight | OK calls | OK req/s | ideal req/s | achievement "
-       "| dominant share/s | ideal | DRF achievement "
-       "|\n|---|---|---|---|---|---|---|---|---|---|\n";
+       "| dominant share/s | ideal | DRF achievement | first OK s | failed (by cause) "
+       "| unfinished |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|\n";
   for (const TenantMetrics& t : m.tenants) {
     o << "| " << t.id << " | P" << t.priority << " | " << Fixed(t.weight, 2) << " | " << t.ok_calls
       << " | " << Fixed(t.ok_rps, 2) << " | " << Fixed(t.ideal_rps, 2) << " | "
       << Fixed(t.achievement, 3) << " | " << Fixed(t.dominant_share, 4) << " | "
-      << Fixed(t.ideal_dominant_share, 4) << " | " << Fixed(t.drf_achievement, 3) << " |\n";
+      << Fixed(t.ideal_dominant_share, 4) << " | " << Fixed(t.drf_achievement, 3) << " | "
+      << (t.first_ok_wait_s >= 0 ? Fixed(t.first_ok_wait_s, 2) : std::string("never")) << " | "
+      << t.failed_calls;
+    if (t.failed_calls > 0) o << " (" << CauseList(t.failed_by_cause) << ")";
+    o << " | " << t.unfinished << " |\n";
   }
   if (!m.heatmap.tenants.empty()) o << "\n![service heatmap](heatmap.png)\n";
   return o.str();

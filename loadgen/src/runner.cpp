@@ -84,6 +84,15 @@ Result<RunRecords> RunOnce(const Workload& workload, const RunOptions& options) 
     spdlog::warn("{}: {} gate calls failed open (ungated calls; Valkey slow or unreachable)",
                  eo.label, records.gate_fail_opens);
   }
+  int64_t failed = 0, unfinished = 0;
+  for (const ActivityRecord& a : records.activities) {
+    failed += !a.ok && a.completed_us >= 0 ? 1 : 0;
+    unfinished += a.completed_us < 0 ? 1 : 0;
+  }
+  if (failed > 0 || unfinished > 0) {
+    spdlog::warn("{}: {} activities failed, {} never completed (per tenant and cause: table.md)",
+                 eo.label, failed, unfinished);
+  }
   return records;
 }
 

@@ -136,10 +136,19 @@ void ParseUpstream(const json& u, UpstreamCaps* caps, std::string* error) {
     lr.Number("limit", 0, false, &limit, true);
     lr.Number("window_s", 0, false, &window_s, true);
     if (!error->empty()) return;
+    // The largest single cost this limit ever admits (mockapi's capacity()).
+    double capacity = limit;
+    if (l.value("algorithm", "") == "quantized" && l.contains("quantum_s") &&
+        l["quantum_s"].is_number()) {
+      capacity = std::floor(limit * l["quantum_s"].get<double>() / window_s);
+    }
+    auto least = [capacity](double* max) { *max = *max > 0 ? std::min(*max, capacity) : capacity; };
     if (dim == "requests") {
       caps->requests_per_s += limit / window_s;
+      least(&caps->max_requests_per_call);
     } else if (dim == "tokens") {
       caps->tokens_per_s += limit / window_s;
+      least(&caps->max_tokens_per_call);
     } else if (dim != "input_tokens" && dim != "output_tokens") {
       lr.Fail("dimension", "must be requests|tokens|input_tokens|output_tokens, got " + dim);
     }

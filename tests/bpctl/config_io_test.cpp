@@ -84,7 +84,10 @@ TEST_F(BpctlConfigIo, ExportThenImportRestoresTheSameState) {
   // The gate uses it at once: cfg is rebuilt, 1.6666666666666667 req/s * 0.25 s.
   auto g = MakeGate();
   Decision d = g->Admit(AdmitRequest{"acme", 1, Cost{1, 0}, 0, kT0});
-  EXPECT_EQ(d.verdict, Verdict::kReject);  // 1 request > capacity 0.41666666666666669
+  // 1 request > capacity 0.41666666666666669, within the default max cost
+  // (100 requests, one minute of cap): admitted from the full bucket into debt.
+  EXPECT_EQ(d.verdict, Verdict::kAdmit);
+  EXPECT_NEAR(g->State()->l1_requests, 1.6666666666666667 * 0.25 - 1, 1e-12);
 }
 
 TEST_F(BpctlConfigIo, ImportKeepsBucketAndQueueState) {

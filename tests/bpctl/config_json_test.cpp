@@ -38,6 +38,20 @@ TEST(BpctlConfigJson, RoundTripsExactly) {
   EXPECT_EQ(back->caps.requests_per_s, 100.0 / 60);  // bit-exact
 }
 
+TEST(BpctlConfigJson, MaxCostsAreExportedOnlyWhenSet) {
+  GateConfig c = Sample();
+  c.caps.max_cost_tokens = 12000;  // the provider's limit per window
+  const json j = ConfigToJson(c);
+  EXPECT_EQ(j.at("caps").dump(),
+            R"({"requests_per_s":1.6666666666666667,"tokens_per_s":12000.0,"burst_s":0.25,)"
+            R"("max_cost_tokens":12000.0})");
+  auto back = ConfigFromJson(json::parse(j.dump()));
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  EXPECT_EQ(back->caps.max_cost_tokens, 12000);
+  EXPECT_EQ(back->caps.max_cost_requests, 0);  // not set: the gate's default
+  EXPECT_EQ(ConfigToJson(*back), j);
+}
+
 TEST(BpctlConfigJson, OptionalFieldsTakeTheGateDefaults) {
   auto c = ConfigFromJson(json::parse(R"({"version":1,"caps":{"requests_per_s":10}})"));
   ASSERT_TRUE(c.ok()) << c.status().ToString();

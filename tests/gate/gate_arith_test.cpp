@@ -56,11 +56,16 @@ TEST_F(GateArith, BurstSecondsScaleTheCapacity) {
   EXPECT_EQ(d.delta_ms, 100);
 }
 
-TEST_F(GateArith, CostAboveCapacityIsRejected) {
-  auto gate = MakeGate(GateCaps{10, 1000, 1.0}, {});
+TEST_F(GateArith, CostAboveTheProvidersLimitIsRejected) {
+  GateCaps caps{10, 1000, 1.0};
+  caps.max_cost_requests = 10;  // the provider's limits per window
+  caps.max_cost_tokens = 1000;
+  auto gate = MakeGate(caps, {});
   Decision d = gate->Admit(At("a", 0, {1, 1001}));
   EXPECT_EQ(d.verdict, Verdict::kReject);
-  EXPECT_NE(d.reason.find("above the burst capacity"), std::string::npos) << d.reason;
+  EXPECT_NE(d.reason.find("request too large: 1001 tokens exceed max_cost_tokens 1000"),
+            std::string::npos)
+      << d.reason;
   d = gate->Admit(At("a", 0, {11, 0}));
   EXPECT_EQ(d.verdict, Verdict::kReject);
   EXPECT_EQ(gate->State()->l1_requests, 10);  // nothing debited

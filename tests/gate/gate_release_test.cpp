@@ -39,14 +39,16 @@ TEST_F(GateRelease, ReconcileRefundsAndRefillsFirst) {
 }
 
 TEST_F(GateRelease, ReservationDebitsMaxTokensAndRefundsTheUnused) {
-  auto gate = MakeGate(GateCaps{10, 1000, 1.0}, {}, Mode(GateMode::kReservation));
+  GateCaps caps{10, 1000, 1.0};
+  caps.max_cost_tokens = 1000;  // the provider's limit per window
+  auto gate = MakeGate(caps, {}, Mode(GateMode::kReservation));
   Decision d = gate->Admit(AdmitRequest{"a", 1, {1, 100}, 400, kT0});
   ASSERT_EQ(d.verdict, Verdict::kAdmit);
   EXPECT_NEAR(gate->State()->l1_tokens, 500, 1e-9);  // 100 prompt + 400 max_tokens
   ASSERT_TRUE(gate->Release(d.ticket, {1, 250}, kT0).ok());
   EXPECT_NEAR(gate->State()->l1_tokens, 750, 1e-9);  // 250 unused refunded
   EXPECT_NEAR(gate->State()->queues[0].tag, 0.25, 1e-12);
-  // Reservation can reject what estimate mode would admit.
+  // Reservation can reject what estimate mode would admit: 1100 > 1000.
   d = gate->Admit(AdmitRequest{"a", 1, {1, 100}, 1000, kT0});
   EXPECT_EQ(d.verdict, Verdict::kReject);
 }

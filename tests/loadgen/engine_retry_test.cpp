@@ -174,6 +174,31 @@ TEST(EngineRetry, Bp429IsDeferredOnADurableTimerNotRetriedInPlace) {
   EXPECT_EQ(r.gate_fail_opens, 0u);
 }
 
+TEST(EngineRetry, BpRejectFailsTheActivityWithItsCause) {
+  // The upstream serves at most 5 tokens per window; the prompts carry 10, so
+  // the gate (max_cost_tokens 5 from the workload) REJECTs every call and
+  // no request reaches the upstream.
+  bp::test::ValkeyServer valkey;
+  ASSERT_TRUE(valkey.running()) << valkey.error();
+  ScriptedUpstream up({});
+  Workload w = TestWorkload(1, 2, 1);
+  nlohmann::json doc = w.upstream;
+  doc["limits"].push_back(
+      {{"dimension", "tokens"}, {"algorithm", "fixed_window"}, {"limit", 5}, {"window_s", 1.0}});
+  w.upstream = doc;
+  w.caps.tokens_per_s = 5;
+  w.caps.max_tokens_per_call = 5;
+  RunRecords r = RunConfig(w, "bp", up.url(), 1.0, valkey.url());
+  ASSERT_EQ(r.activities.size(), 2u);
+  for (const ActivityRecord& a : r.activities) {
+    EXPECT_FALSE(a.ok);
+    EXPECT_EQ(a.fail_cause, "gate_reject");
+    EXPECT_GE(a.completed_us, 0);
+  }
+  EXPECT_EQ(up.requests(), 0);
+  EXPECT_EQ(r.tenants[0].finish_us, r.activities[1].completed_us);
+}
+
 TEST(EngineRetry, BpDeferredActivityHoldsNoSlotWhileWaiting) {
   // Cap 2 req/s with 1 s of burst, 6 activities at once: the gate defers
   // most of them; each waits on a durable timer with its slot free.

@@ -172,7 +172,23 @@ TEST(EngineWorkload, ScaledUpstreamDividesWindowsAndLatencies) {
   EXPECT_DOUBLE_EQ(u["latency"]["max_ms"].get<double>(), 15);
 }
 
-TEST(EngineWorkload, AllNineShippedWorkloadsParse) {
+TEST(EngineWorkload, LargestCallPerDimensionIsTheLeastLimitCapacity) {
+  auto doc = MinimalWorkload();
+  doc["upstream"]["limits"].push_back(
+      {{"dimension", "tokens"}, {"algorithm", "fixed_window"}, {"limit", 12000}, {"window_s", 1}});
+  doc["upstream"]["limits"].push_back({{"dimension", "tokens"},
+                                       {"algorithm", "quantized"},
+                                       {"limit", 600000},
+                                       {"window_s", 60},
+                                       {"quantum_s", 0.5}});  // 5000 per quantum
+  auto w = ParseWorkload(doc, "x.json");
+  ASSERT_TRUE(w.ok()) << w.status().message();
+  EXPECT_DOUBLE_EQ(w->caps.max_requests_per_call, 60);
+  EXPECT_DOUBLE_EQ(w->caps.max_tokens_per_call, 5000);  // min(12000, 600000 * 0.5 / 60)
+  EXPECT_DOUBLE_EQ(w->caps.tokens_per_s, 22000);
+}
+
+TEST(EngineWorkload, AllShippedWorkloadsParse) {
   int n = 0;
   for (const auto& e : std::filesystem::directory_iterator(BP_SOURCE_DIR "/configs/workloads")) {
     if (e.path().extension() != ".json") continue;
@@ -180,7 +196,10 @@ TEST(EngineWorkload, AllNineShippedWorkloadsParse) {
     EXPECT_TRUE(w.ok()) << w.status().message();
     ++n;
   }
-  EXPECT_EQ(n, 9);
+  EXPECT_EQ(n, 10);  // Table II's nine and mixed-sizes
+  auto ms = LoadWorkload(BP_SOURCE_DIR "/configs/workloads/mixed-sizes.json");
+  ASSERT_TRUE(ms.ok());
+  EXPECT_DOUBLE_EQ(ms->caps.max_tokens_per_call, 12000);  // 6000-token prompts fit the window
   auto tb = LoadWorkload(BP_SOURCE_DIR "/configs/workloads/token-bound.json");
   ASSERT_TRUE(tb.ok());
   EXPECT_DOUBLE_EQ(tb->caps.tokens_per_s, 12000);

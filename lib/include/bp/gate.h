@@ -10,7 +10,10 @@
 //   ADMIT(ticket)    call the API now, then Release(ticket, actual usage);
 //   DEFER(delta_ms)  free the worker slot, sleep delta on a durable timer,
 //                    then ask again;
-//   REJECT(reason)   the cost can never fit (above a bucket's capacity);
+//   REJECT(reason)   the provider itself would refuse the call: its cost is
+//                    above GateCaps::max_cost_* (the limit per window); a
+//                    cost above the L1 bucket but within it is admitted
+//                    into debt (README "The gate");
 //   FAIL_OPEN        Valkey was slow or unreachable: call the API ungated
 //                    (invariant I3); counted in fail_open_count().
 //
@@ -80,7 +83,16 @@ struct AdmitRequest {
 struct GateCaps {
   double requests_per_s = 60;
   double tokens_per_s = 0;  // 0 = no token dimension
-  double burst_s = 1.0;
+  double burst_s = 1.0;     // L1 capacity C_d * burst_s: spendable at once after idleness
+  // Largest admissible cost of one call per dimension, in requests / tokens
+  // (not per second): the provider's own capacity for one window, e.g. a
+  // fixed window's `limit`. A cost above it is REJECTed ("Request too large",
+  // which the provider would answer); a cost above the L1 capacity but within
+  // it is admitted when the bucket is full and leaves a debt (README "The
+  // gate"). 0 = default: one minute of cap (C_d * 60, i.e. RPM / TPM), and
+  // never less than the L1 capacity. Independent of time compression.
+  double max_cost_requests = 0;
+  double max_cost_tokens = 0;
 };
 
 struct GateOptions {
@@ -222,12 +234,20 @@ class Gate {
   Status Release(const std::string& ticket, const Cost& actual);
   // Tests only: the same with an explicit script clock (see AdmitRequest).
   Status Release(const std::string& ticket, const Cost& actual, int64_t now_ms);
-  // The same, reporting what the upstream answered (adaptive caps: a 429
-  // feeds the learned caps when the tuning switch adapt is on; an OK changes
-  // nothing beyond the above). The overloads without a report mean kOk.
+  // The same, reporting what the upstream answered. A 429 (kThrottled) is a
+  // refused call, as ReleaseRefused below (actual is then ignored), and also
+  // feeds the learned caps when the tuning switch adapt is on (adaptive caps);
+  // an OK changes nothing beyond the above. The overloads without a report mean kOk.
   // InvalidArgument on a report with a non-finite number.
   Status Release(const std::string& ticket, const Cost& actual, const UpstreamReport& report,
                  int64_t now_ms = 0);
+  // The provider refused the admitted call (503/529, or a 429 when no report
+  // is at hand; without feeding adaptive caps) and the caller will ask
+  // again for the same call: L1 keeps the debit (the provider's window was
+  // full), the queue's virtual tag gives back the call's dominant share
+  // sigma / w, so a queue is charged once per call served (DRFQ, README "The
+  // gate"). Idempotent like Release; a no-op in estimate mode. now_ms: tests.
+  Status ReleaseRefused(const std::string& ticket, int64_t now_ms = 0);
 
   // Hot updates (I2), validated (positive finite numbers; a tenant weight's
   // name as ValidTenantName); effective on the next Admit of any worker.
@@ -274,6 +294,7 @@ class Gate {
   const GateOptions& options() const;
 
  private:
+  Status RunRelease(const std::vector<std::string>& args);  // release.lua
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };

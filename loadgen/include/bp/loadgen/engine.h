@@ -82,11 +82,14 @@ struct Outcome {
   enum Kind { kOk, kRetryLater, kDefer, kFail } kind = kOk;
   int64_t defer_us = 0;    // kDefer: real microseconds on a durable timer
   bool after_429 = false;  // kDefer: an upstream 429, not a gate DEFER
-  static Outcome Ok() { return {kOk, 0, false}; }
-  static Outcome RetryLater() { return {kRetryLater, 0, false}; }
-  static Outcome Defer(int64_t us) { return {kDefer, us, false}; }
-  static Outcome DeferAfter429(int64_t us) { return {kDefer, us, true}; }
-  static Outcome Fail() { return {kFail, 0, false}; }
+  std::string cause;       // kFail: ActivityRecord::fail_cause ("gate_reject", ...)
+  static Outcome Ok() { return {kOk, 0, false, {}}; }
+  static Outcome RetryLater() { return {kRetryLater, 0, false, {}}; }
+  static Outcome Defer(int64_t us) { return {kDefer, us, false, {}}; }
+  static Outcome DeferAfter429(int64_t us) { return {kDefer, us, true, {}}; }
+  static Outcome Fail(std::string cause = "failed") {
+    return {kFail, 0, false, std::move(cause)};
+  }
 };
 
 class Engine;

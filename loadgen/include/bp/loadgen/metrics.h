@@ -24,6 +24,7 @@
 
 #include <cstdint>
 #include <limits>
+#include <map>
 #include <span>
 #include <string>
 #include <utility>
@@ -119,6 +120,13 @@ struct TenantMetrics {
   double ideal_dominant_share = 0;
   double drf_achievement = 0;  // dominant_share / ideal_dominant_share
   double finish_s = -1;        // last activity completed (paper s; -1 never)
+  // Failed activities (completed, not OK) by ActivityRecord::fail_cause, and
+  // activities never completed (total_activities - OK - failed).
+  int64_t failed_calls = 0;
+  std::map<std::string, int64_t> failed_by_cause;
+  int64_t unfinished = 0;
+  // First OK answer after the tenant's start, paper s (-1: never served).
+  double first_ok_wait_s = -1;
 };
 
 struct ClassMetrics {
@@ -153,7 +161,14 @@ struct RunMetrics {
   double contention_window_s = 0;  // run start -> first tenant finished
   double drain_span_s = 0;         // run start -> last activity completed
 
-  int64_t activities = 0, ok_calls = 0, failed_calls = 0;
+  int64_t activities = 0, ok_calls = 0;
+  int64_t failed_calls = 0;  // activities completed without success (not unfinished ones)
+  std::map<std::string, int64_t> failed_by_cause;  // failed_calls split by fail_cause
+  int64_t unfinished_activities = 0;               // sum of TenantMetrics::unfinished
+  // Starvation: the longest first_ok_wait_s over tenants with work, and how
+  // many tenants with work never got an OK answer (then the max is over the rest).
+  double max_first_ok_wait_s = 0;
+  int64_t tenants_never_served = 0;
   int64_t upstream_responses = 0;  // non-proxy-local attempts with status != 0
   int64_t upstream_429 = 0;
   int64_t proxy_local_429 = 0;       // answered by the litellm gateway itself
@@ -198,8 +213,10 @@ struct MetricsOptions {
 // cap_tokens_per_s == 0, so WFQ; else weighted DRF). An OK call is an
 // activity with ok = true, counted at its final_answer_us (completed_us if
 // that is -1). The contention window is [0, min over tenants of finish_us),
-// an unfinished tenant counting as end_us. Records with bad indices are
-// skipped. Never fails; an empty run gives zeros.
+// an unfinished tenant counting as end_us, and so does a tenant whose last
+// completed activity failed (ok false: its work ended in failures, e.g.
+// every call REJECTed, which must not end the measurement). Records with bad
+// indices are skipped. Never fails; an empty run gives zeros.
 RunMetrics ComputeRunMetrics(const RunRecords& records, const MetricsOptions& options = {});
 
 // The run's headline numbers as flat (name, value) pairs, for aggregation
@@ -212,6 +229,9 @@ RunMetrics ComputeRunMetrics(const RunRecords& records, const MetricsOptions& op
 // "class.P<k>.end_to_end_p95_ms", "class.P<k>.workflow_mean_s",
 // "class.P<k>.slot_ms_per_ok_call", "tenant.<id>.ok_rps",
 // "tenant.<id>.achievement", "tenant.<id>.drf_achievement",
+// "failed_calls", "unfinished_activities", "tenants_never_served",
+// "max_first_ok_wait_s", "failed.<cause>" and "tenant.<id>.failed.<cause>"
+// (only causes that occurred), "tenant.<id>.first_ok_wait_s" (if served),
 // "share_429_requests_bound", "share_429_tokens_bound" (of all upstream 429s,
 // only when there were any). Class latency and workflow names appear only
 // when the class had samples.

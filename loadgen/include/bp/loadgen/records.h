@@ -48,6 +48,11 @@ struct ActivityRecord {
                                // deferred on a durable timer (not DEFERs)
   int64_t prompt_tokens = 0;   // estimate sent
   int64_t completion_tokens = 0;  // as reported by usage on the OK answer
+  // Why a completed activity failed (ok == false, completed_us >= 0):
+  // "gate_reject" (bp REJECT: the provider would refuse the call),
+  // "upstream_refused" (bp: the upstream said x-should-retry: false), or
+  // "failed"; empty for OK and unfinished activities.
+  std::string fail_cause;
 };
 
 // One slot acquire/release pair.

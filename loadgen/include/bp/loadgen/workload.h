@@ -39,6 +39,12 @@ struct TenantSpec {
 struct UpstreamCaps {
   double requests_per_s = 0;
   double tokens_per_s = 0;  // 0: no token limit (single-resource workload)
+  // The largest call the upstream serves, per dimension (a count, unchanged
+  // by the speedup): the least capacity among that dimension's limits
+  // (`limit`; quantized: limit * quantum_s / window_s, its per-quantum
+  // share). A larger call gets "Request too large". The gate's max_cost_*.
+  double max_requests_per_call = 0;
+  double max_tokens_per_call = 0;  // 0: no token limit
 };
 
 struct Workload {
