@@ -126,6 +126,9 @@ Result<ValkeyUrl> ParseValkeyUrl(std::string_view url) {
       hp = hp.substr(0, colon);
     }
     if (hp.empty()) return Status::InvalidArgument("empty host in valkey url: " + std::string(url));
+    if (hp.find(',') != std::string_view::npos) {
+      return Status::InvalidArgument("a list of hosts needs redis+cluster://: " + std::string(url));
+    }
     out.seeds.emplace_back(std::string(hp), port);
     if (comma == std::string_view::npos) break;
     rest = rest.substr(comma + 1);
@@ -143,7 +146,8 @@ struct ValkeyConnection::Context {
   }
 };
 
-ValkeyConnection::ValkeyConnection(ValkeyOptions options) : options_(std::move(options)) {
+ValkeyConnection::ValkeyConnection(ValkeyOptions options, std::string route_key)
+    : options_(std::move(options)), route_key_(std::move(route_key)) {
   // A bad URL is reported by Connect; a cluster URL routes through cluster_.
   if (auto url = ParseValkeyUrl(options_.url); url.ok() && url->cluster) {
     cluster_ = std::make_unique<ValkeyCluster>(*url, options_);
@@ -152,7 +156,7 @@ ValkeyConnection::ValkeyConnection(ValkeyOptions options) : options_(std::move(o
 ValkeyConnection::~ValkeyConnection() = default;
 
 int ValkeyConnection::RouteSlot(const std::string* key) const {
-  if (!options_.route_key.empty()) return KeySlot(options_.route_key);
+  if (!route_key_.empty()) return KeySlot(route_key_);
   return key ? KeySlot(*key) : 0;
 }
 

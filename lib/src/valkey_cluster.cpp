@@ -135,9 +135,7 @@ Result<ValkeyReply> SendOnce(ValkeyConnection& node, const std::vector<std::stri
 }  // namespace
 
 ValkeyCluster::ValkeyCluster(const ValkeyUrl& url, const ValkeyOptions& options)
-    : url_(url), options_(options), owner_(kClusterSlots, -1) {
-  options_.route_key.clear();
-}
+    : url_(url), options_(options), owner_(kClusterSlots, -1) {}
 
 ValkeyCluster::~ValkeyCluster() = default;
 

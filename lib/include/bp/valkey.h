@@ -19,7 +19,7 @@
 // type kError, and the connection stays usable.
 //
 // In cluster mode every command of a connection goes to the slot of
-// ValkeyOptions::route_key (bp::Gate sets it to "bp:{target}", so all of a
+// the constructor's route_key (bp::Gate sets it to "bp:{target}", so all of a
 // target's calls reach the primary that owns its hash tag); without a route
 // key, EvalScript routes by its first key and Command by args[1].
 //
@@ -75,15 +75,15 @@ struct ValkeyOptions {
   std::string url = "redis://127.0.0.1:6379";
   int connect_timeout_ms = 100;  // TCP/unix connect, AUTH and SELECT
   int command_timeout_ms = 20;   // each command's send + receive (per hop in a cluster)
-  // Cluster mode: the key whose hash slot picks the node for every command.
-  std::string route_key;
 };
 
 class ValkeyCluster;
 
 class ValkeyConnection {
  public:
-  explicit ValkeyConnection(ValkeyOptions options);
+  // route_key: cluster mode only, the key whose hash slot picks the node for
+  // every command ("" = route each command by its own key, see above).
+  explicit ValkeyConnection(ValkeyOptions options, std::string route_key = "");
   ~ValkeyConnection();
   ValkeyConnection(const ValkeyConnection&) = delete;
   ValkeyConnection& operator=(const ValkeyConnection&) = delete;
@@ -113,6 +113,7 @@ class ValkeyConnection {
   int RouteSlot(const std::string* key) const;
 
   ValkeyOptions options_;
+  std::string route_key_;
   struct Context;
   std::unique_ptr<Context> ctx_;
   std::map<std::string, std::string, std::less<>> sha_by_body_;
