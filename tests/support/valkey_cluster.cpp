@@ -106,19 +106,23 @@ ValkeyTestCluster::ValkeyTestCluster() : ports_(kNodes, 0), pids_(kNodes, -1) {
   std::mt19937 rng(std::random_device{}());
   std::uniform_int_distribution<int> pick(20000, 29999);
   for (int i = 0; i < kNodes; ++i) {
-    for (int tries = 0; tries < 200 && ports_[i] == 0; ++tries) {
-      const int p = pick(rng);
-      bool taken = false;
-      for (int j = 0; j < i; ++j) taken = taken || ports_[j] == p;
-      if (!taken && PortFree(p) && PortFree(p + 10000)) ports_[i] = p;
+    // A port p with p + 10000 (the bus) free too; tests running in parallel
+    // may take one between the check and the start, so retry a few times.
+    for (int attempt = 0; attempt < 5 && pids_[i] <= 0; ++attempt) {
+      ports_[i] = 0;
+      for (int tries = 0; tries < 200 && ports_[i] == 0; ++tries) {
+        const int p = pick(rng);
+        bool taken = false;
+        for (int j = 0; j < i; ++j) taken = taken || ports_[j] == p;
+        if (!taken && PortFree(p) && PortFree(p + 10000)) ports_[i] = p;
+      }
+      if (ports_[i] != 0) StartNode(i);
     }
-    if (ports_[i] == 0) {
-      error_ = "no free port pair (p, p + 10000) in 20000-29999";
+    if (pids_[i] <= 0) {
+      if (error_.empty()) error_ = "no free port pair (p, p + 10000) in 20000-29999";
       return;
     }
-  }
-  for (int i = 0; i < kNodes; ++i) {
-    if (!StartNode(i)) return;
+    error_.clear();
   }
   std::vector<std::string> create = {cli_binary_, "--cluster", "create"};
   for (int p : ports_) create.push_back("127.0.0.1:" + std::to_string(p));
@@ -201,6 +205,7 @@ bool ValkeyTestCluster::StartNode(int node) {
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
   error_ = "node on port " + port + " did not answer PING within 10 s";
+  StopNode(node);
   return false;
 }
 
