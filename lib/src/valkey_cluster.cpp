@@ -159,6 +159,9 @@ Status ValkeyCluster::RefreshSlots(const std::string& first) {
   if (!first.empty()) candidates.push_back(first);
   for (const auto& a : addrs_) candidates.push_back(a);
   for (const auto& [host, port] : url_.seeds) candidates.push_back(Addr(host, port));
+  // The node that last failed a call is asked last (it is likely down).
+  std::stable_partition(candidates.begin(), candidates.end(),
+                        [&](const std::string& a) { return a != last_failed_; });
   std::string last_error = "no seed nodes";
   std::vector<std::string> tried;
   for (const std::string& addr : candidates) {
@@ -233,6 +236,7 @@ Result<ValkeyReply> ValkeyCluster::Route(int slot, const Send& send) {
       // Transport failure or timeout: the command may have run, so it is not
       // resent; the map is reloaded before the next command (failover).
       map_stale_ = true;
+      last_failed_ = addr;
       return r;
     }
     if (in_multi_) return r;  // redirections inside MULTI go back to the caller

@@ -125,6 +125,7 @@ class ValkeyCluster {
   std::vector<int16_t> owner_;      // slot -> index in addrs_, -1 unknown
   std::map<std::string, std::unique_ptr<ValkeyConnection>> nodes_;
   std::map<std::string, std::string, std::less<>> sha_by_body_;
+  std::string last_failed_;  // node of the last transport failure
   bool map_stale_ = true;
   bool in_multi_ = false;
   uint64_t moved_ = 0, asks_ = 0;
