@@ -14,8 +14,9 @@ packages=(
   libboost-dev libboost-program-options-dev
   libhiredis-dev nlohmann-json3-dev libspdlog-dev libfmt-dev
   libgtest-dev libgmock-dev libbenchmark-dev
-  redis-server redis-tools gnuplot-nox wrk nginx-light
+  redis-server gnuplot-nox wrk nginx-light
   nodejs
+  redis-tools
 )
 missing=()
 for p in "${packages[@]}"; do
