@@ -53,7 +53,10 @@ TEST(BpctlCluster, ConfiguresAndAdmitsOnTheOwningPrimary) {
     ASSERT_TRUE(e.ok());
     EXPECT_EQ(e->integer, node == 2 ? 1 : 0) << node;
   }
-  // State reads (SCAN of the target's queues) and reset go to that primary too.
+  // The dry run's MULTI/EXEC copy and script, state reads (SCAN of the
+  // target's queues) and reset go to that primary too.
+  r = with({"admit", "--dry-run", "--tenant", "a", "--requests", "1", "--now-ms", "1700000001000"});
+  EXPECT_EQ(r.out.rfind("ADMIT", 0), 0u) << r.out << r.err;
   r = with({"status", "--json"});
   ASSERT_EQ(r.rc, bpctl::kExitOk) << r.err;
   EXPECT_NE(r.out.find("\"tenant\": \"a\""), std::string::npos) << r.out;
