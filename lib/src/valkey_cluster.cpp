@@ -110,7 +110,7 @@ std::optional<ClusterRedirect> ParseClusterRedirect(const ValkeyReply& reply) {
   };
   if (!num(s.substr(0, space), &r.slot) || !num(s.substr(colon + 1), &r.port)) return std::nullopt;
   r.host = std::string(s.substr(space + 1, colon - space - 1));
-  if (r.host.empty() || r.slot < 0 || r.slot >= kClusterSlots) return std::nullopt;
+  if (r.slot < 0 || r.slot >= kClusterSlots) return std::nullopt;
   return r;
 }
 
@@ -243,7 +243,11 @@ Result<ValkeyReply> ValkeyCluster::Route(int slot, const Send& send) {
     if (auto redirect = ParseClusterRedirect(*r)) {
       // MOVED and ASK are answered before the command runs: resending it is
       // safe even for the admission script (no double debit).
-      const std::string to = Addr(redirect->host, redirect->port);
+      // An empty host (an endpoint the node does not know) means the host
+      // of the node that answered.
+      const std::string to =
+          Addr(redirect->host.empty() ? addr.substr(0, addr.rfind(':')) : redirect->host,
+               redirect->port);
       if (redirect->ask) {
         ++asks_;
         ask_addr = to;  // one-shot; the map stays as it is

@@ -88,6 +88,10 @@ TEST(ClusterRedirect, MovedAndAsk) {
   EXPECT_EQ(a->slot, 12182);
   EXPECT_EQ(a->host, "node-2.local");
   EXPECT_EQ(a->port, 7000);
+  auto same_host = ParseClusterRedirect(Error("MOVED 1 :7001"));
+  ASSERT_TRUE(same_host.has_value());
+  EXPECT_EQ(same_host->host, "");
+  EXPECT_EQ(same_host->port, 7001);
   EXPECT_FALSE(ParseClusterRedirect(Error("NOSCRIPT No matching script")).has_value());
   EXPECT_FALSE(ParseClusterRedirect(Error("MOVED 16384 h:1")).has_value());
   EXPECT_FALSE(ParseClusterRedirect(Error("MOVED x h:1")).has_value());

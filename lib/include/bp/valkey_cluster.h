@@ -70,7 +70,8 @@ struct ClusterSlotRange {
 Result<std::vector<ClusterSlotRange>> ParseClusterSlots(const ValkeyReply& reply,
                                                         const std::string& queried_host);
 
-// A "-MOVED slot host:port" or "-ASK slot host:port" error reply.
+// A "-MOVED slot host:port" or "-ASK slot host:port" error reply. The host
+// may be empty ("MOVED 1 :7001": the host of the node that answered).
 struct ClusterRedirect {
   bool ask = false;  // ASK (one-shot) rather than MOVED (permanent)
   int slot = 0;
