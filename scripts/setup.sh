@@ -16,6 +16,7 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev
   redis-server gnuplot-nox wrk nginx-light
   nodejs
+  redis-tools
 )
 missing=()
 for p in "${packages[@]}"; do
@@ -24,6 +25,10 @@ done
 # Valkey when the archive has it (Debian 13+); Redis >= 7.0 otherwise.
 if apt-cache show valkey-server >/dev/null 2>&1; then
   dpkg-query -W -f='${Status}' valkey-server 2>/dev/null | grep -q "install ok installed" || missing+=(valkey-server)
+  # valkey-cli creates the test clusters (redis-tools' redis-cli otherwise).
+  if apt-cache show valkey-tools >/dev/null 2>&1; then
+    dpkg-query -W -f='${Status}' valkey-tools 2>/dev/null | grep -q "install ok installed" || missing+=(valkey-tools)
+  fi
 fi
 if [ ${#missing[@]} -gt 0 ]; then
   echo "setup: installing ${missing[*]}"

@@ -25,8 +25,9 @@ std::vector<Command> AllCommands() {
 
 void AddConnectionFlags(po::options_description& d) {
   d.add_options()("valkey", po::value<std::string>()->value_name("URL"),
-                  "Valkey/Redis URL: redis://[[user]:password@]host[:port][/db] or "
-                  "unix:///path[?db=N] (default $BP_VALKEY_URL, else redis://127.0.0.1:6379)")(
+                  "Valkey/Redis URL: redis://[[user]:password@]host[:port][/db], "
+                  "unix:///path[?db=N] or redis+cluster://host:port[,host:port...] "
+                  "(default $BP_VALKEY_URL, else redis://127.0.0.1:6379)")(
       "target", po::value<std::string>()->value_name("T"),
       "gate target, keys bp:{T}:... ([A-Za-z0-9_.-]{1,128}; default \"default\")")(
       "help,h", "show this help");

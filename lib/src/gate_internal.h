@@ -27,7 +27,8 @@ struct Gate::Impl {
   explicit Impl(GateOptions o)
       : options(std::move(o)),
         prefix("bp:{" + options.target + "}"),
-        conn(ValkeyOptions{options.url, options.connect_timeout_ms, options.command_timeout_ms}) {}
+        conn(ValkeyOptions{options.url, options.connect_timeout_ms, options.command_timeout_ms},
+             prefix) {}  // route key: a cluster sends every call to {target}'s slot
 
   // Connected, or one reconnect attempt if the interval has passed.
   // Caller holds mu.

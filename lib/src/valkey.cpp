@@ -7,6 +7,8 @@
 #include <cerrno>
 #include <charconv>
 
+#include "bp/valkey_cluster.h"
+
 namespace bp {
 namespace {
 
@@ -69,6 +71,7 @@ std::string ValkeyReply::AsString() const {
 Result<ValkeyUrl> ParseValkeyUrl(std::string_view url) {
   ValkeyUrl out;
   constexpr std::string_view kUnix = "unix://", kRedis = "redis://";
+  constexpr std::string_view kCluster = "redis+cluster://";
   if (url.substr(0, kUnix.size()) == kUnix) {
     out.unix_socket = true;
     std::string_view rest = url.substr(kUnix.size());
@@ -84,11 +87,13 @@ Result<ValkeyUrl> ParseValkeyUrl(std::string_view url) {
     out.path = std::string(rest);
     return out;
   }
-  if (url.substr(0, kRedis.size()) != kRedis) {
-    return Status::InvalidArgument("valkey url must start with redis:// or unix://, got " +
-                                   std::string(url));
+  const bool cluster = url.substr(0, kCluster.size()) == kCluster;
+  if (!cluster && url.substr(0, kRedis.size()) != kRedis) {
+    return Status::InvalidArgument(
+        "valkey url must start with redis+cluster://, redis:// or unix://, got " +
+        std::string(url));
   }
-  std::string_view rest = url.substr(kRedis.size());
+  std::string_view rest = url.substr(cluster ? kCluster.size() : kRedis.size());
   if (auto at = rest.rfind('@'); at != std::string_view::npos) {
     std::string_view cred = rest.substr(0, at);
     rest = rest.substr(at + 1);
@@ -104,16 +109,33 @@ Result<ValkeyUrl> ParseValkeyUrl(std::string_view url) {
     if (!db.empty() && (!ParseInt(db, &out.db) || out.db < 0)) {
       return Status::InvalidArgument("bad db in valkey url: " + std::string(url));
     }
+    if (cluster && out.db != 0) {
+      return Status::InvalidArgument("a cluster has only db 0: " + std::string(url));
+    }
     rest = rest.substr(0, slash);
   }
-  if (auto colon = rest.rfind(':'); colon != std::string_view::npos) {
-    if (!ParseInt(rest.substr(colon + 1), &out.port) || out.port < 1 || out.port > 65535) {
-      return Status::InvalidArgument("bad port in valkey url: " + std::string(url));
+  out.cluster = cluster;
+  while (true) {  // one host[:port], or a comma-separated list of seeds (cluster)
+    const size_t comma = cluster ? rest.find(',') : std::string_view::npos;
+    std::string_view hp = rest.substr(0, comma);
+    int port = 6379;
+    if (auto colon = hp.rfind(':'); colon != std::string_view::npos) {
+      if (!ParseInt(hp.substr(colon + 1), &port) || port < 1 || port > 65535) {
+        return Status::InvalidArgument("bad port in valkey url: " + std::string(url));
+      }
+      hp = hp.substr(0, colon);
     }
-    rest = rest.substr(0, colon);
+    if (hp.empty()) return Status::InvalidArgument("empty host in valkey url: " + std::string(url));
+    if (hp.find(',') != std::string_view::npos) {
+      return Status::InvalidArgument("a list of hosts needs redis+cluster://: " + std::string(url));
+    }
+    out.seeds.emplace_back(std::string(hp), port);
+    if (comma == std::string_view::npos) break;
+    rest = rest.substr(comma + 1);
   }
-  if (rest.empty()) return Status::InvalidArgument("empty host in valkey url: " + std::string(url));
-  out.host = std::string(rest);
+  out.host = out.seeds[0].first;
+  out.port = out.seeds[0].second;
+  if (!cluster) out.seeds.clear();
   return out;
 }
 
@@ -124,15 +146,37 @@ struct ValkeyConnection::Context {
   }
 };
 
-ValkeyConnection::ValkeyConnection(ValkeyOptions options) : options_(std::move(options)) {}
+ValkeyConnection::ValkeyConnection(ValkeyOptions options, std::string route_key)
+    : options_(std::move(options)), route_key_(std::move(route_key)) {
+  // A bad URL is reported by Connect; a cluster URL routes through cluster_.
+  if (auto url = ParseValkeyUrl(options_.url); url.ok() && url->cluster) {
+    cluster_ = std::make_unique<ValkeyCluster>(*url, options_);
+  }
+}
 ValkeyConnection::~ValkeyConnection() = default;
 
-bool ValkeyConnection::connected() const { return ctx_ && ctx_->c && ctx_->c->err == 0; }
+int ValkeyConnection::RouteSlot(const std::string* key) const {
+  if (!route_key_.empty()) return KeySlot(route_key_);
+  return key ? KeySlot(*key) : 0;
+}
 
-void ValkeyConnection::Close() { ctx_.reset(); }
+bool ValkeyConnection::connected() const {
+  if (cluster_) return cluster_->connected(RouteSlot(nullptr));
+  return ctx_ && ctx_->c && ctx_->c->err == 0;
+}
+
+void ValkeyConnection::Close() {
+  if (cluster_) cluster_->Close();
+  ctx_.reset();
+}
 
 Status ValkeyConnection::Connect(int connect_timeout_ms) {
   Close();
+  if (cluster_) {
+    return cluster_->Connect(RouteSlot(nullptr), connect_timeout_ms > 0
+                                                     ? connect_timeout_ms
+                                                     : options_.connect_timeout_ms);
+  }
   auto url = ParseValkeyUrl(options_.url);
   if (!url.ok()) return url.status();
   const timeval ctv = Tv(connect_timeout_ms > 0 ? connect_timeout_ms : options_.connect_timeout_ms);
@@ -170,6 +214,7 @@ Status ValkeyConnection::Connect(int connect_timeout_ms) {
 }
 
 Result<ValkeyReply> ValkeyConnection::Command(const std::vector<std::string>& args) {
+  if (cluster_) return cluster_->Command(RouteSlot(args.size() > 1 ? &args[1] : nullptr), args);
   if (!connected()) {
     if (Status s = Connect(); !s.ok()) return s;
   }
@@ -212,6 +257,9 @@ Result<std::string> ValkeyConnection::LoadScript(std::string_view body) {
 Result<ValkeyReply> ValkeyConnection::EvalScript(std::string_view body,
                                                  const std::vector<std::string>& keys,
                                                  const std::vector<std::string>& args) {
+  if (cluster_) {
+    return cluster_->EvalScript(RouteSlot(keys.empty() ? nullptr : &keys[0]), body, keys, args);
+  }
   std::string sha;
   if (auto it = sha_by_body_.find(body); it != sha_by_body_.end()) {
     sha = it->second;

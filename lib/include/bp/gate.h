@@ -96,7 +96,8 @@ struct GateCaps {
 };
 
 struct GateOptions {
-  // redis://[[user]:password@]host[:port][/db] or unix:///path/to/socket
+  // redis://[[user]:password@]host[:port][/db] or unix:///path/to/socket, or
+  // redis+cluster://host:port[,host:port...] (calls go to {target}'s primary)
   std::string url = "redis://127.0.0.1:6379";
   std::string target = "default";  // keys are bp:{target}:...
   GateMode mode = GateMode::kReconcile;

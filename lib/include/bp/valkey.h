@@ -4,6 +4,11 @@
 // URL forms (parsed by ParseValkeyUrl):
 //   redis://[[user]:password@]host[:port][/db]   (port 6379, db 0 by default)
 //   unix:///path/to/socket[?db=N]
+//   redis+cluster://[[user]:password@]host[:port][,host[:port]...]
+//     a Redis/Valkey Cluster: the hosts are seeds for slot-map discovery
+//     (port 6379 by default; no db: a cluster has only db 0). Commands are
+//     routed to the primary owning their slot, following MOVED and ASK
+//     (bp/valkey_cluster.h).
 // A password without a user sends AUTH password; with a user, AUTH user
 // password (ACL). The db is selected with SELECT after connecting.
 //
@@ -12,6 +17,11 @@
 // expired) and close the connection; the next call reconnects. A server error
 // reply (-ERR ...) is NOT a transport failure: it is returned as a reply of
 // type kError, and the connection stays usable.
+//
+// In cluster mode every command of a connection goes to the slot of
+// the constructor's route_key (bp::Gate sets it to "bp:{target}", so all of a
+// target's calls reach the primary that owns its hash tag); without a route
+// key, EvalScript routes by its first key and Command by args[1].
 //
 // Thread-safety: a ValkeyConnection is NOT thread-safe; serialize calls on one
 // object (bp::Gate holds one behind a mutex). Distinct objects are independent.
@@ -22,6 +32,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "bp/status.h"
@@ -36,6 +47,10 @@ struct ValkeyUrl {
   std::string user;  // empty: AUTH with password only
   std::string password;
   int db = 0;
+  // redis+cluster:// only: the seed nodes, in URL order (host/port above are
+  // the first seed).
+  bool cluster = false;
+  std::vector<std::pair<std::string, int>> seeds;
 };
 
 // Parses the URL forms above. InvalidArgument with the reason on bad input
@@ -59,12 +74,16 @@ struct ValkeyReply {
 struct ValkeyOptions {
   std::string url = "redis://127.0.0.1:6379";
   int connect_timeout_ms = 100;  // TCP/unix connect, AUTH and SELECT
-  int command_timeout_ms = 20;   // each command's send + receive
+  int command_timeout_ms = 20;   // each command's send + receive (per hop in a cluster)
 };
+
+class ValkeyCluster;
 
 class ValkeyConnection {
  public:
-  explicit ValkeyConnection(ValkeyOptions options);
+  // route_key: cluster mode only, the key whose hash slot picks the node for
+  // every command ("" = route each command by its own key, see above).
+  explicit ValkeyConnection(ValkeyOptions options, std::string route_key = "");
   ~ValkeyConnection();
   ValkeyConnection(const ValkeyConnection&) = delete;
   ValkeyConnection& operator=(const ValkeyConnection&) = delete;
@@ -85,14 +104,20 @@ class ValkeyConnection {
                                  const std::vector<std::string>& args);
 
   const ValkeyOptions& options() const { return options_; }
+  // The cluster router (redirect counters, slot owners), or null when the URL
+  // is not redis+cluster://.
+  ValkeyCluster* cluster() const { return cluster_.get(); }
 
  private:
   Result<std::string> LoadScript(std::string_view body);
+  int RouteSlot(const std::string* key) const;
 
   ValkeyOptions options_;
+  std::string route_key_;
   struct Context;
   std::unique_ptr<Context> ctx_;
   std::map<std::string, std::string, std::less<>> sha_by_body_;
+  std::unique_ptr<ValkeyCluster> cluster_;  // redis+cluster:// only
 };
 
 }  // namespace bp
