@@ -38,7 +38,8 @@ int64_t ContentionWindowEndUs(const RunRecords& r) {
   }
   int64_t end = run_end;
   for (size_t t = 0; t < r.tenants.size(); ++t) {
-    if (!has_work[t]) continue;
+    // A tenant that left (scenario) ends nothing: its share went to the others.
+    if (!has_work[t] || r.tenants[t].leave_us >= 0) continue;
     const int64_t finish = r.tenants[t].finish_us >= 0 ? r.tenants[t].finish_us : run_end;
     end = std::min(end, finish);
   }

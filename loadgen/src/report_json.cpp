@@ -61,6 +61,8 @@ nlohmann::json RunMetricsJson(const RunMetrics& m) {
   j["activities"] = m.activities;
   j["ok_calls"] = m.ok_calls;
   j["failed_calls"] = m.failed_calls;
+  j["cancelled_calls"] = m.cancelled_calls;
+  j["gate_fail_opens"] = m.gate_fail_opens;
   j["upstream_responses"] = m.upstream_responses;
   j["upstream_429"] = m.upstream_429;
   j["proxy_local_429"] = m.proxy_local_429;
