@@ -13,7 +13,9 @@
 
 #include <algorithm>
 #include <condition_variable>
+#include <cstdio>
 #include <deque>
+#include <filesystem>
 #include <fstream>
 #include <mutex>
 #include <nlohmann/json.hpp>
@@ -24,6 +26,7 @@
 #include "bp/gate.h"
 #include "bp/loadgen/engine.h"
 #include "bp/token_estimate.h"
+#include "bp/valkey.h"
 
 extern char** environ;
 
@@ -42,12 +45,56 @@ bool ProcessRunning(int pid) {
   return paren != std::string::npos && paren + 2 < stat.size() && stat[paren + 2] != 'Z';
 }
 
-std::vector<std::string> CommandLineOf(int pid) {
-  std::ifstream in("/proc/" + std::to_string(pid) + "/cmdline", std::ios::binary);
-  std::vector<std::string> argv;
-  std::string arg;
-  while (std::getline(in, arg, '\0')) argv.push_back(arg);
+// A command line that starts the server at `url` (process `pid`) again as it
+// runs now: element 0 its executable (/proc/<pid>/exe), element 1 its argv[0]
+// (the first word of its process title: redis-server is a link to
+// redis-check-rdb and picks its role from argv[0]; the rest of the title is
+// rewritten, so the original arguments are gone), then the settings that
+// matter, read by CONFIG GET. Empty when the server cannot be asked.
+std::vector<std::string> RestartCommandOf(int pid, const std::string& url) {
+  std::error_code ec;
+  const auto exe = std::filesystem::read_symlink("/proc/" + std::to_string(pid) + "/exe", ec);
+  if (ec) return {};
+  std::string title;
+  {
+    std::ifstream in("/proc/" + std::to_string(pid) + "/cmdline", std::ios::binary);
+    std::getline(in, title, '\0');
+  }
+  std::string arg0 = title.substr(0, title.find(' '));
+  if (arg0.empty()) arg0 = exe.string();
+  ValkeyOptions o;
+  o.url = url;
+  o.connect_timeout_ms = 1000;
+  o.command_timeout_ms = 1000;
+  ValkeyConnection c(o);
+  std::vector<std::string> argv = {exe.string(), arg0};
+  for (const char* key : {"port", "bind", "save", "appendonly", "dir", "logfile", "pidfile",
+                          "loglevel", "unixsocket", "requirepass"}) {
+    auto r = c.Command({"CONFIG", "GET", key});
+    if (!r.ok() || r->elements.size() != 2) {
+      if (std::string(key) == "port") return {};  // not answering: cannot rebuild
+      continue;
+    }
+    const std::string value = r->elements[1].AsString();
+    if (value.empty() && std::string(key) != "save") continue;
+    argv.push_back(std::string("--") + key);
+    if (std::string(key) == "bind") {  // "127.0.0.1 -::1": one argument each
+      std::istringstream words(value);
+      for (std::string w; words >> w;) argv.push_back(w);
+    } else {
+      argv.push_back(value);
+    }
+  }
+  argv.push_back("--daemonize");
+  argv.push_back("no");
   return argv;
+}
+
+// "12", "7.5" (paper req/s).
+std::string Rate(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g", v);
+  return buf;
 }
 
 }  // namespace
@@ -118,8 +165,7 @@ class ScenarioDriver {
         outside_prompt_ = ev.prompt_tokens;
         outside_max_tokens_ = ev.max_tokens;
         RestartOutside();
-        return Log(Record(a, true, "outside client at " + std::to_string(OutsideRate()) +
-                                       " req/s (paper)"));
+        return Log(Record(a, true, "outside client at " + Rate(OutsideRate()) + " req/s"));
       case EventType::kUpstreamLimits:
         return PutLimits(a);
       case EventType::kTenantWeight:
@@ -256,14 +302,19 @@ class ScenarioDriver {
       return Log(Record(a, true, "SIGSTOP to valkey pid " + std::to_string(pid)));
     }
     // Stop: keep what is needed to bring it back, then SIGTERM and wait.
-    cmdline_ = CommandLineOf(pid);
+    cmdline_ = RestartCommandOf(pid, e_.options_.valkey_url);
     saved_config_.reset();
     if (!e_.options_.gate_target.empty()) {
       Gate gate(GateOptionsFor(1000));
       auto c = gate.Config();
       if (c.ok()) saved_config_ = *c;
     }
-    if (cmdline_.empty() || ::kill(pid, SIGTERM) != 0) {
+    if (cmdline_.empty()) {
+      return Log(Record(a, false, "not stopped: cannot read how to restart valkey pid " +
+                                      std::to_string(pid) + " (CONFIG GET at " +
+                                      e_.options_.valkey_url + ")"));
+    }
+    if (::kill(pid, SIGTERM) != 0) {
       return Log(Record(a, false, "cannot stop valkey pid " + std::to_string(pid)));
     }
     for (int i = 0; i < 500 && ProcessRunning(pid); ++i) ::usleep(10000);
@@ -281,8 +332,8 @@ class ScenarioDriver {
       const bool ok = ::kill(pid_, SIGCONT) == 0;
       return Log(Record(a, ok, ok ? "SIGCONT" : "SIGCONT failed"));
     }
-    std::vector<char*> argv;
-    for (std::string& s : cmdline_) argv.push_back(s.data());
+    std::vector<char*> argv;  // cmdline_[0] is the executable, argv from [1]
+    for (size_t i = 1; i < cmdline_.size(); ++i) argv.push_back(cmdline_[i].data());
     argv.push_back(nullptr);
     posix_spawnattr_t attr;
     posix_spawnattr_init(&attr);
@@ -292,7 +343,7 @@ class ScenarioDriver {
     posix_spawn_file_actions_addopen(&files, 1, "/dev/null", O_WRONLY, 0);
     posix_spawn_file_actions_addopen(&files, 2, "/dev/null", O_WRONLY, 0);
     pid_t pid = 0;
-    const int rc = posix_spawnp(&pid, argv[0], &files, &attr, argv.data(), environ);
+    const int rc = posix_spawn(&pid, cmdline_[0].c_str(), &files, &attr, argv.data(), environ);
     posix_spawn_file_actions_destroy(&files);
     posix_spawnattr_destroy(&attr);
     if (rc != 0) return Log(Record(a, false, "cannot restart " + cmdline_[0]));

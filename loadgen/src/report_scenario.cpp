@@ -57,6 +57,7 @@ nlohmann::json ScenarioJson(const ScenarioMetrics& m) {
                         {"after", WindowJson(e.after, ids)}};
     if (e.type == "state_outage") {
       j["restore_s"] = e.restore_s;
+      j["during"] = WindowJson(e.during, ids);
       j["first_2s_after_restore"] = WindowJson(e.first_2s, ids);
     } else {
       j["time_to_share_s"] = e.time_to_share_s;
@@ -117,6 +118,8 @@ std::string ScenarioMarkdown(const RunMetrics& run, const ScenarioMetrics& m) {
       << Fixed(e.after.capacity_requests_per_s, 1) << ") | " << Seconds(e.time_to_share_s)
       << " | " << e.after.fail_opens << " | " << e.detail;
     if (e.type == "state_outage" && e.restore_s >= 0) {
+      o << "; during: 429 " << Fixed(100 * e.during.share_429, 1) << " %, fail-opens "
+        << e.during.fail_opens << ", OK req/s " << Fixed(e.during.ok_rps, 1);
       o << "; restored at " << Seconds(e.restore_s) << ", first 2 s after: 429 "
         << Fixed(100 * e.first_2s.share_429, 1) << " %, fail-opens " << e.first_2s.fail_opens;
     }
@@ -156,19 +159,20 @@ Status TimelineFigure(const std::filesystem::path& dir, const RunMetrics& run,
       ++tag;
     }
   }
+  const std::string half = Fixed(tl.bucket_s / 2, 3);  // points at bucket centres
   gp << "plot ";
   std::string file = "\"";
   file.append(dat.string()).push_back('"');
   for (size_t i = 0; i < n; ++i) {
-    gp << (i ? ", \\\n     " : "") << file << " using 1:" << i + 2 << " with lines lw 2 title \""
+    gp << (i ? ", \\\n     " : "") << file << " using ($1+" << half << "):" << i + 2 << " with lines lw 2 title \""
        << GpText(tl.tenants[i]) << "\"";
   }
-  gp << ", \\\n     " << file << " using 1:" << n + 2
+  gp << ", \\\n     " << file << " using ($1+" << half << "):" << n + 2
      << " with lines dt 2 lw 1.5 lc rgb \"#d62728\" title \"429/s\"";
-  gp << ", \\\n     " << file << " using 1:" << n + 8
+  gp << ", \\\n     " << file << " using ($1+" << half << "):" << n + 8
      << " with impulses lw 2 lc rgb \"#ff9896\" title \"fail-opens/s\"";
   if (m.outside_responses > 0) {
-    gp << ", \\\n     " << file << " using 1:" << n + 4
+    gp << ", \\\n     " << file << " using ($1+" << half << "):" << n + 4
        << " with lines dt 3 lw 1.5 lc rgb \"#7f7f7f\" title \"outside OK/s\"";
   }
   gp << "\n";

@@ -204,8 +204,9 @@ ScenarioMetrics ComputeScenarioMetrics(const RunRecords& r,
   for (const TenantInfo& t : r.tenants) tl.tenants.push_back(t.id);
   const int64_t bucket_us = std::max<int64_t>(1, std::llround(tl.bucket_s * 1e6 / ix.speedup));
   for (int64_t a = 0; a < end; a += bucket_us) {
-    const int64_t b = a + bucket_us;
-    auto rate = [&](const Times& t) { return static_cast<double>(CountIn(t, a, b)) / tl.bucket_s; };
+    const int64_t b = std::min(a + bucket_us, end);  // the last bucket may be shorter
+    const double len_s = ix.Seconds(b - a);
+    auto rate = [&](const Times& t) { return static_cast<double>(CountIn(t, a, b)) / len_s; };
     TimelineBucket k;
     k.t_s = ix.Seconds(a);
     for (const Times& t : ix.ok) k.ok_rps.push_back(rate(t));
@@ -254,6 +255,7 @@ ScenarioMetrics ComputeScenarioMetrics(const RunRecords& r,
     if (ev.type == EventType::kStateOutage) {
       const int64_t two_s = std::llround(2e6 / ix.speedup);
       em.first_2s = Window(r, events, ix, anchor, std::min(anchor + two_s, end));
+      em.during = Window(r, events, ix, at, anchor);
     } else {
       // Tracked tenants: active right after the event.
       const int64_t one_s = std::llround(1e6 / ix.speedup);

@@ -68,6 +68,7 @@ struct EventMetrics {
   std::string detail;
   WindowMetrics before;    // [at - window_s, at)
   WindowMetrics after;     // [anchor + settle_s, + window_s), anchor = at or restore
+  WindowMetrics during;    // state_outage: [at, restore)
   WindowMetrics first_2s;  // state_outage: [restore, restore + 2)
   // Paper seconds from the event until every tracked tenant's OK rate over a
   // 1 s window (sliding by 0.25 s) is within 10 % of its ideal share; the
