@@ -86,6 +86,7 @@ Result<RunRecords> RunOnce(const Workload& workload, const RunOptions& options) 
   RunRecords records = engine.Run();
   records.configuration = options.configuration;
   records.repeat = options.repeat;
+  records.gate_target = gate_target;
   if (records.gate_fail_opens > 0) {
     spdlog::warn("{}: {} gate calls failed open (ungated calls; Valkey slow or unreachable)",
                  eo.label, records.gate_fail_opens);

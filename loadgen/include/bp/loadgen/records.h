@@ -109,6 +109,7 @@ struct RunRecords {
   int slots = 0;
   int64_t end_us = 0;             // run end
   uint64_t gate_fail_opens = 0;   // bp: Admit calls that failed open (I3)
+  std::string gate_target;        // bp: the run's gate target ("" otherwise)
   std::vector<TenantInfo> tenants;
   std::vector<ActivityRecord> activities;
   std::vector<AttemptRecord> attempts;
