@@ -223,13 +223,11 @@ class ScenarioDriver {
     ++outside_generation_;
     outside_timer_.cancel();
     if (!(OutsideRate() > 0) || e_.stopped_) return;
-    outside_body_ = std::make_shared<const std::string>(
-        nlohmann::json{{"model", e_.options_.model},
-                       {"messages",
-                        {{{"role", "user"}, {"content", TextOfTokens(outside_prompt_)}}}},
-                       {"max_tokens", outside_max_tokens_},
-                       {"user", "outside"}}
-            .dump());
+    outside_body_ = std::make_shared<const std::string>(nlohmann::json{
+        {"model", e_.options_.model},
+        {"messages", {{{"role", "user"}, {"content", TextOfTokens(outside_prompt_)}}}},
+        {"max_tokens", outside_max_tokens_},
+        {"user", "outside"}}.dump());
     outside_interval_us_ = 1e6 / (OutsideRate() * e_.speedup());
     outside_next_us_ = static_cast<double>(e_.NowUs());
     ArmOutside(outside_generation_);
@@ -248,23 +246,24 @@ class ScenarioDriver {
 
   void SendOutside() {
     const int64_t send = e_.NowUs();
-    e_.http_->Request("POST", e_.options_.upstream_path, outside_body_, [this, send](HttpResponse r) {
-      if (e_.stopped_) return;
-      AttemptRecord rec;
-      rec.activity_id = -1;
-      rec.tenant_index = -1;
-      rec.send_us = send;
-      rec.done_us = e_.NowUs();
-      rec.status = r.status;
-      if (r.status == 429) {
-        auto doc = nlohmann::json::parse(r.body, nullptr, /*allow_exceptions=*/false);
-        if (doc.is_object() && doc.contains("error") && doc["error"].is_object() &&
-            doc["error"].contains("type") && doc["error"]["type"].is_string()) {
-          rec.bound = doc["error"]["type"].get<std::string>();
-        }
-      }
-      e_.records_.outside_attempts.push_back(std::move(rec));
-    });
+    e_.http_->Request(
+        "POST", e_.options_.upstream_path, outside_body_, [this, send](HttpResponse r) {
+          if (e_.stopped_) return;
+          AttemptRecord rec;
+          rec.activity_id = -1;
+          rec.tenant_index = -1;
+          rec.send_us = send;
+          rec.done_us = e_.NowUs();
+          rec.status = r.status;
+          if (r.status == 429) {
+            auto doc = nlohmann::json::parse(r.body, nullptr, /*allow_exceptions=*/false);
+            if (doc.is_object() && doc.contains("error") && doc["error"].is_object() &&
+                doc["error"].contains("type") && doc["error"]["type"].is_string()) {
+              rec.bound = doc["error"]["type"].get<std::string>();
+            }
+          }
+          e_.records_.outside_attempts.push_back(std::move(rec));
+        });
   }
 
   // ---- helper thread
@@ -310,9 +309,10 @@ class ScenarioDriver {
       if (c.ok()) saved_config_ = *c;
     }
     if (cmdline_.empty()) {
-      return Log(Record(a, false, "not stopped: cannot read how to restart valkey pid " +
-                                      std::to_string(pid) + " (CONFIG GET at " +
-                                      e_.options_.valkey_url + ")"));
+      return Log(Record(a, false,
+                        "not stopped: cannot read how to restart valkey pid " +
+                            std::to_string(pid) + " (CONFIG GET at " + e_.options_.valkey_url +
+                            ")"));
     }
     if (::kill(pid, SIGTERM) != 0) {
       return Log(Record(a, false, "cannot stop valkey pid " + std::to_string(pid)));

@@ -39,9 +39,10 @@ nlohmann::json WindowJson(const WindowMetrics& w, const std::vector<std::string>
           {"capacity_requests_per_s", w.capacity_requests_per_s},
           {"achievement_jain", w.achievement_jain},
           {"fail_opens", w.fail_opens},
-          {"outside", {{"responses", w.outside_responses},
-                       {"ok", w.outside_ok},
-                       {"throttled", w.outside_throttled}}},
+          {"outside",
+           {{"responses", w.outside_responses},
+            {"ok", w.outside_ok},
+            {"throttled", w.outside_throttled}}},
           {"tenants", tenants}};
 }
 
@@ -51,9 +52,12 @@ nlohmann::json ScenarioJson(const ScenarioMetrics& m) {
   for (const EventMetrics& e : m.events) {
     nlohmann::json tracked = nlohmann::json::array();
     for (int t : e.tracked) tracked.push_back(ids[static_cast<size_t>(t)]);
-    nlohmann::json j = {{"type", e.type},         {"text", e.text},
-                        {"at_s", e.at_s},         {"applied", e.applied},
-                        {"detail", e.detail},     {"before", WindowJson(e.before, ids)},
+    nlohmann::json j = {{"type", e.type},
+                        {"text", e.text},
+                        {"at_s", e.at_s},
+                        {"applied", e.applied},
+                        {"detail", e.detail},
+                        {"before", WindowJson(e.before, ids)},
                         {"after", WindowJson(e.after, ids)}};
     if (e.type == "state_outage") {
       j["restore_s"] = e.restore_s;
@@ -69,9 +73,10 @@ nlohmann::json ScenarioJson(const ScenarioMetrics& m) {
           {"workflows_started", m.workflows_started},
           {"workflows_completed", m.workflows_completed},
           {"activities_cancelled", m.activities_cancelled},
-          {"outside", {{"responses", m.outside_responses},
-                       {"ok", m.outside_ok},
-                       {"throttled", m.outside_throttled}}},
+          {"outside",
+           {{"responses", m.outside_responses},
+            {"ok", m.outside_ok},
+            {"throttled", m.outside_throttled}}},
           {"events", events}};
 }
 
@@ -85,9 +90,9 @@ std::string TimelineCsv(const Timeline& tl, char sep) {
   for (const TimelineBucket& b : tl.buckets) {
     o << Fixed(b.t_s, 3);
     for (double v : b.ok_rps) o << sep << Fixed(v, 2);
-    for (double v : {b.throttled_per_s, b.responses_per_s, b.outside_ok_per_s,
-                     b.outside_throttled_per_s, b.admits_per_s, b.defers_per_s,
-                     b.fail_opens_per_s}) {
+    for (double v :
+         {b.throttled_per_s, b.responses_per_s, b.outside_ok_per_s, b.outside_throttled_per_s,
+          b.admits_per_s, b.defers_per_s, b.fail_opens_per_s}) {
       o << sep << Fixed(v, 2);
     }
     o << '\n';
@@ -111,12 +116,12 @@ std::string ScenarioMarkdown(const RunMetrics& run, const ScenarioMetrics& m) {
        "after (capacity) | time to share | fail-opens after | detail |\n"
     << "|---|---|---|---|---|---|---|---|---|---|---|\n";
   for (const EventMetrics& e : m.events) {
-    o << "| " << e.text << " | " << Seconds(e.at_s) << " | " << (e.applied ? "yes" : "no")
-      << " | " << Fixed(100 * e.before.share_429, 1) << " % | "
-      << Fixed(100 * e.after.share_429, 1) << " % | " << Fixed(e.before.achievement_jain, 3)
-      << " | " << Fixed(e.after.achievement_jain, 3) << " | " << Fixed(e.after.ok_rps, 1) << " ("
-      << Fixed(e.after.capacity_requests_per_s, 1) << ") | " << Seconds(e.time_to_share_s)
-      << " | " << e.after.fail_opens << " | " << e.detail;
+    o << "| " << e.text << " | " << Seconds(e.at_s) << " | " << (e.applied ? "yes" : "no") << " | "
+      << Fixed(100 * e.before.share_429, 1) << " % | " << Fixed(100 * e.after.share_429, 1)
+      << " % | " << Fixed(e.before.achievement_jain, 3) << " | "
+      << Fixed(e.after.achievement_jain, 3) << " | " << Fixed(e.after.ok_rps, 1) << " ("
+      << Fixed(e.after.capacity_requests_per_s, 1) << ") | " << Seconds(e.time_to_share_s) << " | "
+      << e.after.fail_opens << " | " << e.detail;
     if (e.type == "state_outage" && e.restore_s >= 0) {
       o << "; during: 429 " << Fixed(100 * e.during.share_429, 1) << " %, fail-opens "
         << e.during.fail_opens << ", OK req/s " << Fixed(e.during.ok_rps, 1);
@@ -164,8 +169,8 @@ Status TimelineFigure(const std::filesystem::path& dir, const RunMetrics& run,
   std::string file = "\"";
   file.append(dat.string()).push_back('"');
   for (size_t i = 0; i < n; ++i) {
-    gp << (i ? ", \\\n     " : "") << file << " using ($1+" << half << "):" << i + 2 << " with lines lw 2 title \""
-       << GpText(tl.tenants[i]) << "\"";
+    gp << (i ? ", \\\n     " : "") << file << " using ($1+" << half << "):" << i + 2
+       << " with lines lw 2 title \"" << GpText(tl.tenants[i]) << "\"";
   }
   gp << ", \\\n     " << file << " using ($1+" << half << "):" << n + 2
      << " with lines dt 2 lw 1.5 lc rgb \"#d62728\" title \"429/s\"";

@@ -102,7 +102,8 @@ InForce StateAt(const RunRecords& r, const std::vector<ScenarioEvent>& events, i
   InForce s;
   s.requests_per_s = caps.requests_per_s * (1 - share);
   s.tokens_per_s = caps.tokens_per_s * (1 - share);
-  for (size_t t = 0; t < r.tenants.size(); ++t) s.weight.push_back(w[t] * omega[r.tenants[t].priority]);
+  for (size_t t = 0; t < r.tenants.size(); ++t)
+    s.weight.push_back(w[t] * omega[r.tenants[t].priority]);
   return s;
 }
 
@@ -111,8 +112,8 @@ bool Active(const TenantInfo& t, int64_t from, int64_t to) {
          (t.leave_us < 0 || t.leave_us >= to) && (t.finish_us < 0 || t.finish_us >= to);
 }
 
-WindowMetrics Window(const RunRecords& r, const std::vector<ScenarioEvent>& events,
-                     const Index& ix, int64_t from, int64_t to) {
+WindowMetrics Window(const RunRecords& r, const std::vector<ScenarioEvent>& events, const Index& ix,
+                     int64_t from, int64_t to) {
   WindowMetrics m;
   to = std::max(to, from);
   m.from_s = ix.Seconds(from);
@@ -163,8 +164,8 @@ double TimeToShare(const RunRecords& r, const std::vector<ScenarioEvent>& events
     for (size_t i = 0; i < w.tenants.size(); ++i) {
       if (std::find(tracked.begin(), tracked.end(), w.tenants[i]) == tracked.end()) continue;
       any = true;
-      all = all && std::fabs(w.tenant_ok_rps[i] - w.tenant_ideal_rps[i]) <=
-                       0.1 * w.tenant_ideal_rps[i];
+      all = all &&
+            std::fabs(w.tenant_ok_rps[i] - w.tenant_ideal_rps[i]) <= 0.1 * w.tenant_ideal_rps[i];
     }
     if (any && all) return ix.Seconds(a + len - from);
   }
@@ -261,15 +262,15 @@ ScenarioMetrics ComputeScenarioMetrics(const RunRecords& r,
       const int64_t one_s = std::llround(1e6 / ix.speedup);
       for (size_t t = 0; t < r.tenants.size(); ++t) {
         const TenantInfo& info = r.tenants[t];
-        const bool tracked =
-            ev.type == EventType::kJoin || ev.type == EventType::kTenantWeight
-                ? static_cast<int>(t) == ev.tenant_index
-                : ev.type == EventType::kClassOmega ? info.priority == ev.priority
-                                                    : static_cast<int>(t) != ev.tenant_index;
+        const bool tracked = ev.type == EventType::kJoin || ev.type == EventType::kTenantWeight
+                                 ? static_cast<int>(t) == ev.tenant_index
+                             : ev.type == EventType::kClassOmega
+                                 ? info.priority == ev.priority
+                                 : static_cast<int>(t) != ev.tenant_index;
         if (tracked && Active(info, at, at + one_s)) em.tracked.push_back(static_cast<int>(t));
       }
-      em.time_to_share_s = TimeToShare(r, events, ix, em.tracked, at,
-                                       std::min(at + settle_us + window_us, end));
+      em.time_to_share_s =
+          TimeToShare(r, events, ix, em.tracked, at, std::min(at + settle_us + window_us, end));
     }
     m.events.push_back(std::move(em));
   }

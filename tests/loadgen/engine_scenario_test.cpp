@@ -159,13 +159,12 @@ TEST_F(EngineScenario, OutsideTrafficIsRecordedApart) {
   }
   for (const AttemptRecord& a : r.attempts) EXPECT_GE(a.tenant_index, 0);
   ScenarioMetrics sm = ComputeScenarioMetrics(r, w.events);
-  EXPECT_EQ(sm.outside_responses, static_cast<int64_t>(r.outside_attempts.size()) -
-                                      [&] {
-                                        int64_t n = 0;
-                                        for (const auto& a : r.outside_attempts)
-                                          n += a.status == 0 ? 1 : 0;
-                                        return n;
-                                      }());
+  EXPECT_EQ(
+      sm.outside_responses, static_cast<int64_t>(r.outside_attempts.size()) - [&] {
+        int64_t n = 0;
+        for (const auto& a : r.outside_attempts) n += a.status == 0 ? 1 : 0;
+        return n;
+      }());
 }
 
 // Bounded work (3 x 40 activities, about 2 paper s of cap) around an outage
@@ -210,7 +209,7 @@ TEST_F(EngineScenario, StoppedValkeyIsRestartedWithItsConfiguration) {
   Gate gate(GateOptions{.url = valkey_.url(), .target = r.gate_target});
   auto c = gate.Config();
   EXPECT_TRUE(c.ok() && c->configured);  // imported into the new server
-  ::kill(new_pid, SIGTERM);  // the restarted server is this process's child
+  ::kill(new_pid, SIGTERM);              // the restarted server is this process's child
   int status = 0;
   ::waitpid(new_pid, &status, 0);
 }

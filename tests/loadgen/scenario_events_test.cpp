@@ -13,7 +13,7 @@ namespace {
 using nlohmann::json;
 
 json Base() {
-  json tenant = {{"id", "a"}, {"priority", 1}, {"concurrency", 1},
+  json tenant = {{"id", "a"},      {"priority", 1},       {"concurrency", 1},
                  {"workflows", 1}, {"prompt_tokens", 10}, {"max_tokens", 5}};
   json late = tenant;
   late["id"] = "late";
@@ -25,7 +25,9 @@ json Base() {
           {"tenants", {tenant, late}},
           {"upstream",
            {{"limits",
-             {{{"dimension", "requests"}, {"algorithm", "fixed_window"}, {"limit", 60},
+             {{{"dimension", "requests"},
+               {"algorithm", "fixed_window"},
+               {"limit", 60},
                {"window_s", 1.0}}}}}}};
 }
 
@@ -60,9 +62,9 @@ TEST(ScenarioEvents, ParsesEveryTypeWithItsFields) {
   EXPECT_DOUBLE_EQ(e[1].at_s, 30.5);
   EXPECT_DOUBLE_EQ(e[1].window_s, 10);
   EXPECT_DOUBLE_EQ(e[1].settle_s, 2);
-  EXPECT_DOUBLE_EQ(e[2].caps.requests_per_s, 30);   // 30 / 1 s
-  EXPECT_DOUBLE_EQ(e[2].caps.tokens_per_s, 6000);   // 12000 / 2 s
-  EXPECT_DOUBLE_EQ(e[2].window_s, 20);              // default
+  EXPECT_DOUBLE_EQ(e[2].caps.requests_per_s, 30);  // 30 / 1 s
+  EXPECT_DOUBLE_EQ(e[2].caps.tokens_per_s, 6000);  // 12000 / 2 s
+  EXPECT_DOUBLE_EQ(e[2].window_s, 20);             // default
   EXPECT_EQ(EventText(e[2]), "halved");
   EXPECT_EQ(e[3].tenant_index, 0);
   EXPECT_DOUBLE_EQ(e[3].weight, 3);

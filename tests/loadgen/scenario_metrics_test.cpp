@@ -1,8 +1,8 @@
 // Scenario metrics (scenario_metrics.h) on hand-made records, speedup 1:
 // windows against the state in force, time to fair share, the time series.
-#include <gtest/gtest.h>
-
 #include "bp/loadgen/scenario_metrics.h"
+
+#include <gtest/gtest.h>
 
 namespace bp::loadgen {
 namespace {
@@ -44,8 +44,8 @@ struct Fixture {
     w.window_s = 1;
     events.push_back(w);
     r.events.push_back({0, 0, kS, kS, true, "written"});
-    for (int64_t t : {1000, 1100, 1200}) AddOk(r, 0, t * 1000);        // a in [1, 2): 3
-    for (int64_t t : {1500, 1600}) AddOk(r, 1, t * 1000);              // b in [1, 2): 2
+    for (int64_t t : {1000, 1100, 1200}) AddOk(r, 0, t * 1000);         // a in [1, 2): 3
+    for (int64_t t : {1500, 1600}) AddOk(r, 1, t * 1000);               // b in [1, 2): 2
     for (int64_t t = 2000; t <= 2500; t += 100) AddOk(r, 0, t * 1000);  // a: 6 in [2, 2.5]
     for (int64_t t : {2000, 2500}) AddOk(r, 1, t * 1000);
     AttemptRecord ok, throttled, local;

@@ -182,8 +182,8 @@ class Engine {
   void LeaveTenant(int tenant_index);
   void CancelActivity(int64_t activity_id);  // its tenant left
   void StartTenant(int tenant_index);        // its first workflows
-  void StartScenario();   // arms the event timers (before io_.run)
-  void FinishScenario();  // after io_.run: restores an outage, joins helpers
+  void StartScenario();                      // arms the event timers (before io_.run)
+  void FinishScenario();                     // after io_.run: restores an outage, joins helpers
   void Stop();
   void Progress(bool final_line);
   void ArmProgress();

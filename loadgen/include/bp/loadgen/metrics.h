@@ -154,8 +154,8 @@ struct RunMetrics {
   double drain_span_s = 0;         // run start -> last activity completed
 
   int64_t activities = 0, ok_calls = 0, failed_calls = 0;
-  int64_t cancelled_calls = 0;   // scenario: cancelled when their tenant left
-  uint64_t gate_fail_opens = 0;  // bp: Admit calls that failed open (I3)
+  int64_t cancelled_calls = 0;     // scenario: cancelled when their tenant left
+  uint64_t gate_fail_opens = 0;    // bp: Admit calls that failed open (I3)
   int64_t upstream_responses = 0;  // non-proxy-local attempts with status != 0
   int64_t upstream_429 = 0;
   int64_t proxy_local_429 = 0;       // answered by the litellm gateway itself
@@ -201,8 +201,8 @@ struct MetricsOptions {
 // activity with ok = true, counted at its final_answer_us (completed_us if
 // that is -1). The contention window is [0, min over tenants of finish_us),
 // an unfinished tenant counting as end_us and a tenant that left (scenario
-// leave event) not counting. Cancelled activities are neither OK nor failed. Records with bad indices are
-// skipped. Never fails; an empty run gives zeros.
+// leave event) not counting. Cancelled activities are neither OK nor failed. Records with bad
+// indices are skipped. Never fails; an empty run gives zeros.
 RunMetrics ComputeRunMetrics(const RunRecords& records, const MetricsOptions& options = {});
 
 // The run's headline numbers as flat (name, value) pairs, for aggregation

@@ -69,22 +69,22 @@ Result<UpstreamCaps> CapsOfLimits(const nlohmann::json& limits, const std::strin
 
 struct ScenarioEvent {
   EventType type = EventType::kJoin;
-  double at_s = 0;      // paper seconds since run start, >= 0, < run length cap
-  std::string label;    // for humans; defaults to a text made from the fields
-  double window_s = 20; // report window length, paper s (> 0)
-  double settle_s = 0;  // report window starts this long after the event (>= 0)
+  double at_s = 0;       // paper seconds since run start, >= 0, < run length cap
+  std::string label;     // for humans; defaults to a text made from the fields
+  double window_s = 20;  // report window length, paper s (> 0)
+  double settle_s = 0;   // report window starts this long after the event (>= 0)
 
-  std::string tenant;     // join, leave, tenant_weight: an id of tenants[]
-  int tenant_index = -1;  // its index in tenants[]
-  double weight = 0;      // tenant_weight: new w_t (> 0)
-  int priority = 0;       // class_omega: class k (1..K)
-  double omega = 0;       // class_omega: new omega_k (> 0)
-  nlohmann::json limits;  // upstream_limits: mockapi limits array, paper units
-  UpstreamCaps caps;      // upstream_limits: derived from limits
-  double share = 0;       // outside_traffic: fraction of the request cap, [0, 1)
-  int64_t prompt_tokens = 100;  // outside_traffic: its requests' prompt size
-  int64_t max_tokens = 50;      // outside_traffic: its requests' max_tokens
-  double duration_s = 0;        // state_outage: paper s until the restore (> 0)
+  std::string tenant;                    // join, leave, tenant_weight: an id of tenants[]
+  int tenant_index = -1;                 // its index in tenants[]
+  double weight = 0;                     // tenant_weight: new w_t (> 0)
+  int priority = 0;                      // class_omega: class k (1..K)
+  double omega = 0;                      // class_omega: new omega_k (> 0)
+  nlohmann::json limits;                 // upstream_limits: mockapi limits array, paper units
+  UpstreamCaps caps;                     // upstream_limits: derived from limits
+  double share = 0;                      // outside_traffic: fraction of the request cap, [0, 1)
+  int64_t prompt_tokens = 100;           // outside_traffic: its requests' prompt size
+  int64_t max_tokens = 50;               // outside_traffic: its requests' max_tokens
+  double duration_s = 0;                 // state_outage: paper s until the restore (> 0)
   OutageMode mode = OutageMode::kPause;  // state_outage
 };
 

@@ -32,9 +32,9 @@ namespace bp::loadgen {
 // One bucket of the time series, [t_s, t_s + bucket_s).
 struct TimelineBucket {
   double t_s = 0;
-  std::vector<double> ok_rps;     // per tenant (RunRecords::tenants order)
-  double throttled_per_s = 0;     // gated upstream 429s answered in the bucket
-  double responses_per_s = 0;     // gated upstream responses (status != 0)
+  std::vector<double> ok_rps;  // per tenant (RunRecords::tenants order)
+  double throttled_per_s = 0;  // gated upstream 429s answered in the bucket
+  double responses_per_s = 0;  // gated upstream responses (status != 0)
   double outside_ok_per_s = 0, outside_throttled_per_s = 0;
   double admits_per_s = 0, defers_per_s = 0, fail_opens_per_s = 0;  // gate decisions
 };
@@ -53,17 +53,17 @@ struct WindowMetrics {
   double ok_rps = 0;                     // all gated OK calls / window
   int64_t fail_opens = 0;
   int64_t outside_responses = 0, outside_ok = 0, outside_throttled = 0;
-  double capacity_requests_per_s = 0;  // in force at from_s, after outside share
-  std::vector<int> tenants;            // active tenants (indices)
+  double capacity_requests_per_s = 0;                   // in force at from_s, after outside share
+  std::vector<int> tenants;                             // active tenants (indices)
   std::vector<double> tenant_ok_rps, tenant_ideal_rps;  // per active tenant
-  double achievement_jain = 1;  // Jain over the active tenants' ok / ideal
+  double achievement_jain = 1;                          // Jain over the active tenants' ok / ideal
 };
 
 struct EventMetrics {
   int event_index = 0;
   std::string type, text;
-  double at_s = -1;        // when it took effect (-1: never ran)
-  double restore_s = -1;   // state_outage: when it was restored
+  double at_s = -1;       // when it took effect (-1: never ran)
+  double restore_s = -1;  // state_outage: when it was restored
   bool applied = false;
   std::string detail;
   WindowMetrics before;    // [at - window_s, at)
