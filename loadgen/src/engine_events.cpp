@@ -5,9 +5,7 @@
 // order on one helper thread whose results are merged into the records when
 // the run ends. An outage still active at the end is restored before Run
 // returns, so a run never leaves Valkey paused or stopped.
-#include <fcntl.h>
 #include <signal.h>
-#include <spawn.h>
 #include <spdlog/spdlog.h>
 #include <unistd.h>
 
@@ -15,80 +13,26 @@
 #include <condition_variable>
 #include <cstdio>
 #include <deque>
-#include <filesystem>
 #include <fstream>
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <optional>
-#include <sstream>
 #include <thread>
 
 #include "bp/gate.h"
 #include "bp/loadgen/engine.h"
 #include "bp/token_estimate.h"
-#include "bp/valkey.h"
-
-extern char** environ;
+#include "valkey_process.h"
 
 namespace bp::loadgen {
 
 namespace asio = boost::asio;
 
+using internal::ProcessRunning;
+using internal::RestartCommandOf;
+using internal::SpawnDetached;
+
 namespace {
-
-// Alive and not a zombie, by /proc/<pid>/stat's state field.
-bool ProcessRunning(int pid) {
-  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
-  std::string stat;
-  if (!in || !std::getline(in, stat)) return false;
-  const size_t paren = stat.rfind(')');
-  return paren != std::string::npos && paren + 2 < stat.size() && stat[paren + 2] != 'Z';
-}
-
-// A command line that starts the server at `url` (process `pid`) again as it
-// runs now: element 0 its executable (/proc/<pid>/exe), element 1 its argv[0]
-// (the first word of its process title: redis-server is a link to
-// redis-check-rdb and picks its role from argv[0]; the rest of the title is
-// rewritten, so the original arguments are gone), then the settings that
-// matter, read by CONFIG GET. Empty when the server cannot be asked.
-std::vector<std::string> RestartCommandOf(int pid, const std::string& url) {
-  std::error_code ec;
-  const auto exe = std::filesystem::read_symlink("/proc/" + std::to_string(pid) + "/exe", ec);
-  if (ec) return {};
-  std::string title;
-  {
-    std::ifstream in("/proc/" + std::to_string(pid) + "/cmdline", std::ios::binary);
-    std::getline(in, title, '\0');
-  }
-  std::string arg0 = title.substr(0, title.find(' '));
-  if (arg0.empty()) arg0 = exe.string();
-  ValkeyOptions o;
-  o.url = url;
-  o.connect_timeout_ms = 1000;
-  o.command_timeout_ms = 1000;
-  ValkeyConnection c(o);
-  std::vector<std::string> argv = {exe.string(), arg0};
-  for (const char* key : {"port", "bind", "save", "appendonly", "dir", "logfile", "pidfile",
-                          "loglevel", "unixsocket", "requirepass"}) {
-    auto r = c.Command({"CONFIG", "GET", key});
-    if (!r.ok() || r->elements.size() != 2) {
-      if (std::string(key) == "port") return {};  // not answering: cannot rebuild
-      continue;
-    }
-    const std::string value = r->elements[1].AsString();
-    if (value.empty() && std::string(key) != "save") continue;
-    argv.push_back(std::string("--") + key);
-    if (std::string(key) == "bind") {  // "127.0.0.1 -::1": one argument each
-      std::istringstream words(value);
-      for (std::string w; words >> w;) argv.push_back(w);
-    } else {
-      argv.push_back(value);
-    }
-  }
-  argv.push_back("--daemonize");
-  argv.push_back("no");
-  return argv;
-}
 
 // "12", "7.5" (paper req/s).
 std::string Rate(double v) {
@@ -332,21 +276,8 @@ class ScenarioDriver {
       const bool ok = ::kill(pid_, SIGCONT) == 0;
       return Log(Record(a, ok, ok ? "SIGCONT" : "SIGCONT failed"));
     }
-    std::vector<char*> argv;  // cmdline_[0] is the executable, argv from [1]
-    for (size_t i = 1; i < cmdline_.size(); ++i) argv.push_back(cmdline_[i].data());
-    argv.push_back(nullptr);
-    posix_spawnattr_t attr;
-    posix_spawnattr_init(&attr);
-    posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSID);  // not in loadgen's Ctrl-C group
-    posix_spawn_file_actions_t files;
-    posix_spawn_file_actions_init(&files);
-    posix_spawn_file_actions_addopen(&files, 1, "/dev/null", O_WRONLY, 0);
-    posix_spawn_file_actions_addopen(&files, 2, "/dev/null", O_WRONLY, 0);
-    pid_t pid = 0;
-    const int rc = posix_spawn(&pid, cmdline_[0].c_str(), &files, &attr, argv.data(), environ);
-    posix_spawn_file_actions_destroy(&files);
-    posix_spawnattr_destroy(&attr);
-    if (rc != 0) return Log(Record(a, false, "cannot restart " + cmdline_[0]));
+    const int pid = SpawnDetached(cmdline_);
+    if (pid <= 0) return Log(Record(a, false, "cannot restart " + cmdline_[0]));
     pid_ = pid;
     Gate gate(GateOptionsFor(200));
     bool up = false;
