@@ -3,6 +3,12 @@
 #include "bp/loadgen/scenario_metrics.h"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "bp/loadgen/report.h"
 
 namespace bp::loadgen {
 namespace {
@@ -133,6 +139,45 @@ TEST(ScenarioMetrics, TimelinePerSecond) {
   EXPECT_EQ(m.timeline.buckets[2].ok_rps, (std::vector<double>{6, 2}));
   EXPECT_DOUBLE_EQ(m.timeline.buckets[2].defers_per_s, 1);
   EXPECT_EQ(m.outside_ok, 1);
+}
+
+}  // namespace
+}  // namespace bp::loadgen
+
+namespace bp::loadgen {
+namespace {
+
+TEST(ScenarioReport, WritesTimelineAndSummarySection) {
+  Fixture f;
+  f.r.gate_fail_opens = 7;
+  RunMetrics run;
+  run.workload = "w";
+  run.configuration = "bp";
+  run.gate_fail_opens = 7;
+  ScenarioMetrics m = ComputeScenarioMetrics(f.r, f.events);
+  const auto dir =
+      std::filesystem::temp_directory_path() / ("bp-scenario-report-" + std::to_string(::getpid()));
+  ReportOptions options;
+  options.figures = false;
+  ASSERT_TRUE(WriteScenarioOutputs(dir, run, m, options).ok());
+  std::ifstream summary(dir / "summary.json");
+  const auto j = nlohmann::json::parse(summary);
+  EXPECT_EQ(j["gate_fail_opens"].get<int>(), 7);
+  EXPECT_EQ(j["scenario"]["gate_fail_opens"].get<int>(), 7);
+  ASSERT_EQ(j["scenario"]["events"].size(), 1u);
+  EXPECT_EQ(j["scenario"]["events"][0]["type"], "tenant_weight");
+  EXPECT_EQ(j["scenario"]["events"][0]["tracked"], nlohmann::json::array({"a"}));
+  std::ifstream csv(dir / "timeline.csv");
+  std::string header, row0, row1;
+  std::getline(csv, header);
+  std::getline(csv, row0);
+  std::getline(csv, row1);
+  EXPECT_EQ(header,
+            "t_s,ok_rps.a,ok_rps.b,throttled_per_s,responses_per_s,outside_ok_per_s,"
+            "outside_throttled_per_s,admits_per_s,defers_per_s,fail_opens_per_s");
+  EXPECT_EQ(row1, "1.000,3.00,2.00,1.00,2.00,1.00,0.00,1.00,0.00,1.00");
+  EXPECT_FALSE(std::filesystem::exists(dir / "timeline.gp"));  // figures off
+  std::filesystem::remove_all(dir);
 }
 
 }  // namespace
