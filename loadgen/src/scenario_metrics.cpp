@@ -205,7 +205,7 @@ ScenarioMetrics ComputeScenarioMetrics(const RunRecords& r,
   for (const TenantInfo& t : r.tenants) tl.tenants.push_back(t.id);
   const int64_t bucket_us = std::max<int64_t>(1, std::llround(tl.bucket_s * 1e6 / ix.speedup));
   for (int64_t a = 0; a < end; a += bucket_us) {
-    const int64_t b = std::min(a + bucket_us, end);  // the last bucket may be shorter
+    const int64_t b = std::min(a + bucket_us, end);           // the last bucket may be shorter
     if (b - a < bucket_us / 2 && !tl.buckets.empty()) break;  // too short to be a rate
     const double len_s = ix.Seconds(b - a);
     auto rate = [&](const Times& t) { return static_cast<double>(CountIn(t, a, b)) / len_s; };
