@@ -88,7 +88,8 @@ int main(int argc, char** argv) {
       "0 < t < 60 s (openai-node <= 6.25), so LiteLLM's retry-after 60 falls back to backoff")(
       "valkey-pid", po::value(&run.valkey_pid)->default_value(0),
       "scenarios: pid of the Valkey server that state_outage events pause (SIGSTOP/SIGCONT) "
-      "or stop and restart (its command line is run again); loadgen must be allowed to signal it")(
+      "or stop and restart (same executable, settings read by CONFIG GET); loadgen must be "
+      "allowed to signal it")(
       "valkey-pidfile", po::value(&run.valkey_pidfile),
       "scenarios: like --valkey-pid, read from this file at each outage (a server started with "
       "--pidfile FILE writes its new pid there after a restart)")(
