@@ -31,6 +31,10 @@ constexpr const char* kExamples = R"(Examples:
   loadgen --workload configs/workloads/token-bound.json \
           --config bp,bp-no-drf,bp-no-priority --repeats 3 --speedup 5 --out results
 
+  # a scenario (timed events); state_outage events need the Valkey server's pid
+  loadgen --workload configs/scenarios/state-outage.json --config naive,bp --speedup 5 \
+          --valkey-pid 12345
+
   # two workloads in one go (adds results/comparison.md)
   loadgen --workload configs/workloads/request-bound.json \
           --workload configs/workloads/mixed-dominant.json --config naive,bp
@@ -82,6 +86,13 @@ int main(int argc, char** argv) {
       "sdk-retry-after-bound", po::value(&sdk_bound)->default_value(sdk_bound),
       "inclusive: the SDK honours retry-after 0 < t <= 60 s (official SDKs); exclusive: "
       "0 < t < 60 s (openai-node <= 6.25), so LiteLLM's retry-after 60 falls back to backoff")(
+      "valkey-pid", po::value(&run.valkey_pid)->default_value(0),
+      "scenarios: pid of the Valkey server that state_outage events pause (SIGSTOP/SIGCONT) "
+      "or stop and restart (same executable, settings read by CONFIG GET); loadgen must be "
+      "allowed to signal it")(
+      "valkey-pidfile", po::value(&run.valkey_pidfile),
+      "scenarios: like --valkey-pid, read from this file at each outage (a server started with "
+      "--pidfile FILE writes its new pid there after a restart)")(
       "quiet,q", po::bool_switch(&quiet), "no progress line");
 
   po::variables_map vm;
@@ -96,6 +107,7 @@ int main(int argc, char** argv) {
     return 0;
   }
   if (workloads.empty()) return Usage(desc, "--workload FILE is required");
+  if (run.valkey_pid < 0) return Usage(desc, "--valkey-pid must be a process id > 0");
   if (repeats < 1) return Usage(desc, "--repeats must be >= 1");
   if (!(run.speedup > 0) || run.speedup > 1000)
     return Usage(desc, "--speedup must be in (0, 1000]");
@@ -143,6 +155,13 @@ int main(int argc, char** argv) {
         if (auto s = WriteRunOutputs(dir, *records, m, report); !s.ok()) {
           std::cerr << "loadgen: " << s.message() << "\n";
           return 1;
+        }
+        if (!w.events.empty()) {
+          ScenarioMetrics sm = ComputeScenarioMetrics(*records, w.events);
+          if (auto s = WriteScenarioOutputs(dir, m, sm, report); !s.ok()) {
+            std::cerr << "loadgen: " << s.message() << "\n";
+            return 1;
+          }
         }
         std::cout << RunTableMarkdown(m) << std::flush;
         metrics.push_back(std::move(m));

@@ -23,7 +23,8 @@ Default: cross-priority and token-bound under naive, tn, litellm and bp,
 options:
   --suite               all nine workloads of Table II and mixed-sizes, plus the ablations
                         bp-no-drf and bp-no-priority (about 2 hours at speedup 5 on 2 cores)
-  --workload NAME       a workload from configs/workloads (repeatable; replaces the default)
+  --workload NAME       a workload from configs/workloads, or a file such as
+                        configs/scenarios/join-leave.json (repeatable; replaces the default)
   --config LIST         comma list of naive,tn,litellm,bp,bp-no-drf,bp-no-priority
   --repeats N           repeats per configuration (95 % Student-t intervals need N >= 2)
   --speedup F           time compression (rates x F, durations / F); default 5
@@ -107,6 +108,8 @@ if [ -n "$VALKEY_URL" ]; then
   BP_VALKEY_URL="$VALKEY_URL"
 else
   bp_start_valkey
+  # scenario workloads with state_outage events pause or restart this server
+  EXTRA+=(--valkey-pidfile "$BP_VALKEY_PIDFILE")
 fi
 if [ -n "$UPSTREAM_URL" ]; then
   BP_MOCKAPI_URL="$UPSTREAM_URL"

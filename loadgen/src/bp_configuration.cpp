@@ -112,6 +112,20 @@ UpstreamReport ReportOf(const CallResult& r, double speedup) {
 
 namespace {
 
+GateVerdict VerdictOf(Verdict v) {
+  switch (v) {
+    case Verdict::kAdmit:
+      return GateVerdict::kAdmit;
+    case Verdict::kDefer:
+      return GateVerdict::kDefer;
+    case Verdict::kReject:
+      return GateVerdict::kReject;
+    case Verdict::kFailOpen:
+      break;
+  }
+  return GateVerdict::kFailOpen;
+}
+
 class BpConfiguration : public Configuration {
  public:
   BpConfiguration(const GateOptions& options, int threads) : pool_(threads, options) {}
@@ -150,6 +164,7 @@ class BpConfiguration : public Configuration {
   }
 
   void OnDecision(Engine& engine, Execution& exec, const Decision& d) {
+    engine.RecordGateDecision(exec, VerdictOf(d.verdict));
     switch (d.verdict) {
       case Verdict::kDefer:
         engine.Finish(exec, Outcome::Defer(std::max<int64_t>(d.delta_ms, 1) * 1000));

@@ -104,12 +104,14 @@ RunRecords Engine::Run() {
   });
   asio::post(io_, [this] {
     for (size_t t = 0; t < workload_.tenants.size(); ++t) {
-      int n = std::min(workload_.tenants[t].concurrency, workload_.tenants[t].workflows);
-      for (int i = 0; i < n; ++i) StartWorkflow(static_cast<int>(t));
+      // A tenant with a join event starts when the event runs.
+      if (!workload_.JoinsLater(static_cast<int>(t))) StartTenant(static_cast<int>(t));
     }
   });
+  StartScenario();
   if (options_.progress) ArmProgress();
   io_.run();
+  FinishScenario();
   int64_t end = NowUs();
   records_.end_us = end;
   // Executions cut off by the cap: close their slot intervals at the end.
@@ -128,6 +130,12 @@ void Engine::Stop() {
   stopped_ = true;
   http_->Shutdown();
   io_.stop();
+}
+
+void Engine::StartTenant(int tenant_index) {
+  const TenantSpec& t = workload_.tenants[tenant_index];
+  int n = std::min(t.concurrency, t.workflows);
+  for (int i = 0; i < n; ++i) StartWorkflow(tenant_index);
 }
 
 void Engine::StartWorkflow(int tenant_index) {
@@ -154,6 +162,7 @@ void Engine::ScheduleActivity(int64_t workflow_id) {
   a.prompt_tokens = workload_.tenants[wf.tenant_index].prompt_tokens;
   TenantInfo& info = records_.tenants[wf.tenant_index];
   if (info.start_us < 0) info.start_us = a.scheduled_us;
+  ++tenants_[wf.tenant_index].scheduled_activities;
   records_.activities.push_back(a);
   failures_.push_back(0);
   executions_.emplace_back();
@@ -163,6 +172,7 @@ void Engine::ScheduleActivity(int64_t workflow_id) {
 void Engine::Enqueue(int64_t activity_id) {
   auto push = [this, activity_id] {
     const ActivityRecord& a = records_.activities[activity_id];
+    if (tenants_[a.tenant_index].left) return CancelActivity(activity_id);
     const TenantSpec& t = workload_.tenants[a.tenant_index];
     queue_->Push({activity_id, a.tenant_index, t.priority, t.weight}, NowUs());
     TryDispatch();
@@ -191,6 +201,11 @@ void Engine::TryDispatch() {
         });
       }
       return;
+    }
+    if (tenants_[task->tenant_index].left) {  // queued before its tenant left
+      CancelActivity(task->activity_id);
+      if (stopped_) return;
+      continue;
     }
     --free_slots_;
     ++busy_slots_;
@@ -255,7 +270,12 @@ void Engine::OnActivityDone(int64_t activity_id, bool ok) {
   ++ts.done_activities;
   WorkflowState& wf = workflows_[a.workflow_id];
   const TenantSpec& spec = workload_.tenants[t];
-  if (wf.next_activity < spec.activities_per_workflow) {
+  if (ts.left) {  // the tenant left: its workflow ends here, nothing new starts
+    if (wf.next_activity >= spec.activities_per_workflow && ok) {
+      records_.workflows[a.workflow_id].end_us = now;
+    }
+    --ts.running;
+  } else if (wf.next_activity < spec.activities_per_workflow) {
     ScheduleActivity(a.workflow_id);
   } else {
     records_.workflows[a.workflow_id].end_us = now;

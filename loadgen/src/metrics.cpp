@@ -71,6 +71,7 @@ RunMetrics ComputeRunMetrics(const RunRecords& r, const MetricsOptions& options)
   m.speedup = r.speedup > 0 ? r.speedup : 1.0;
   m.cap_requests_per_s = r.cap_requests_per_s;
   m.cap_tokens_per_s = r.cap_tokens_per_s;
+  m.gate_fail_opens = r.gate_fail_opens;
   const internal::PaperTime pt{m.speedup};
   const int n_tenants = static_cast<int>(r.tenants.size());
   auto valid = [&](int t) { return t >= 0 && t < n_tenants; };
@@ -101,6 +102,10 @@ RunMetrics ComputeRunMetrics(const RunRecords& r, const MetricsOptions& options)
     prompt_sum[t] += static_cast<double>(a.prompt_tokens);
     if (r.slots_held.empty()) cls.slot_us += static_cast<double>(a.slot_held_us);
     TenantMetrics& tm = m.tenants[t];
+    if (a.cancelled) {  // its tenant left (scenario): neither OK nor failed
+      ++m.cancelled_calls;
+      continue;
+    }
     if (!a.ok) {
       if (a.completed_us >= 0) {  // failed for good (else: not finished)
         const std::string cause = a.fail_cause.empty() ? "failed" : a.fail_cause;

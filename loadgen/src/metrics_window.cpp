@@ -46,7 +46,9 @@ int64_t ContentionWindowEndUs(const RunRecords& r) {
   }
   int64_t end = run_end;
   for (size_t t = 0; t < r.tenants.size(); ++t) {
-    if (!has_work[t] || ended_failed[t]) continue;  // failures do not end the window
+    // Failures do not end the window; a tenant that left (scenario) ends
+    // nothing either: its share went to the others.
+    if (!has_work[t] || ended_failed[t] || r.tenants[t].leave_us >= 0) continue;
     const int64_t finish = r.tenants[t].finish_us >= 0 ? r.tenants[t].finish_us : run_end;
     end = std::min(end, finish);
   }

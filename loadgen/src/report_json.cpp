@@ -65,6 +65,8 @@ nlohmann::json RunMetricsJson(const RunMetrics& m) {
   j["unfinished_activities"] = m.unfinished_activities;
   j["tenants_never_served"] = m.tenants_never_served;
   j["max_first_ok_wait_s"] = m.max_first_ok_wait_s;
+  j["cancelled_calls"] = m.cancelled_calls;
+  j["gate_fail_opens"] = m.gate_fail_opens;
   j["upstream_responses"] = m.upstream_responses;
   j["upstream_429"] = m.upstream_429;
   j["proxy_local_429"] = m.proxy_local_429;

@@ -36,6 +36,7 @@ Result<RunRecords> RunOnce(const Workload& workload, const RunOptions& options) 
   if (!endpoint.ok()) return endpoint.status();
 
   std::unique_ptr<Configuration> configuration;
+  std::string gate_target;
   if (IsBaseline(options.configuration)) {
     auto c = MakeBaselineConfiguration(options.configuration, workload, options.speedup);
     if (!c.ok()) return c.status();
@@ -60,6 +61,7 @@ Result<RunRecords> RunOnce(const Workload& workload, const RunOptions& options) 
       spdlog::info("{} {} #{}: gate target \"{}\" (bpctl --target {} status)", workload.name,
                    options.configuration, options.repeat, bp.target, bp.target);
     }
+    gate_target = bp.target;
     auto c = MakeBpConfiguration(workload, options.speedup, bp);
     if (!c.ok()) return c.status();
     configuration = std::move(*c);
@@ -75,11 +77,16 @@ Result<RunRecords> RunOnce(const Workload& workload, const RunOptions& options) 
   eo.upstream = *endpoint;
   eo.progress = options.progress;
   eo.sdk_retry_after_bound = options.sdk_retry_after_bound;
+  eo.gate_target = gate_target;
+  eo.valkey_url = options.valkey_url;
+  eo.valkey_pid = options.valkey_pid;
+  eo.valkey_pidfile = options.valkey_pidfile;
   eo.label = workload.name + " " + options.configuration + " #" + std::to_string(options.repeat);
   Engine engine(workload, eo, *configuration);
   RunRecords records = engine.Run();
   records.configuration = options.configuration;
   records.repeat = options.repeat;
+  records.gate_target = gate_target;
   if (records.gate_fail_opens > 0) {
     spdlog::warn("{}: {} gate calls failed open (ungated calls; Valkey slow or unreachable)",
                  eo.label, records.gate_fail_opens);

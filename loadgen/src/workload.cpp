@@ -118,44 +118,13 @@ void ParseUpstream(const json& u, UpstreamCaps* caps, std::string* error) {
   Reader r(u, "upstream", error);
   r.OnlyKeys({"limits", "completion_tokens", "latency", "count_rejected", "token_accounting",
               "dialect", "scope", "model", "profile", "overload"});
-  if (!u.contains("limits") || !u["limits"].is_array() || u["limits"].empty()) {
-    r.Fail("limits", "must be a non-empty array");
+  if (!error->empty()) return;
+  auto c = CapsOfLimits(u.contains("limits") ? u["limits"] : json(), "upstream.limits");
+  if (!c.ok()) {
+    *error = c.status().message();
     return;
   }
-  for (size_t i = 0; i < u["limits"].size() && error->empty(); ++i) {
-    const json& l = u["limits"][i];
-    std::string path = "upstream.limits[" + std::to_string(i) + "]";
-    if (!l.is_object()) {
-      *error = path + ": must be an object";
-      return;
-    }
-    Reader lr(l, path, error);
-    std::string dim;
-    double limit = 0, window_s = 0;
-    lr.String("dimension", &dim, true);
-    lr.Number("limit", 0, false, &limit, true);
-    lr.Number("window_s", 0, false, &window_s, true);
-    if (!error->empty()) return;
-    // The largest single cost this limit ever admits (mockapi's capacity()).
-    double capacity = limit;
-    if (l.value("algorithm", "") == "quantized" && l.contains("quantum_s") &&
-        l["quantum_s"].is_number()) {
-      capacity = std::floor(limit * l["quantum_s"].get<double>() / window_s);
-    }
-    auto least = [capacity](double* max) { *max = *max > 0 ? std::min(*max, capacity) : capacity; };
-    if (dim == "requests") {
-      caps->requests_per_s += limit / window_s;
-      least(&caps->max_requests_per_call);
-    } else if (dim == "tokens") {
-      caps->tokens_per_s += limit / window_s;
-      least(&caps->max_tokens_per_call);
-    } else if (dim != "input_tokens" && dim != "output_tokens") {
-      lr.Fail("dimension", "must be requests|tokens|input_tokens|output_tokens, got " + dim);
-    }
-  }
-  if (error->empty() && caps->requests_per_s <= 0) {
-    r.Fail("limits", "needs a \"requests\" limit (the cap C_requests)");
-  }
+  *caps = *c;
 }
 
 Result<GateMode> ParseGateMode(const std::string& s) {
@@ -185,6 +154,13 @@ int64_t Workload::total_activities() const {
   return n;
 }
 
+bool Workload::JoinsLater(int index) const {
+  for (const ScenarioEvent& e : events) {
+    if (e.type == EventType::kJoin && e.tenant_index == index) return true;
+  }
+  return false;
+}
+
 Result<Workload> ParseWorkload(const json& doc, const std::string& source) {
   Workload w;
   w.source = source;
@@ -193,7 +169,7 @@ Result<Workload> ParseWorkload(const json& doc, const std::string& source) {
   if (!doc.is_object()) return fail("the document must be a JSON object");
   Reader r(doc, "", &error);
   r.OnlyKeys({"name", "description", "tenants", "upstream", "slots", "run_length_cap_s",
-              "dispatch_latency_ms", "priority_weights", "gate"});
+              "dispatch_latency_ms", "priority_weights", "gate", "events"});
   r.String("name", &w.name, true);
   // The name becomes a results folder and part of a gate target.
   if (error.empty() && (!bp::ValidTenantName(w.name) || w.name == "." || w.name == "..")) {
@@ -259,6 +235,12 @@ Result<Workload> ParseWorkload(const json& doc, const std::string& source) {
   ParseUpstream(doc["upstream"], &w.caps, &error);
   if (!error.empty()) return fail(error);
   w.upstream = doc["upstream"];
+  if (doc.contains("events")) {
+    auto events =
+        ParseEvents(doc["events"], w.tenants, w.priority_classes(), w.run_length_cap_s);
+    if (!events.ok()) return fail(events.status().message());
+    w.events = std::move(*events);
+  }
   return w;
 }
 
@@ -272,13 +254,20 @@ Result<Workload> LoadWorkload(const std::string& path) {
   return ParseWorkload(doc, path);
 }
 
-json ScaledUpstream(const Workload& workload, double speedup) {
-  json u = workload.upstream;
-  for (json& l : u["limits"]) {
+json ScaledLimits(json limits, double speedup) {
+  if (!limits.is_array()) return limits;
+  for (json& l : limits) {
+    if (!l.is_object()) continue;
     for (const char* key : {"window_s", "quantum_s"}) {
       if (l.contains(key) && l[key].is_number()) l[key] = l[key].get<double>() / speedup;
     }
   }
+  return limits;
+}
+
+json ScaledUpstream(const Workload& workload, double speedup) {
+  json u = workload.upstream;
+  u["limits"] = ScaledLimits(u["limits"], speedup);
   if (u.contains("latency") && u["latency"].is_object()) {
     for (const char* key : {"min_ms", "max_ms", "per_output_token_ms"}) {
       json& lat = u["latency"];

@@ -3,7 +3,9 @@
 # failure.
 #
 #   source scripts/lib/servers.sh
-#   bp_start_valkey            # sets BP_VALKEY_URL
+#   bp_start_valkey            # sets BP_VALKEY_URL and BP_VALKEY_PIDFILE (the
+#                              # server writes its pid there; a scenario that
+#                              # restarts it, loadgen --valkey-pidfile, too)
 #   bp_start_mockapi CONFIG    # sets BP_MOCKAPI_URL
 #   (trap installed by bp_servers_init stops both)
 
@@ -35,6 +37,14 @@ bp_wait_port() {  # port timeout_s
 
 bp_stop_all() {
   local pid
+  # A Valkey restarted by a scenario (state_outage mode stop) is not our
+  # child; its pid is in the pid file it writes.
+  if [ -s "$BP_TMP/valkey.pid" ]; then
+    pid=$(cat "$BP_TMP/valkey.pid")
+    if [[ "$pid" =~ ^[0-9]+$ ]] && [[ " ${BP_STARTED_PIDS[*]} " != *" $pid "* ]]; then
+      BP_STARTED_PIDS+=("$pid")
+    fi
+  fi
   for pid in "${BP_STARTED_PIDS[@]}"; do
     kill -TERM "$pid" 2>/dev/null || true
   done
@@ -58,11 +68,13 @@ bp_start_valkey() {
   [ -n "$bin" ] || { echo "neither valkey-server nor redis-server found (run scripts/setup.sh)" >&2; return 1; }
   port=$(bp_free_port)
   "$bin" --port "$port" --bind 127.0.0.1 --save "" --appendonly no \
-    --daemonize no --loglevel warning --logfile "$BP_TMP/valkey.log" &
+    --daemonize no --loglevel warning --logfile "$BP_TMP/valkey.log" \
+    --pidfile "$BP_TMP/valkey.pid" &
   BP_STARTED_PIDS+=($!)
   bp_wait_port "$port" 10 || { echo "valkey did not start on $port" >&2; return 1; }
   BP_VALKEY_URL="redis://127.0.0.1:$port"
-  export BP_VALKEY_URL
+  BP_VALKEY_PIDFILE="$BP_TMP/valkey.pid"
+  export BP_VALKEY_URL BP_VALKEY_PIDFILE
 }
 
 bp_start_mockapi() {  # config [extra flags...]

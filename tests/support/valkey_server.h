@@ -36,6 +36,7 @@ class ValkeyServer {
   void Stop();   // SIGTERM, then SIGKILL after 2 s; waits for the process
   bool running() const { return pid_ > 0; }
   int port() const { return port_; }
+  pid_t pid() const { return pid_; }  // -1 when not running
   std::string url() const { return "redis://127.0.0.1:" + std::to_string(port_); }
   const std::string& error() const { return error_; }
 

@@ -52,6 +52,17 @@ struct EngineOptions {
   std::string label;            // shown in the progress line
   // Which retry-after values the simulated SDK honours (retry_policy.h).
   SdkRetryAfterBound sdk_retry_after_bound = SdkRetryAfterBound::kInclusive60s;
+  // Scenario events (scenario.h, run by engine_events.cpp). The gate of a bp
+  // run, for tenant_weight / class_omega events and to export/import the
+  // configuration around a stopped Valkey; empty: not a bp run (those events
+  // are recorded as not applicable).
+  std::string gate_target;
+  std::string valkey_url;  // the run's Valkey (state_outage waits for it back)
+  // The Valkey server state_outage events act on: its pid, or a pid file read
+  // at each outage (a server started with --pidfile rewrites it when the
+  // outage restarts it). Neither: state_outage events are not applied.
+  int valkey_pid = 0;
+  std::string valkey_pidfile;
 };
 
 // One execution of an activity on a worker slot.
@@ -93,6 +104,7 @@ struct Outcome {
 };
 
 class Engine;
+class ScenarioDriver;
 using CallDone = std::function<void(const CallResult&)>;
 // How one call leaves the worker: straight to the upstream, or via a gateway.
 using Transport = std::function<void(Execution&, CallDone)>;
@@ -142,16 +154,21 @@ class Engine {
   void Finish(Execution& exec, Outcome outcome);
   ActivityRecord& activity(int64_t id) { return records_.activities[id]; }
   bool stopped() const { return stopped_; }
+  // Records a gate answer for the report's time series (bp configurations).
+  void RecordGateDecision(const Execution& exec, GateVerdict verdict);
 
   // Counters for tests and the progress line.
   int busy_slots() const { return busy_slots_; }
   int max_busy_slots() const { return max_busy_slots_; }
 
  private:
+  friend class ScenarioDriver;
   struct TenantState {
     int started = 0;  // workflows started
     int running = 0;
+    int64_t scheduled_activities = 0;
     int64_t done_activities = 0;
+    bool left = false;  // scenario: a leave event ran
   };
   struct WorkflowState {
     int tenant_index = 0;
@@ -163,6 +180,13 @@ class Engine {
   void Enqueue(int64_t activity_id);
   void TryDispatch();
   void OnActivityDone(int64_t activity_id, bool ok);
+  // Scenario (engine_events.cpp): a tenant starts, or stops for good.
+  void JoinTenant(int tenant_index);
+  void LeaveTenant(int tenant_index);
+  void CancelActivity(int64_t activity_id);  // its tenant left
+  void StartTenant(int tenant_index);        // its first workflows
+  void StartScenario();                      // arms the event timers (before io_.run)
+  void FinishScenario();                     // after io_.run: restores an outage, joins helpers
   void Stop();
   void Progress(bool final_line);
   void ArmProgress();
@@ -192,6 +216,10 @@ class Engine {
   boost::asio::steady_timer cap_timer_;
   boost::asio::steady_timer progress_timer_;
   std::vector<int64_t> ok_by_class_, throttled_by_class_, local_by_class_;
+  struct ScenarioDriverDelete {  // defined where ScenarioDriver is complete
+    void operator()(ScenarioDriver* d) const;
+  };
+  std::unique_ptr<ScenarioDriver, ScenarioDriverDelete> scenario_;  // null without events
 };
 
 }  // namespace bp::loadgen

@@ -169,6 +169,8 @@ struct RunMetrics {
   // many tenants with work never got an OK answer (then the max is over the rest).
   double max_first_ok_wait_s = 0;
   int64_t tenants_never_served = 0;
+  int64_t cancelled_calls = 0;     // scenario: cancelled when their tenant left
+  uint64_t gate_fail_opens = 0;    // bp: Admit calls that failed open (I3)
   int64_t upstream_responses = 0;  // non-proxy-local attempts with status != 0
   int64_t upstream_429 = 0;
   int64_t proxy_local_429 = 0;       // answered by the litellm gateway itself
@@ -215,7 +217,9 @@ struct MetricsOptions {
 // that is -1). The contention window is [0, min over tenants of finish_us),
 // an unfinished tenant counting as end_us, and so does a tenant whose last
 // completed activity failed (ok false: its work ended in failures, e.g.
-// every call REJECTed, which must not end the measurement). Records with bad
+// every call REJECTed, which must not end the measurement); a tenant that
+// left (scenario leave event) does not count. Cancelled activities are
+// neither OK nor failed. Records with bad
 // indices are skipped. Never fails; an empty run gives zeros.
 RunMetrics ComputeRunMetrics(const RunRecords& records, const MetricsOptions& options = {});
 

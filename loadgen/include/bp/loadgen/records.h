@@ -53,6 +53,8 @@ struct ActivityRecord {
   // "upstream_refused" (bp: the upstream said x-should-retry: false), or
   // "failed"; empty for OK and unfinished activities.
   std::string fail_cause;
+  bool cancelled = false;      // its tenant left (scenario) before it got a
+                               // slot: completed, neither OK nor a failure
 };
 
 // One slot acquire/release pair.
@@ -71,6 +73,28 @@ struct TenantInfo {
   int64_t total_activities = 0;
   int64_t start_us = 0;       // first activity scheduled
   int64_t finish_us = -1;     // last activity completed (-1: not finished)
+  int64_t join_us = -1;       // scenario: when its join event ran (-1: at start)
+  int64_t leave_us = -1;      // scenario: when its leave event ran (-1: never)
+};
+
+// A gate decision as the worker saw it (bp configurations), for the time
+// series of the report.
+enum class GateVerdict { kAdmit, kDefer, kReject, kFailOpen };
+struct GateDecisionRecord {
+  int64_t at_us = 0;  // decision back on the io thread
+  int tenant_index = 0;
+  GateVerdict verdict = GateVerdict::kAdmit;
+};
+
+// A scenario action as it ran (scenario.h): event `event_index` of the
+// workload's events, phase 0 (the event) or 1 (a state outage's restore).
+struct EventRecord {
+  int event_index = 0;
+  int phase = 0;
+  int64_t scheduled_us = 0;  // when it was due
+  int64_t at_us = 0;         // when it took effect (after any blocking step)
+  bool applied = true;       // false: failed or not applicable (see detail)
+  std::string detail;        // what was done, or why not
 };
 
 struct WorkflowRecord {
@@ -90,11 +114,18 @@ struct RunRecords {
   int slots = 0;
   int64_t end_us = 0;             // run end
   uint64_t gate_fail_opens = 0;   // bp: Admit calls that failed open (I3)
+  std::string gate_target;        // bp: the run's gate target ("" otherwise)
   std::vector<TenantInfo> tenants;
   std::vector<ActivityRecord> activities;
   std::vector<AttemptRecord> attempts;
   std::vector<SlotInterval> slots_held;
   std::vector<WorkflowRecord> workflows;
+  // Scenario runs (all empty otherwise).
+  std::vector<EventRecord> events;                // in the order they ran
+  std::vector<AttemptRecord> outside_attempts;    // the ungated outside client
+                                                  // (tenant_index -1, activity -1);
+                                                  // not in `attempts`
+  std::vector<GateDecisionRecord> gate_decisions; // bp: every Admit answer
 };
 
 }  // namespace bp::loadgen

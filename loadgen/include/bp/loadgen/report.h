@@ -18,6 +18,7 @@
 
 #include "bp/loadgen/metrics.h"
 #include "bp/loadgen/records.h"
+#include "bp/loadgen/scenario_metrics.h"
 #include "bp/status.h"
 
 namespace bp::loadgen {
@@ -37,6 +38,19 @@ struct ReportOptions {
 // CSV times are paper milliseconds since run start (-1 kept for "never").
 Status WriteRunOutputs(const std::filesystem::path& dir, const RunRecords& records,
                        const RunMetrics& metrics, const ReportOptions& options = {});
+
+// A scenario run's extra outputs, after WriteRunOutputs into the same dir:
+//   summary.json   rewritten with a "scenario" section: gate_fail_opens,
+//                  workflows started/completed, cancelled activities, the
+//                  outside client's counts, and per event its window metrics
+//                  (scenario_metrics.h) before and after, time to fair share
+//   timeline.csv   per paper second: OK req/s per tenant, 429/s, responses/s,
+//                  outside OK and 429/s, gate admits/defers/fail-opens per s
+//   scenario.md    the per-event table
+//   timeline.dat, timeline.gp, timeline.png   one line per tenant, 429/s and
+//                  fail-opens/s, event times marked with dashed lines
+Status WriteScenarioOutputs(const std::filesystem::path& dir, const RunMetrics& run,
+                            const ScenarioMetrics& scenario, const ReportOptions& options = {});
 
 // One configuration's metrics over its repeats: ScalarMetrics names with mean
 // and 95 % Student-t interval (metrics.h, MeanCi95).

@@ -35,6 +35,10 @@ struct RunOptions {
   int gate_threads = 4;               // bp: threads (and Valkey connections) for gate calls
   int gate_command_timeout_ms = 100;  // bp: real ms before Admit fails open
   SdkRetryAfterBound sdk_retry_after_bound = SdkRetryAfterBound::kInclusive60s;
+  // The Valkey server that scenario state_outage events pause or stop: its
+  // pid, or a pid file read at each outage (scenario.h). 0 / empty: none.
+  int valkey_pid = 0;
+  std::string valkey_pidfile;
 };
 
 Result<RunRecords> RunOnce(const Workload& workload, const RunOptions& options);

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "bp/gate.h"
+#include "bp/loadgen/scenario.h"
 #include "bp/status.h"
 
 namespace bp::loadgen {
@@ -31,20 +32,6 @@ struct TenantSpec {
   int activities_per_workflow = 1;  // LLM calls per workflow, in sequence
   int64_t prompt_tokens = 100;      // prompt size, bp::TextOfTokens(prompt_tokens)
   int64_t max_tokens = 50;          // the request's max_tokens
-};
-
-// Caps of the upstream in paper units, derived from upstream.limits
-// (limit / window_s summed per dimension: the rate C_d the gate, the tn
-// throttle and the litellm slices use).
-struct UpstreamCaps {
-  double requests_per_s = 0;
-  double tokens_per_s = 0;  // 0: no token limit (single-resource workload)
-  // The largest call the upstream serves, per dimension (a count, unchanged
-  // by the speedup): the least capacity among that dimension's limits
-  // (`limit`; quantized: limit * quantum_s / window_s, its per-quantum
-  // share). A larger call gets "Request too large". The gate's max_cost_*.
-  double max_requests_per_call = 0;
-  double max_tokens_per_call = 0;  // 0: no token limit
 };
 
 struct Workload {
@@ -73,10 +60,17 @@ struct Workload {
   // overload (docs/provider-profiles.md). Paper units; scaled by
   // ScaledUpstream() before it is PUT to /admin/config.
   nlohmann::json upstream;
+  // Caps of the upstream in paper units, derived from upstream.limits
+  // (CapsOfLimits: the rate C_d the gate, the tn throttle and litellm use).
   UpstreamCaps caps;
+  // Timed events of a scenario (scenario.h), file order; empty for the
+  // paper's static workloads. Validated against tenants and run length cap.
+  std::vector<ScenarioEvent> events;
 
   int priority_classes() const { return static_cast<int>(priority_weights.size()); }
   int64_t total_activities() const;
+  // True when an event makes tenant `index` join later than the run start.
+  bool JoinsLater(int index) const;
 };
 
 // Parses and validates a workload document. `source` names it in messages.
@@ -89,6 +83,8 @@ Result<Workload> LoadWorkload(const std::string& path);
 // overload.retry_after_ms divided by speedup; limits per window unchanged, so
 // rates are multiplied by speedup.
 nlohmann::json ScaledUpstream(const Workload& workload, double speedup);
+// A mockapi limits array scaled the same way (window_s, quantum_s / speedup).
+nlohmann::json ScaledLimits(nlohmann::json limits, double speedup);
 
 const char* GateModeName(GateMode mode);  // "estimate" | "reconcile" | "reservation"
 

@@ -1,0 +1,339 @@
+// Scenario events: parsing, validation and the schedule of a run (scenario.h).
+#include "bp/loadgen/scenario.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <map>
+#include <set>
+
+#include "bp/loadgen/workload.h"
+
+namespace bp::loadgen {
+namespace {
+
+using nlohmann::json;
+
+// Shortest readable form of a number ("20", "0.25", "1e+06").
+std::string Num(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g", v);
+  return buf;
+}
+
+// Reads the fields of one event object; the first error wins.
+class EventReader {
+ public:
+  EventReader(const json& obj, std::string path) : obj_(obj), path_(std::move(path)) {}
+  const std::string& error() const { return error_; }
+  bool ok() const { return error_.empty(); }
+  void Fail(const std::string& key, const std::string& what) {
+    if (error_.empty()) error_ = path_ + "." + key + ": " + what;
+  }
+  void OnlyKeys(const std::set<std::string>& allowed, const std::string& type) {
+    for (const auto& [key, value] : obj_.items()) {
+      if (!allowed.count(key)) Fail(key, "unknown field for type " + type);
+    }
+  }
+  // A finite number; min inclusive or exclusive.
+  void Number(const char* key, double min, bool inclusive, double* out, bool required) {
+    if (!obj_.contains(key)) {
+      if (required) Fail(key, "missing (required)");
+      return;
+    }
+    const json& v = obj_.at(key);
+    const bool num = v.is_number() && std::isfinite(v.get<double>());
+    if (!num || (inclusive ? v.get<double>() < min : v.get<double>() <= min)) {
+      Fail(key, std::string("must be a finite number ") + (inclusive ? ">= " : "> ") + Num(min) +
+                    ", got " + v.dump());
+      return;
+    }
+    *out = v.get<double>();
+  }
+  void Int(const char* key, int64_t min, int64_t max, int64_t* out, bool required) {
+    if (!obj_.contains(key)) {
+      if (required) Fail(key, "missing (required)");
+      return;
+    }
+    const json& v = obj_.at(key);
+    if (!v.is_number_integer() || v.get<int64_t>() < min || v.get<int64_t>() > max) {
+      Fail(key, "must be an integer in [" + std::to_string(min) + ", " + std::to_string(max) +
+                    "], got " + v.dump());
+      return;
+    }
+    *out = v.get<int64_t>();
+  }
+  void String(const char* key, std::string* out, bool required) {
+    if (!obj_.contains(key)) {
+      if (required) Fail(key, "missing (required)");
+      return;
+    }
+    if (!obj_.at(key).is_string()) return Fail(key, "must be a string");
+    *out = obj_.at(key).get<std::string>();
+  }
+
+ private:
+  const json& obj_;
+  std::string path_;
+  std::string error_;
+};
+
+const std::map<std::string, EventType>& TypeNames() {
+  static const std::map<std::string, EventType> names = {
+      {"join", EventType::kJoin},
+      {"leave", EventType::kLeave},
+      {"upstream_limits", EventType::kUpstreamLimits},
+      {"tenant_weight", EventType::kTenantWeight},
+      {"class_omega", EventType::kClassOmega},
+      {"outside_traffic", EventType::kOutsideTraffic},
+      {"state_outage", EventType::kStateOutage},
+  };
+  return names;
+}
+
+// Fields each type accepts besides the common ones.
+std::set<std::string> KeysOf(EventType type) {
+  std::set<std::string> keys = {"type", "at_s", "label", "window_s", "settle_s"};
+  switch (type) {
+    case EventType::kJoin:
+    case EventType::kLeave:
+      keys.insert("tenant");
+      break;
+    case EventType::kTenantWeight:
+      keys.insert({"tenant", "weight"});
+      break;
+    case EventType::kClassOmega:
+      keys.insert({"priority", "omega"});
+      break;
+    case EventType::kUpstreamLimits:
+      keys.insert("limits");
+      break;
+    case EventType::kOutsideTraffic:
+      keys.insert({"share", "prompt_tokens", "max_tokens"});
+      break;
+    case EventType::kStateOutage:
+      keys.insert({"duration_s", "mode"});
+      break;
+  }
+  return keys;
+}
+
+}  // namespace
+
+const char* EventTypeName(EventType type) {
+  for (const auto& [name, t] : TypeNames()) {
+    if (t == type) return name.c_str();
+  }
+  return "?";
+}
+
+Result<UpstreamCaps> CapsOfLimits(const json& limits, const std::string& path) {
+  if (!limits.is_array() || limits.empty()) {
+    return Status::InvalidArgument(path + ": must be a non-empty array");
+  }
+  UpstreamCaps caps;
+  for (size_t i = 0; i < limits.size(); ++i) {
+    const std::string p = path + "[" + std::to_string(i) + "]";
+    const json& l = limits[i];
+    if (!l.is_object()) return Status::InvalidArgument(p + ": must be an object");
+    EventReader r(l, p);
+    std::string dim;
+    double limit = 0, window_s = 0;
+    r.String("dimension", &dim, true);
+    r.Number("limit", 0, false, &limit, true);
+    r.Number("window_s", 0, false, &window_s, true);
+    if (!r.ok()) return Status::InvalidArgument(r.error());
+    // The largest single cost this limit ever admits (mockapi's capacity()).
+    double capacity = limit;
+    if (l.value("algorithm", "") == "quantized" && l.contains("quantum_s") &&
+        l["quantum_s"].is_number()) {
+      capacity = std::floor(limit * l["quantum_s"].get<double>() / window_s);
+    }
+    auto least = [capacity](double* max) { *max = *max > 0 ? std::min(*max, capacity) : capacity; };
+    if (dim == "requests") {
+      caps.requests_per_s += limit / window_s;
+      least(&caps.max_requests_per_call);
+    } else if (dim == "tokens") {
+      caps.tokens_per_s += limit / window_s;
+      least(&caps.max_tokens_per_call);
+    } else if (dim != "input_tokens" && dim != "output_tokens") {
+      return Status::InvalidArgument(
+          p + ".dimension: must be requests|tokens|input_tokens|output_tokens, got " + dim);
+    }
+  }
+  if (caps.requests_per_s <= 0) {
+    return Status::InvalidArgument(path + ": needs a \"requests\" limit (the cap C_requests)");
+  }
+  return caps;
+}
+
+Result<std::vector<ScenarioEvent>> ParseEvents(const json& events,
+                                               const std::vector<TenantSpec>& tenants,
+                                               int priority_classes, double run_length_cap_s) {
+  if (!events.is_array()) return Status::InvalidArgument("events: must be an array");
+  std::vector<ScenarioEvent> out;
+  std::map<std::string, double> joined_at, left_at;
+  for (size_t i = 0; i < events.size(); ++i) {
+    const std::string path = "events[" + std::to_string(i) + "]";
+    const json& e = events[i];
+    if (!e.is_object()) return Status::InvalidArgument(path + ": must be an object");
+    EventReader r(e, path);
+    ScenarioEvent ev;
+    std::string type;
+    r.String("type", &type, true);
+    if (!r.ok()) return Status::InvalidArgument(r.error());
+    auto it = TypeNames().find(type);
+    if (it == TypeNames().end()) {
+      return Status::InvalidArgument(path +
+                                     ".type: must be join|leave|upstream_limits|tenant_weight|"
+                                     "class_omega|outside_traffic|state_outage, got " +
+                                     type);
+    }
+    ev.type = it->second;
+    r.OnlyKeys(KeysOf(ev.type), type);
+    r.Number("at_s", 0, true, &ev.at_s, true);
+    if (r.ok() && ev.at_s >= run_length_cap_s) {
+      r.Fail("at_s", "must be before the run length cap (" + Num(run_length_cap_s) + " s), got " +
+                         Num(ev.at_s));
+    }
+    r.String("label", &ev.label, false);
+    r.Number("window_s", 0, false, &ev.window_s, false);
+    r.Number("settle_s", 0, true, &ev.settle_s, false);
+    if (!r.ok()) return Status::InvalidArgument(r.error());
+
+    switch (ev.type) {
+      case EventType::kJoin:
+      case EventType::kLeave:
+      case EventType::kTenantWeight: {
+        r.String("tenant", &ev.tenant, true);
+        if (!r.ok()) return Status::InvalidArgument(r.error());
+        for (size_t t = 0; t < tenants.size(); ++t) {
+          if (tenants[t].id == ev.tenant) ev.tenant_index = static_cast<int>(t);
+        }
+        if (ev.tenant_index < 0) r.Fail("tenant", "no tenant with id " + ev.tenant);
+        if (ev.type == EventType::kTenantWeight) r.Number("weight", 0, false, &ev.weight, true);
+        if (r.ok() && ev.type == EventType::kJoin) {
+          if (joined_at.count(ev.tenant)) r.Fail("tenant", ev.tenant + " already joins earlier");
+          joined_at[ev.tenant] = ev.at_s;
+        }
+        if (r.ok() && ev.type == EventType::kLeave) {
+          if (left_at.count(ev.tenant)) r.Fail("tenant", ev.tenant + " already leaves earlier");
+          auto j = joined_at.find(ev.tenant);
+          if (j != joined_at.end() && j->second >= ev.at_s) {
+            r.Fail("at_s", ev.tenant + " must leave after it joins (at " + Num(j->second) + " s)");
+          }
+          left_at[ev.tenant] = ev.at_s;
+        }
+        break;
+      }
+      case EventType::kClassOmega: {
+        int64_t k = 0;
+        r.Int("priority", 1, priority_classes, &k, true);
+        ev.priority = static_cast<int>(k);
+        r.Number("omega", 0, false, &ev.omega, true);
+        break;
+      }
+      case EventType::kUpstreamLimits: {
+        if (!e.contains("limits")) {
+          r.Fail("limits", "missing (required)");
+          break;
+        }
+        auto caps = CapsOfLimits(e["limits"], path + ".limits");
+        if (!caps.ok()) return caps.status();
+        ev.caps = *caps;
+        ev.limits = e["limits"];
+        break;
+      }
+      case EventType::kOutsideTraffic: {
+        r.Number("share", 0, true, &ev.share, true);
+        if (r.ok() && ev.share >= 1) r.Fail("share", "must be below 1, got " + Num(ev.share));
+        r.Int("prompt_tokens", 1, 1000000, &ev.prompt_tokens, false);
+        r.Int("max_tokens", 1, 1000000, &ev.max_tokens, false);
+        break;
+      }
+      case EventType::kStateOutage: {
+        r.Number("duration_s", 0, false, &ev.duration_s, true);
+        std::string mode = "pause";
+        r.String("mode", &mode, false);
+        if (r.ok() && mode == "stop") ev.mode = OutageMode::kStop;
+        if (r.ok() && mode != "stop" && mode != "pause") {
+          r.Fail("mode", "must be pause|stop, got " + mode);
+        }
+        break;
+      }
+    }
+    if (!r.ok()) return Status::InvalidArgument(r.error());
+    out.push_back(std::move(ev));
+  }
+  // Leaving a tenant that joins after the leave is caught above only in file
+  // order; check it for any order.
+  for (const auto& [tenant, at] : left_at) {
+    auto j = joined_at.find(tenant);
+    if (j != joined_at.end() && j->second >= at) {
+      return Status::InvalidArgument("events: " + tenant + " leaves at " + Num(at) +
+                                     " s, not after it joins at " + Num(j->second) + " s");
+    }
+  }
+  // State outages must not overlap (one server, one outage at a time).
+  std::vector<std::pair<double, double>> outages;
+  for (const ScenarioEvent& ev : out) {
+    if (ev.type == EventType::kStateOutage) outages.push_back({ev.at_s, ev.at_s + ev.duration_s});
+  }
+  std::sort(outages.begin(), outages.end());
+  for (size_t i = 1; i < outages.size(); ++i) {
+    if (outages[i].first < outages[i - 1].second) {
+      return Status::InvalidArgument("events: the state_outage at " + Num(outages[i].first) +
+                                     " s starts before the one at " + Num(outages[i - 1].first) +
+                                     " s is restored (at " + Num(outages[i - 1].second) + " s)");
+    }
+  }
+  return out;
+}
+
+std::vector<ScheduledAction> ScheduleEvents(const std::vector<ScenarioEvent>& events,
+                                            double speedup) {
+  if (!(speedup > 0)) speedup = 1;
+  auto us = [speedup](double paper_s) { return std::llround(paper_s * 1e6 / speedup); };
+  std::vector<ScheduledAction> actions;
+  for (size_t i = 0; i < events.size(); ++i) {
+    const ScenarioEvent& e = events[i];
+    actions.push_back({us(e.at_s), static_cast<int>(i), 0});
+    if (e.type == EventType::kStateOutage) {
+      actions.push_back({us(e.at_s + e.duration_s), static_cast<int>(i), 1});
+    }
+  }
+  std::stable_sort(actions.begin(), actions.end(),
+                   [](const ScheduledAction& a, const ScheduledAction& b) {
+                     if (a.at_us != b.at_us) return a.at_us < b.at_us;
+                     return a.phase < b.phase;
+                   });
+  return actions;
+}
+
+std::string EventText(const ScenarioEvent& e) {
+  if (!e.label.empty()) return e.label;
+  switch (e.type) {
+    case EventType::kJoin:
+      return "join " + e.tenant;
+    case EventType::kLeave:
+      return "leave " + e.tenant;
+    case EventType::kTenantWeight:
+      return "weight " + e.tenant + " = " + Num(e.weight);
+    case EventType::kClassOmega:
+      return "omega P" + std::to_string(e.priority) + " = " + Num(e.omega);
+    case EventType::kUpstreamLimits: {
+      std::string s = "upstream limits: " + Num(e.caps.requests_per_s) + " req/s";
+      if (e.caps.tokens_per_s > 0) s += ", " + Num(e.caps.tokens_per_s) + " tok/s";
+      return s;
+    }
+    case EventType::kOutsideTraffic:
+      return e.share > 0 ? "outside traffic " + Num(100 * e.share) + " % of the cap"
+                         : "outside traffic stops";
+    case EventType::kStateOutage:
+      return std::string("valkey ") + (e.mode == OutageMode::kPause ? "paused" : "stopped") +
+             " for " + Num(e.duration_s) + " s";
+  }
+  return "?";
+}
+
+}  // namespace bp::loadgen
