@@ -23,6 +23,9 @@ struct Env {
   std::string url;
   std::string target;
   const RunContext& context;
+  // Where `url` came from, named in errors about it: "--valkey",
+  // "BP_VALKEY_URL" or "default".
+  std::string url_source = "--valkey";
 
   // A gate on url/target, connected and with its scripts loaded (Ping);
   // nullptr after printing the error (then return kExitServer).
