@@ -18,7 +18,7 @@ constexpr const char* kTitle =
 
 std::vector<Command> AllCommands() {
   std::vector<Command> all = InspectCommands();
-  for (auto part : {UpdateCommands(), AdmitCommands()})
+  for (auto part : {UpdateCommands(), AdmitCommands(), GcCommands()})
     all.insert(all.end(), part.begin(), part.end());
   return all;
 }
