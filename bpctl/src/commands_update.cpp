@@ -1,5 +1,5 @@
 // bpctl hot updates (I2): set cap, set priority-weights, set weight,
-// unset weight, reset and import. Every value is validated before the
+// unset weight, set adapt, reset and import. Every value is validated before the
 // connection is opened, and each update is one atomic configure.lua call, so
 // invalid input changes nothing and workers see the change on their next call.
 #include <cerrno>
@@ -113,18 +113,75 @@ int UnsetWeight(const Invocation& in) {
 }
 
 int Reset(const Invocation& in) {
-  if (in.Has("buckets") && in.Has("all")) {
-    in.env.err << "bpctl: reset: --buckets and --all exclude each other\n";
+  if (in.Has("buckets") + in.Has("all") + in.Has("learned") > 1) {
+    in.env.err << "bpctl: reset: --buckets, --all and --learned exclude each other\n";
     return kExitUsage;
   }
   auto gate = in.env.Connect();
   if (!gate) return kExitServer;
+  if (in.Has("learned")) {
+    if (Status s = gate->ResetLearned(); !s.ok()) return in.env.Fail(s);
+    in.env.out << "target " << in.env.target
+               << ": learned caps dropped (the configured caps apply)\n";
+    return kExitOk;
+  }
   const bool all = in.Has("all");
   if (Status s = all ? gate->Reset() : gate->ResetBuckets(); !s.ok()) return in.env.Fail(s);
   in.env.out << "target " << in.env.target
              << (all ? ": every key deleted (configuration included)\n"
                      : ": bucket and queue state dropped, configuration kept\n");
   return kExitOk;
+}
+
+int SetAdapt(const Invocation& in) {
+  const std::string& mode = in.args[0];
+  if (mode != "on" && mode != "off") {
+    return in.env.Fail(kExitBadValue, "set adapt: MODE must be on or off, got '" + mode + "'");
+  }
+  std::optional<double> beta, recover, window, min429;
+  for (auto [flag, out] : {std::pair{"beta", &beta}, std::pair{"recover-ms", &recover},
+                           std::pair{"window-ms", &window}, std::pair{"min-429", &min429}}) {
+    if (!in.Has(flag)) continue;
+    auto v = ParseNonNegative(in.Flag(flag), std::string("--") + flag);
+    if (!v.ok()) return in.env.Fail(v.status());
+    *out = *v;
+  }
+  if (min429 && *min429 != static_cast<double>(static_cast<int64_t>(*min429))) {
+    return in.env.Fail(kExitBadValue, "--min-429 must be an integer >= 1");
+  }
+  auto gate = in.env.Connect();
+  if (!gate) return kExitServer;
+  auto config = gate->Config();  // the other tuning fields keep their values
+  if (!config.ok()) return in.env.Fail(config.status());
+  GateTuning t = config->tuning;
+  t.adapt = mode == "on";
+  if (beta) t.adapt_beta = *beta;
+  if (recover) t.adapt_recover_ms = *recover;
+  if (window) t.adapt_window_ms = *window;
+  if (min429) t.adapt_min_429 = static_cast<int64_t>(*min429);
+  if (Status s = gate->SetTuning(t); !s.ok()) return in.env.Fail(s);
+  in.env.out << "target " << in.env.target << ": adaptive caps " << mode;
+  if (t.adapt) {
+    in.env.out << " (beta " << FormatNumber(t.adapt_beta) << ", recovery "
+               << FormatNumber(t.adapt_recover_ms) << " ms, window "
+               << FormatNumber(t.adapt_window_ms) << " ms, " << t.adapt_min_429
+               << " 429s per window)";
+  } else {
+    in.env.out << " (learned caps dropped)";
+  }
+  in.env.out << "\n";
+  return kExitOk;
+}
+
+void AdaptFlags(po::options_description& d) {
+  d.add_options()("beta", po::value<std::string>()->value_name("B"),
+                  "multiplicative decrease, in (0, 1) (default 0.7)")(
+      "recover-ms", po::value<std::string>()->value_name("MS"),
+      "additive recovery: 0 to the configured cap in MS, > 0 (default 120000)")(
+      "window-ms", po::value<std::string>()->value_name("MS"),
+      "count window and least hold after a decrease, >= 0 (default 2000)")(
+      "min-429", po::value<std::string>()->value_name("N"),
+      "429s within one window before a decrease, integer >= 1 (default 4)");
 }
 
 int Import(const Invocation& in) {
@@ -162,7 +219,8 @@ void CapFlags(po::options_description& d) {
 
 void ResetFlags(po::options_description& d) {
   d.add_options()("buckets", "drop bucket and queue state, keep the configuration (default)")(
-      "all", "delete every key of the target, configuration included");
+      "all", "delete every key of the target, configuration included")(
+      "learned", "drop only the learned caps of the adaptive rule");
 }
 
 }  // namespace
@@ -213,16 +271,33 @@ std::vector<Command> UpdateCommands() {
        {"TENANT"},
        nullptr,
        UnsetWeight},
+      {"set adapt",
+       "on|off [--beta B] [--recover-ms MS] [--window-ms MS] [--min-429 N]",
+       "adaptive caps on or off (README \"Adaptive caps\")",
+       "on: the gate learns a cap per dimension from the 429s that workers report at\n"
+       "release (AIMD: times beta once per overload episode, back to the configured cap\n"
+       "over recover-ms) and uses it for L1 and equation (1), never above the configured\n"
+       "cap. off (the default, the paper's gate): the learned caps are dropped. Omitted\n"
+       "flags keep their current value. `bpctl status` shows configured vs learned.\n\n"
+       "Examples:\n"
+       "  bpctl set adapt on\n"
+       "  bpctl set adapt on --beta 0.5 --recover-ms 60000 --min-429 5\n"
+       "  bpctl set adapt off\n",
+       {"MODE"},
+       AdaptFlags,
+       SetAdapt},
       {"reset",
-       "[--buckets | --all]",
+       "[--buckets | --all | --learned]",
        "drop bucket/queue state (or everything)",
        "--buckets (the default) drops the L1 levels, tags, backlog, per-queue and\n"
        "per-class counters and outstanding tickets atomically, and keeps caps, weights\n"
        "and tuning: the next admission starts from full buckets. --all deletes every\n"
-       "key of the target: workers fail open until caps are set again.\n\n"
+       "key of the target: workers fail open until caps are set again. --learned drops\n"
+       "only the learned caps of the adaptive rule (the configured caps apply at once).\n\n"
        "Examples:\n"
        "  bpctl reset\n"
-       "  bpctl --target bench-run-3 reset --all\n",
+       "  bpctl --target bench-run-3 reset --all\n"
+       "  bpctl reset --learned\n",
        {},
        ResetFlags,
        Reset},

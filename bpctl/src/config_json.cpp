@@ -58,20 +58,29 @@ Status ReadCaps(const json& j, GateConfig* c) {
 }
 
 Status ReadTuning(const json& j, GateTuning* t) {
-  if (Status s =
-          OnlyFields(j, "tuning", {"slack_ms", "lend_fraction", "grace_ms", "ticket_ttl_ms"});
+  if (Status s = OnlyFields(j, "tuning",
+                            {"slack_ms", "lend_fraction", "grace_ms", "ticket_ttl_ms", "adapt",
+                             "adapt_beta", "adapt_recover_ms", "adapt_window_ms", "adapt_min_429"});
       !s.ok()) {
     return s;
   }
   for (auto [key, out] :
        {std::pair{"slack_ms", &t->slack_ms}, std::pair{"lend_fraction", &t->lend_fraction},
-        std::pair{"grace_ms", &t->grace_ms}}) {
+        std::pair{"grace_ms", &t->grace_ms}, std::pair{"adapt_beta", &t->adapt_beta},
+        std::pair{"adapt_recover_ms", &t->adapt_recover_ms},
+        std::pair{"adapt_window_ms", &t->adapt_window_ms}}) {
     if (Status s = ReadNumber(j, "tuning", key, out); !s.ok()) return s;
   }
-  if (j.contains("ticket_ttl_ms")) {
-    const json& v = j.at("ticket_ttl_ms");
-    if (!v.is_number_integer()) return Bad("tuning.ticket_ttl_ms", "must be an integer");
-    t->ticket_ttl_ms = v.get<int64_t>();
+  for (auto [key, out] : {std::pair{"ticket_ttl_ms", &t->ticket_ttl_ms},
+                          std::pair{"adapt_min_429", &t->adapt_min_429}}) {
+    if (!j.contains(key)) continue;
+    const json& v = j.at(key);
+    if (!v.is_number_integer()) return Bad(std::string("tuning.") + key, "must be an integer");
+    *out = v.get<int64_t>();
+  }
+  if (j.contains("adapt")) {
+    if (!j.at("adapt").is_boolean()) return Bad("tuning.adapt", "must be true or false");
+    t->adapt = j.at("adapt").get<bool>();
   }
   return Status::Ok();
 }
@@ -94,7 +103,12 @@ nlohmann::ordered_json ConfigToJson(const GateConfig& c) {
   j["tuning"] = {{"slack_ms", c.tuning.slack_ms},
                  {"lend_fraction", c.tuning.lend_fraction},
                  {"grace_ms", c.tuning.grace_ms},
-                 {"ticket_ttl_ms", c.tuning.ticket_ttl_ms}};
+                 {"ticket_ttl_ms", c.tuning.ticket_ttl_ms},
+                 {"adapt", c.tuning.adapt},
+                 {"adapt_beta", c.tuning.adapt_beta},
+                 {"adapt_recover_ms", c.tuning.adapt_recover_ms},
+                 {"adapt_window_ms", c.tuning.adapt_window_ms},
+                 {"adapt_min_429", c.tuning.adapt_min_429}};
   return j;
 }
 

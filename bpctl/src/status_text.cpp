@@ -72,6 +72,15 @@ void Summary(std::ostream& o, const json& s) {
       o << "no token cap, ";
     }
     o << "burst " << Num(caps, "burst_s") << " s\n";
+    const json& a = s.at("learned_caps");
+    o << "learned  adaptive caps " << (a.at("adapt").get<bool>() ? "on" : "off") << ": requests "
+      << Num(a, "requests_per_s") << " of " << Num(caps, "requests_per_s") << " req/s ("
+      << Percent(a, "requests_fraction") << ")";
+    if (a.contains("tokens_per_s")) {
+      o << ", tokens " << Num(a, "tokens_per_s") << " of " << Num(caps, "tokens_per_s")
+        << " tok/s (" << Percent(a, "tokens_fraction") << ")";
+    }
+    o << "\n";
     for (const char* dim : {"requests", "tokens"}) {
       const json& l1 = s.at("l1");
       if (!l1.contains(dim)) continue;

@@ -88,15 +88,28 @@ nlohmann::ordered_json StatusJson(const std::string& target, const GateState& st
                  {"burst_s", c.burst_s},
                  {"rpm", c.requests_per_s * 60},
                  {"tpm", c.tokens_per_s * 60}};
-    const double cap_r = c.requests_per_s * c.burst_s, cap_t = c.tokens_per_s * c.burst_s;
-    json l1 = {{"last_call_ms", st.l1_at_ms},
-               {"requests", Bucket(Refilled(st.l1_requests, cap_r, c.requests_per_s, st.l1_at_ms,
-                                            st.server_time_ms),
-                                   cap_r, c.requests_per_s)}};
+    // Adaptive caps: L1 refills at the learned cap (admit.lua); the
+    // capacity stays at the configured cap.
+    const double rate_r = c.requests_per_s * st.learned_requests_fraction;
+    const double rate_t = c.tokens_per_s * st.learned_tokens_fraction;
+    json learned = {{"adapt", st.adapt},
+                    {"requests_per_s", rate_r},
+                    {"requests_fraction", st.learned_requests_fraction},
+                    {"requests_decreased_ms", st.learned_requests_decreased_ms}};
     if (c.tokens_per_s > 0) {
-      l1["tokens"] =
-          Bucket(Refilled(st.l1_tokens, cap_t, c.tokens_per_s, st.l1_at_ms, st.server_time_ms),
-                 cap_t, c.tokens_per_s);
+      learned["tokens_per_s"] = rate_t;
+      learned["tokens_fraction"] = st.learned_tokens_fraction;
+      learned["tokens_decreased_ms"] = st.learned_tokens_decreased_ms;
+    }
+    j["learned_caps"] = std::move(learned);
+    const double cap_r = c.requests_per_s * c.burst_s, cap_t = c.tokens_per_s * c.burst_s;
+    json l1 = {
+        {"last_call_ms", st.l1_at_ms},
+        {"requests", Bucket(Refilled(st.l1_requests, cap_r, rate_r, st.l1_at_ms, st.server_time_ms),
+                            cap_r, rate_r)}};
+    if (c.tokens_per_s > 0) {
+      l1["tokens"] = Bucket(Refilled(st.l1_tokens, cap_t, rate_t, st.l1_at_ms, st.server_time_ms),
+                            cap_t, rate_t);
     }
     j["l1"] = std::move(l1);
   } else {

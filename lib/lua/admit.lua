@@ -76,7 +76,7 @@ local qid = k .. ':' .. tenant
 
 ---------------------------------------------------------------- one read
 local s = redis.call('HMGET', H, 'cfg', 'omega:' .. k, 'tw:' .. tenant, 'g', 'q:' .. qid,
-  'c:' .. k)
+  'c:' .. k, 'ad')
 -- cfg: Cr Ct burst_s omega_sum lend_fraction slack_ms grace_ms ticket_ttl_ms
 -- (written by configure.lua; read on every call: hot updates, I2)
 local c = nums(s[1], P8)
@@ -99,7 +99,19 @@ local lend, slack_us, grace_us = c[5] or 0.5, (c[6] or 50) * 1000, (c[7] or 200)
 local ticket_ttl = c[8] or 600000
 local w = (tonumber(s[3]) or 1) * omega
 if w <= 0 then w = 1e-9 end
+-- Adaptive caps (README "Adaptive caps"; written by release.lua when the
+-- tuning switch adapt is on): 'ad' = "fr tr_us ft tt_us tau_us ...", the
+-- learned fraction f_d of each cap, recovering by (now - t_d) / tau up to 1.
+-- L1 refills and equation (1) use the learned caps; the burst capacity (and
+-- so REJECT) stays at the configured ones.
 local capr, capt = Cr * burst, Ct * burst
+if s[7] then
+  local a = nums(s[7], '^(%S+) (%S+) (%S+) (%S+) (%S+)')
+  if a[5] and a[5] > 0 then
+    Cr = Cr * math.min(1, a[1] + math.max(0, now - a[2]) / a[5])
+    Ct = Ct * math.min(1, a[3] + math.max(0, now - a[4]) / a[5])
+  end
+end
 if creq > capr or (Ct > 0 and tdebit > capt) then
   return {'REJECT', string.format('cost (%g requests, %g tokens) above the burst capacity (%g, %g)',
     creq, tdebit, capr, capt)}

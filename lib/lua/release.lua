@@ -7,8 +7,27 @@
 -- virtual tag (dominant-share units at the current caps and weights), then
 -- deletes the ticket: a second release of the same ticket changes nothing.
 --
+-- Adaptive caps (README "Adaptive caps"), when the tuning field adapt = 1:
+-- the upstream's answer feeds an AIMD rule (Chiu & Jain 1989; the halving of
+-- RFC 5681 section 3.1, with CUBIC's gentler beta = 0.7 of RFC 9438 as the
+-- default) on a learned fraction f_d of each cap C_d, d = requests, tokens:
+--   f_d(now) = min(1, f_d + (now - t_d) / tau)     additive recovery, tau =
+--              adapt_recover_ms (f from 0 to 1), stored with f_d in 'ad';
+--   a 429 bound on d counts in a window of adapt_window_ms unless d is held;
+--   at adapt_min_429 counts in one window: f_d = max(0.05, beta * f_d(now)),
+--   t_d = now, and d is held (no count, no decrease) for max(window,
+--   retry-after, the d reset header): one decrease per overload episode.
+-- A 429 with no known bound counts against the dimensions whose remaining
+-- header is 0, else against requests (and tokens if capped).
+-- 'ad' = "fr tr_us ft tt_us tau_us ws_us nr nt hr_us ht_us". Only 429s
+-- write it; recovery is computed where it is read (admit, release, State).
+--
 -- KEYS[1] = "bp:{target}"
--- ARGV: ticket, actual_requests, actual_tokens, [now_ms] (tests only)
+-- ARGV: ticket, actual_requests, actual_tokens, [now_ms] (tests only, 0 =
+--       TIME), [outcome "ok" | "429" (default ok)], [bound "requests" |
+--       "tokens" | ""], [retry_after_ms], [remaining_requests],
+--       [reset_requests_ms], [remaining_tokens], [reset_tokens_ms]
+--       (numbers: -1 or "" = absent)
 -- Reply: 1 if applied, 0 if the ticket was unknown (released, expired, "0")
 
 local P = KEYS[1]
@@ -17,6 +36,7 @@ local H, BL = P .. ':state', P .. ':bl'
 local P2 = '^(%S+) (%S+)$'
 local P8 = '^(%S+) (%S+) (%S+) (%S+) (%S+) (%S+) (%S+) (%S+)$'
 local P9 = '^(%S+) (%S+) (%S+) (%S+) (%S+) (%S+) (%S+) (%S+) (%S+)$'
+local P10 = '^(%S+) (%S+) (%S+) (%S+) (%S+) (%S+) (%S+) (%S+) (%S+) (%S+)$'
 local function nums(str, pat)
   if not str then return {} end
   local v = {string.match(str, pat)}
@@ -42,12 +62,60 @@ if now <= 0 then
   now = tonumber(tm[1]) * 1000000 + tonumber(tm[2])
 end
 local s = redis.call('HMGET', H, 'cfg', 'g', 'q:' .. qid, 'c:' .. k, 'tw:' .. tenant,
-  'omega:' .. k)
+  'omega:' .. k, 'ad', 'adapt', 'adapt_beta', 'adapt_recover_ms', 'adapt_window_ms',
+  'adapt_min_429')
 local c = nums(s[1], P8)
 local Cr, Ct = c[1], c[2] or 0
 if not Cr or Cr <= 0 then return 1 end
 local burst = c[3] or 1
 local capr, capt = Cr * burst, Ct * burst
+
+-- Adaptive caps: the learned fractions now, then a 429's decrease.
+local a = nums(s[7], P10)
+local tau = a[5] or (tonumber(s[10]) or 120000) * 1000
+local function frac(f, t)
+  if not f or tau <= 0 then return 1 end
+  return math.min(1, f + math.max(0, now - t) / tau)
+end
+local fr, ft = frac(a[1], a[2]), frac(a[3], a[4])
+if s[8] == '1' and ARGV[5] == '429' then
+  local function arg(i) return tonumber(ARGV[i] or '') or -1 end
+  local bound, ra = ARGV[6] or '', arg(7)
+  local rem_r, rst_r, rem_t, rst_t = arg(8), arg(9), arg(10), arg(11)
+  local win = (tonumber(s[11]) or 2000) * 1000
+  local beta, m = tonumber(s[9]) or 0.7, tonumber(s[12]) or 4
+  local ws, n, h = a[6], {a[7] or 0, a[8] or 0}, {a[9] or 0, a[10] or 0}
+  local f, t = {fr, ft}, {a[2] or now, a[4] or now}
+  local base = {a[1] or 1, a[3] or 1}
+  if not ws or now >= ws + win or now < ws then ws, n[1], n[2] = now, 0, 0 end
+  local dims = {}
+  if bound == 'requests' or (bound == 'tokens' and Ct <= 0) then dims = {1}
+  elseif bound == 'tokens' then dims = {2}
+  elseif rem_r == 0 or (rem_t == 0 and Ct > 0) then
+    if rem_r == 0 then dims[#dims + 1] = 1 end
+    if rem_t == 0 and Ct > 0 then dims[#dims + 1] = 2 end
+  else
+    dims = {1}
+    if Ct > 0 then dims[2] = 2 end
+  end
+  for _, d in ipairs(dims) do
+    if now >= h[d] then
+      n[d] = n[d] + 1
+      if n[d] >= m then
+        f[d], base[d], t[d], n[d] = math.max(0.05, beta * f[d]), nil, now, 0
+        h[d] = now + math.max(win, ra * 1000, ((d == 1) and rst_r or rst_t) * 1000)
+      end
+    end
+  end
+  local function keepf(d)  -- unchanged fractions keep their stored base
+    if base[d] then return base[d] end
+    return f[d]
+  end
+  redis.call('HSET', H, 'ad', string.format('%.17g %d %.17g %d %d %d %d %d %d %d', keepf(1),
+    t[1], keepf(2), t[2], tau, ws, n[1], n[2], h[1], h[2]))
+  fr, ft = f[1], f[2]
+end
+Cr, Ct = Cr * fr, Ct * ft  -- L1 refill and the tag correction at the learned caps
 local dr, dt = areq - dreq, atok - dtok
 if Ct == 0 then dt = 0 end
 

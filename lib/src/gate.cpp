@@ -6,6 +6,7 @@
 // re-established lazily, at most once per reconnect_interval_ms.
 #include <spdlog/spdlog.h>
 
+#include <cmath>
 #include <cstdio>
 #include <mutex>
 #include <unordered_map>
@@ -245,13 +246,31 @@ Status Gate::Release(const std::string& ticket, const Cost& actual) {
 }
 
 Status Gate::Release(const std::string& ticket, const Cost& actual, int64_t now_ms) {
+  return Release(ticket, actual, UpstreamReport{}, now_ms);
+}
+
+Status Gate::Release(const std::string& ticket, const Cost& actual, const UpstreamReport& report,
+                     int64_t now_ms) {
   if (ticket.empty()) return Status::InvalidArgument("release: empty ticket");
+  for (double v : {report.retry_after_ms, report.reset_requests_ms, report.reset_tokens_ms}) {
+    if (!std::isfinite(v)) return Status::InvalidArgument("release: report times must be finite");
+  }
   if (actual.requests < 0 || actual.tokens < 0) {
     return Status::InvalidArgument("release: actual costs must be >= 0");
   }
   if (impl_->options.mode == GateMode::kEstimate || ticket == "0") return Status::Ok();
-  const std::vector<std::string> args = {ticket, std::to_string(actual.requests),
-                                         std::to_string(actual.tokens), std::to_string(now_ms)};
+  const bool throttled = report.outcome == UpstreamReport::Outcome::kThrottled;
+  std::vector<std::string> args = {ticket, std::to_string(actual.requests),
+                                   std::to_string(actual.tokens), std::to_string(now_ms)};
+  if (throttled) {  // release.lua's report arguments (README "Script protocol")
+    const char* bound = report.bound == UpstreamReport::Bound::kRequests ? "requests"
+                        : report.bound == UpstreamReport::Bound::kTokens ? "tokens"
+                                                                         : "";
+    args.insert(args.end(),
+                {"429", bound, FormatDouble(report.retry_after_ms),
+                 std::to_string(report.remaining_requests), FormatDouble(report.reset_requests_ms),
+                 std::to_string(report.remaining_tokens), FormatDouble(report.reset_tokens_ms)});
+  }
   std::lock_guard lock(impl_->mu);
   Status s = impl_->EnsureConnected(impl_->options.command_timeout_ms);
   if (!s.ok()) {

@@ -40,9 +40,10 @@ Status ValidateGateConfig(const GateConfig& c) {
 Result<GateConfig> Gate::Config() {
   const std::string h = impl_->prefix + ":state";
   auto f = impl_->Run({"HMGET", h, "requests_per_s", "tokens_per_s", "burst_s", "classes",
-                       "slack_ms", "lend_fraction", "grace_ms", "ticket_ttl_ms"});
+                       "slack_ms", "lend_fraction", "grace_ms", "ticket_ttl_ms", "adapt",
+                       "adapt_beta", "adapt_recover_ms", "adapt_window_ms", "adapt_min_429"});
   if (Status s = CheckReply(f, "config"); !s.ok()) return s;
-  if (f->elements.size() != 8) return Status::Internal("config: unexpected HMGET reply");
+  if (f->elements.size() != 13) return Status::Internal("config: unexpected HMGET reply");
   const auto& e = f->elements;
   GateConfig c;
   c.configured = e[0].type == ValkeyReply::Type::kString;
@@ -57,6 +58,12 @@ Result<GateConfig> Gate::Config() {
   c.tuning.grace_ms = ReplyToDouble(e[6], defaults.grace_ms);
   c.tuning.ticket_ttl_ms =
       static_cast<int64_t>(ReplyToDouble(e[7], static_cast<double>(defaults.ticket_ttl_ms)));
+  c.tuning.adapt = e[8].AsString() == "1";
+  c.tuning.adapt_beta = ReplyToDouble(e[9], defaults.adapt_beta);
+  c.tuning.adapt_recover_ms = ReplyToDouble(e[10], defaults.adapt_recover_ms);
+  c.tuning.adapt_window_ms = ReplyToDouble(e[11], defaults.adapt_window_ms);
+  c.tuning.adapt_min_429 =
+      static_cast<int64_t>(ReplyToDouble(e[12], static_cast<double>(defaults.adapt_min_429)));
   const int classes = static_cast<int>(ReplyToDouble(e[3], 0));
   if (classes > 0) {
     std::vector<std::string> cmd = {"HMGET", h};
@@ -113,6 +120,10 @@ Status Gate::ResetBuckets() {
     const long long n = std::strtoll(key.c_str() + tk.size(), &end, 10);
     return *end == '\0' && n >= 1 && n <= seq;  // issued before the reset
   });
+}
+
+Status Gate::ResetLearned() {
+  return CheckReply(impl_->Run({"HDEL", impl_->prefix + ":state", "ad"}), "reset learned");
 }
 
 Decision Gate::DryRunAdmit(const AdmitRequest& request) {

@@ -90,6 +90,16 @@ Status ValidateTuning(const GateTuning& t) {
     return Status::InvalidArgument("grace_ms must be a finite number >= 0");
   }
   if (t.ticket_ttl_ms < 1) return Status::InvalidArgument("ticket_ttl_ms must be >= 1");
+  if (!std::isfinite(t.adapt_beta) || t.adapt_beta <= 0 || t.adapt_beta >= 1) {
+    return Status::InvalidArgument("adapt_beta must be in (0, 1)");
+  }
+  if (!PositiveFinite(t.adapt_recover_ms)) {
+    return Status::InvalidArgument("adapt_recover_ms must be a positive finite number");
+  }
+  if (!std::isfinite(t.adapt_window_ms) || t.adapt_window_ms < 0) {
+    return Status::InvalidArgument("adapt_window_ms must be a finite number >= 0");
+  }
+  if (t.adapt_min_429 < 1) return Status::InvalidArgument("adapt_min_429 must be >= 1");
   return Status::Ok();
 }
 
@@ -118,8 +128,24 @@ std::vector<std::string> OmegaPairs(const std::vector<double>& omega, size_t old
 }
 
 std::vector<std::string> TuningPairs(const GateTuning& t) {
-  return {"slack_ms", FormatDouble(t.slack_ms), "lend_fraction", FormatDouble(t.lend_fraction),
-          "grace_ms", FormatDouble(t.grace_ms), "ticket_ttl_ms", std::to_string(t.ticket_ttl_ms)};
+  return {"slack_ms",
+          FormatDouble(t.slack_ms),
+          "lend_fraction",
+          FormatDouble(t.lend_fraction),
+          "grace_ms",
+          FormatDouble(t.grace_ms),
+          "ticket_ttl_ms",
+          std::to_string(t.ticket_ttl_ms),
+          "adapt",
+          t.adapt ? "1" : "0",
+          "adapt_beta",
+          FormatDouble(t.adapt_beta),
+          "adapt_recover_ms",
+          FormatDouble(t.adapt_recover_ms),
+          "adapt_window_ms",
+          FormatDouble(t.adapt_window_ms),
+          "adapt_min_429",
+          std::to_string(t.adapt_min_429)};
 }
 
 Status Gate::SetCaps(const GateCaps& caps) {
@@ -184,6 +210,20 @@ Result<GateState> Gate::State() {
   if (tm->elements.size() == 2) {
     st.server_time_ms =
         ReplyToDouble(tm->elements[0]) * 1000 + ReplyToDouble(tm->elements[1]) / 1000;
+  }
+  // Adaptive caps: 'ad' = "fr tr_us ft tt_us tau_us ..." (release.lua).
+  auto ad = impl_->Run({"HMGET", p + ":state", "adapt", "ad"});
+  if (Status s = CheckReply(ad, "state"); !s.ok()) return s;
+  if (ad->elements.size() == 2) {
+    st.adapt = ad->elements[0].AsString() == "1";
+    const std::vector<double> av = SplitNumbers(ad->elements[1].AsString());
+    if (av.size() >= 5 && av[4] > 0) {
+      const double now_us = st.server_time_ms * 1000;
+      st.learned_requests_fraction = std::min(1.0, av[0] + std::max(0.0, now_us - av[1]) / av[4]);
+      st.learned_tokens_fraction = std::min(1.0, av[2] + std::max(0.0, now_us - av[3]) / av[4]);
+      st.learned_requests_decreased_ms = av[0] < 1 ? av[1] / 1000 : 0;
+      st.learned_tokens_decreased_ms = av[2] < 1 ? av[3] / 1000 : 0;
+    }
   }
   auto seen = impl_->Run({"ZRANGE", p + ":seen", "0", "-1"});
   if (Status s = CheckReply(seen, "state"); !s.ok()) return s;

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "bp/loadgen/retry_policy.h"
+#include "bp/loadgen/upstream_wait.h"
 
 namespace bp::loadgen {
 namespace {
@@ -81,6 +82,34 @@ class GatePool {
   size_t next_ = 0;
 };
 
+}  // namespace
+
+UpstreamReport ReportOf(const CallResult& r, double speedup) {
+  UpstreamReport out;
+  if (r.status == 429 && !r.proxy_local) {
+    out.outcome = UpstreamReport::Outcome::kThrottled;
+    // The limit the upstream named (error type, as the metrics classify it).
+    if (r.bound.find("token") != std::string::npos) {
+      out.bound = UpstreamReport::Bound::kTokens;
+    } else if (r.bound.find("request") != std::string::npos) {
+      out.bound = UpstreamReport::Bound::kRequests;
+    }
+    if (r.retry_after_paper_ms) {
+      out.retry_after_ms = *r.retry_after_paper_ms / speedup;
+    } else if (r.message_wait_paper_ms) {  // the wait stated in the message
+      out.retry_after_ms = *r.message_wait_paper_ms / speedup;
+    }
+  }
+  const RateLimitHeaders& h = r.ratelimit;
+  out.remaining_requests = h.remaining_requests.value_or(-1);
+  out.remaining_tokens = h.remaining_tokens.value_or(-1);
+  out.reset_requests_ms = h.reset_requests_ms.value_or(-1);
+  out.reset_tokens_ms = h.reset_tokens_ms.value_or(-1);
+  return out;
+}
+
+namespace {
+
 class BpConfiguration : public Configuration {
  public:
   BpConfiguration(const GateOptions& options, int threads) : pool_(threads, options) {}
@@ -130,21 +159,26 @@ class BpConfiguration : public Configuration {
       if (!ticket.empty()) {
         // Actual usage: prompt + completion on success; on a 429 the provider
         // charged nothing beyond what the estimate said (keep the estimate).
+        // The outcome feeds the gate's adaptive caps (UpstreamReport).
         Cost actual{1, r.status == 200 ? r.prompt_tokens + r.completion_tokens : prompt};
-        pool_.Submit([ticket, actual](Gate& gate) { gate.Release(ticket, actual); });
+        UpstreamReport report = ReportOf(r, e->speedup());
+        pool_.Submit(
+            [ticket, actual, report](Gate& gate) { gate.Release(ticket, actual, report); });
       }
       if (r.status == 200) {
         e->Finish(*x, Outcome::Ok());
         return;
       }
-      if (r.status == 429) {
-        // Deferred by its retry-after (paper ms -> real us), never retried in place.
-        double paper_ms = r.retry_after_paper_ms.value_or(ActivityRetryDelayMs(1));
-        e->Finish(
-            *x, Outcome::DeferAfter429(static_cast<int64_t>(paper_ms * 1000.0 / e->speedup()) + 1));
-        return;
+      // 429 / 503 / 529: deferred on a durable timer by the retry header, the
+      // wait in the message, else a backoff (upstream_wait.h), never retried in
+      // place; x-should-retry false: fail; other errors: the activity retry policy.
+      const BpAnswerAction act = BpActionForAnswer(r, e->activity(x->activity_id).throttle_defers);
+      if (act.kind == BpAnswerAction::kDefer) {
+        e->Finish(*x, Outcome::DeferAfter429(
+                          static_cast<int64_t>(act.wait_paper_ms * 1000.0 / e->speedup()) + 1));
+      } else {
+        e->Finish(*x, act.kind == BpAnswerAction::kFail ? Outcome::Fail() : Outcome::RetryLater());
       }
-      e->Finish(*x, Outcome::RetryLater());  // other errors: the activity retry policy
     });
   }
 
@@ -175,10 +209,19 @@ Result<std::unique_ptr<Configuration>> MakeBpConfiguration(const Workload& workl
       return Status::Unavailable("valkey " + options.valkey_url + ": " + s.message());
     }
     GateCaps caps;
-    caps.requests_per_s = workload.caps.requests_per_s * speedup;
-    caps.tokens_per_s = workload.caps.tokens_per_s * speedup;
+    caps.requests_per_s = workload.caps.requests_per_s * workload.gate_cap_factor * speedup;
+    caps.tokens_per_s = workload.caps.tokens_per_s * workload.gate_cap_factor * speedup;
     caps.burst_s = workload.gate_burst_s / speedup;
     if (Status s = setup.SetCaps(caps); !s.ok()) return s;
+    if (workload.gate_adapt) {  // else the tuning stays unset: the paper's gate
+      GateTuning t;
+      t.adapt = true;
+      t.adapt_beta = workload.gate_adapt_beta;
+      t.adapt_recover_ms = workload.gate_adapt_recover_s * 1000 / speedup;
+      t.adapt_window_ms = workload.gate_adapt_window_s * 1000 / speedup;
+      t.adapt_min_429 = workload.gate_adapt_min_429;
+      if (Status s = setup.SetTuning(t); !s.ok()) return s;
+    }
     if (Status s = setup.SetPriorityWeights(workload.priority_weights); !s.ok()) return s;
     for (const TenantSpec& t : workload.tenants) {
       if (Status s = setup.SetTenantWeight(t.id, t.weight); !s.ok()) return s;

@@ -4,6 +4,7 @@
 
 #include "bp/loadgen/engine.h"
 #include "bp/loadgen/retry_policy.h"
+#include "bp/loadgen/upstream_wait.h"
 
 namespace bp::loadgen {
 namespace {
@@ -12,6 +13,7 @@ namespace {
 void ParseAnswer(const HttpResponse& r, double speedup, CallResult* out) {
   out->status = r.status;
   out->should_retry = r.should_retry;
+  out->ratelimit = r.ratelimit;
   if (r.retry_after_ms) {
     out->retry_after_paper_ms = *r.retry_after_ms * speedup;
   } else if (r.retry_after_s) {
@@ -21,12 +23,26 @@ void ParseAnswer(const HttpResponse& r, double speedup, CallResult* out) {
   auto doc = nlohmann::json::parse(r.body, nullptr, /*allow_exceptions=*/false);
   if (!doc.is_object()) return;
   if (r.status == 200 && doc.contains("usage") && doc["usage"].is_object()) {
-    out->prompt_tokens = doc["usage"].value("prompt_tokens", int64_t{0});
-    out->completion_tokens = doc["usage"].value("completion_tokens", int64_t{0});
+    // OpenAI names prompt/completion tokens, Anthropic input/output tokens.
+    const auto& u = doc["usage"];
+    out->prompt_tokens = u.value("prompt_tokens", u.value("input_tokens", int64_t{0}));
+    out->completion_tokens = u.value("completion_tokens", u.value("output_tokens", int64_t{0}));
   }
-  if (r.status == 429 && doc.contains("error") && doc["error"].is_object()) {
+  if (r.status != 200 && doc.contains("error") && doc["error"].is_object()) {
     const auto& e = doc["error"];
-    if (e.contains("type") && e["type"].is_string()) out->bound = e["type"].get<std::string>();
+    if (e.contains("message") && e["message"].is_string()) {
+      auto ms = ParseMessageWaitMs(e["message"].get_ref<const std::string&>());
+      if (ms) out->message_wait_paper_ms = *ms * speedup;
+    }
+    // The bound limit: mockapi's error.dimension in every profile's body
+    // (Anthropic's and Azure's error.type does not name it), else error.type.
+    if (r.status == 429) {
+      if (e.contains("dimension") && e["dimension"].is_string()) {
+        out->bound = e["dimension"].get<std::string>();
+      } else if (e.contains("type") && e["type"].is_string()) {
+        out->bound = e["type"].get<std::string>();
+      }
+    }
   }
 }
 
@@ -96,7 +112,8 @@ struct SdkLoop : std::enable_shared_from_this<SdkLoop> {
       return;
     }
     RetryHint hint{r.retry_after_paper_ms};
-    double delay = SdkRetryDelayMs(hint, retries, engine->Uniform(), engine->sdk_retry_after_bound());
+    double delay =
+        SdkRetryDelayMs(hint, retries, engine->Uniform(), engine->sdk_retry_after_bound());
     ++retries;
     engine->AfterPaperMs(delay, [self = shared_from_this()] { self->Attempt(); });
   }

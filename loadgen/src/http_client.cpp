@@ -7,6 +7,8 @@
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 #include <deque>
+#include <string>
+#include <tuple>
 #include <unordered_set>
 #include <vector>
 
@@ -45,6 +47,37 @@ Result<HttpEndpoint> ParseHttpUrl(const std::string& url) {
     if (ec) return Status::InvalidArgument(url + ": host must be an IP literal or localhost");
   }
   return ep;
+}
+
+std::optional<double> ParseGoDurationMs(std::string_view v) {
+  if (auto plain = ParseSeconds(v)) {
+    if (*plain < 0) return std::nullopt;
+    return *plain * 1000;
+  }
+  if (v.empty()) return std::nullopt;
+  double ms = 0;
+  size_t i = 0;
+  while (i < v.size()) {
+    size_t j = i;
+    while (j < v.size() && ((v[j] >= '0' && v[j] <= '9') || v[j] == '.')) ++j;
+    if (j == i) return std::nullopt;
+    auto number = ParseSeconds(v.substr(i, j - i));
+    if (!number) return std::nullopt;
+    size_t k = j;
+    while (k < v.size() && !((v[k] >= '0' && v[k] <= '9') || v[k] == '.')) ++k;
+    const std::string_view unit = v.substr(j, k - j);
+    double scale = 0;
+    if (unit == "h") scale = 3'600'000;
+    if (unit == "m") scale = 60'000;
+    if (unit == "s") scale = 1000;
+    if (unit == "ms") scale = 1;
+    if (unit == "us" || unit == "\xc2\xb5s") scale = 0.001;
+    if (unit == "ns") scale = 1e-6;
+    if (scale == 0) return std::nullopt;
+    ms += *number * scale;
+    i = k;
+  }
+  return ms;
 }
 
 namespace {
@@ -160,6 +193,23 @@ struct HttpClient::Impl : std::enable_shared_from_this<HttpClient::Impl> {
     }
     if (auto it = res.find(http::field::retry_after); it != res.end()) {
       out.retry_after_s = ParseSeconds(std::string_view(it->value().data(), it->value().size()));
+    }
+    auto header = [&res](const char* name) -> std::optional<std::string_view> {
+      auto it = res.find(name);
+      if (it == res.end()) return std::nullopt;
+      return std::string_view(it->value().data(), it->value().size());
+    };
+    RateLimitHeaders& rl = out.ratelimit;
+    for (auto [name, remaining, reset] :
+         {std::tuple{"requests", &rl.remaining_requests, &rl.reset_requests_ms},
+          std::tuple{"tokens", &rl.remaining_tokens, &rl.reset_tokens_ms}}) {
+      if (auto v = header((std::string("x-ratelimit-remaining-") + name).c_str())) {
+        auto n = ParseSeconds(*v);  // a plain decimal number
+        if (n && *n >= 0) *remaining = static_cast<int64_t>(*n);
+      }
+      if (auto v = header((std::string("x-ratelimit-reset-") + name).c_str())) {
+        *reset = ParseGoDurationMs(*v);
+      }
     }
     if (auto it = res.find("x-should-retry"); it != res.end()) {
       std::string_view v(it->value().data(), it->value().size());

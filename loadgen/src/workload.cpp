@@ -117,7 +117,7 @@ void ParseUpstream(const json& u, UpstreamCaps* caps, std::string* error) {
   }
   Reader r(u, "upstream", error);
   r.OnlyKeys({"limits", "completion_tokens", "latency", "count_rejected", "token_accounting",
-              "dialect", "scope", "model"});
+              "dialect", "scope", "model", "profile", "overload"});
   if (!u.contains("limits") || !u["limits"].is_array() || u["limits"].empty()) {
     r.Fail("limits", "must be a non-empty array");
     return;
@@ -214,10 +214,19 @@ Result<Workload> ParseWorkload(const json& doc, const std::string& source) {
     const json& g = doc["gate"];
     if (!g.is_object()) return fail("gate: must be an object");
     Reader gr(g, "gate", &error);
-    gr.OnlyKeys({"mode", "burst_s"});
+    gr.OnlyKeys({"mode", "burst_s", "cap_factor", "adapt", "adapt_beta", "adapt_recover_s",
+                 "adapt_window_s", "adapt_min_429"});
     std::string mode = "reconcile";
     gr.String("mode", &mode, false);
     gr.Number("burst_s", 0, false, &w.gate_burst_s, false);
+    gr.Number("cap_factor", 0, false, &w.gate_cap_factor, false);
+    if (g.contains("adapt") && !g["adapt"].is_boolean()) gr.Fail("adapt", "must be true or false");
+    if (g.contains("adapt") && g["adapt"].is_boolean()) w.gate_adapt = g["adapt"].get<bool>();
+    gr.Number("adapt_beta", 0, false, &w.gate_adapt_beta, false);
+    if (error.empty() && w.gate_adapt_beta >= 1) gr.Fail("adapt_beta", "must be in (0, 1)");
+    gr.Number("adapt_recover_s", 0, false, &w.gate_adapt_recover_s, false);
+    gr.Number("adapt_window_s", 0, true, &w.gate_adapt_window_s, false);
+    gr.Int("adapt_min_429", 1, 1000000, &w.gate_adapt_min_429, false);
     if (!error.empty()) return fail(error);
     auto m = ParseGateMode(mode);
     if (!m.ok()) return fail("gate.mode: " + m.status().message());
@@ -266,6 +275,11 @@ json ScaledUpstream(const Workload& workload, double speedup) {
       json& lat = u["latency"];
       if (lat.contains(key) && lat[key].is_number()) lat[key] = lat[key].get<double>() / speedup;
     }
+  }
+  if (u.contains("overload") && u["overload"].is_object()) {
+    json& o = u["overload"];
+    if (o.contains("retry_after_ms") && o["retry_after_ms"].is_number())
+      o["retry_after_ms"] = o["retry_after_ms"].get<double>() / speedup;
   }
   return u;
 }

@@ -53,6 +53,11 @@ Result<CommandLine> ParseCommandLine(int argc, const char* const* argv) {
                                                                "listen port (0: ephemeral)")(
       "threads", po::value<int>(), "io threads")("dialect", po::value<std::string>(),
                                                  "openai | anthropic | azure")(
+      "profile", po::value<std::string>(),
+      "how limits are reported: openai | azure | anthropic | bare (docs/provider-profiles.md)")(
+      "overload-share", po::value<double>(), "share of chat calls answered overloaded, [0, 1]")(
+      "overload-status", po::value<int>(), "503 | 529 (default 503)")(
+      "overload-retry-after-ms", po::value<double>(), "retry hint on overload answers (0: none)")(
       "model", po::value<std::string>(), "model name")("organization", po::value<std::string>(),
                                                        "organization named in 429 messages")(
       "scope", po::value<std::string>(), "global | api_key")(
@@ -101,8 +106,18 @@ Result<CommandLine> ParseCommandLine(int argc, const char* const* argv) {
                        {"port", vm.count("port") ? vm["port"].as<int>() : base.port}};
   }
   if (vm.count("threads")) patch["threads"] = vm["threads"].as<int>();
-  for (const char* key : {"dialect", "model", "organization", "scope"}) {
+  for (const char* key : {"dialect", "profile", "model", "organization", "scope"}) {
     if (vm.count(key)) patch[key] = vm[key].as<std::string>();
+  }
+  if (vm.count("overload-share") || vm.count("overload-status") ||
+      vm.count("overload-retry-after-ms")) {
+    const OverloadOptions& o = base.overload;
+    patch["overload"] = {
+        {"share", vm.count("overload-share") ? vm["overload-share"].as<double>() : o.share},
+        {"status", vm.count("overload-status") ? vm["overload-status"].as<int>() : o.status},
+        {"retry_after_ms", vm.count("overload-retry-after-ms")
+                               ? vm["overload-retry-after-ms"].as<double>()
+                               : o.retry_after_ms}};
   }
   if (vm.count("count-rejected")) patch["count_rejected"] = vm["count-rejected"].as<bool>();
   if (vm.count("token-accounting"))
@@ -171,8 +186,11 @@ int MockApiMain(int argc, const char* const* argv) {
     std::cerr << "mockapi: " << s.message() << "\n";
     return 1;
   }
-  spdlog::info("mockapi listening on http://{}:{} (dialect {}, {} limits, {} threads)", c.host,
-               server.port(), DialectName(c.dialect), c.limits.size(), c.threads);
+  spdlog::info(
+      "mockapi listening on http://{}:{} (dialect {}, profile {}, overload {}, {} limits, {} "
+      "threads)",
+      c.host, server.port(), DialectName(c.dialect), ProfileName(c.profile), c.overload.share,
+      c.limits.size(), c.threads);
   server.Wait();
   spdlog::info("mockapi stopped");
   return 0;

@@ -136,6 +136,20 @@ const char* DialectName(Dialect d) {
   return "openai";
 }
 
+const char* ProfileName(Profile p) {
+  switch (p) {
+    case Profile::kOpenAI:
+      return "openai";
+    case Profile::kAzure:
+      return "azure";
+    case Profile::kAnthropic:
+      return "anthropic";
+    case Profile::kBare:
+      return "bare";
+  }
+  return "openai";
+}
+
 Result<MockConfig> ConfigFromJson(const json& j, const MockConfig& base) {
   MockConfig c = base;
   Reader r(j, "");
@@ -150,6 +164,19 @@ Result<MockConfig> ConfigFromJson(const json& j, const MockConfig& base) {
   }
   r.Int("threads", &c.threads, 1, 64);
   r.Enum("dialect", &c.dialect, {"openai", "anthropic", "azure"});
+  r.Enum("profile", &c.profile, {"openai", "azure", "anthropic", "bare"});
+  if (r.Has("overload")) {
+    c.overload = OverloadOptions{};
+    Reader o(j["overload"], "overload");
+    o.Number("share", &c.overload.share, 0, 1);
+    o.Int("status", &c.overload.status, 503, 529);
+    o.Number("retry_after_ms", &c.overload.retry_after_ms, 0, 3.6e6);
+    if (Status s = o.Finish({"share", "status", "retry_after_ms"}); !s.ok()) return s;
+    if (c.overload.status != 503 && c.overload.status != 529) {
+      return Status::InvalidArgument("overload.status must be 503 or 529, got " +
+                                     std::to_string(c.overload.status));
+    }
+  }
   r.String("model", &c.model);
   r.String("organization", &c.organization);
   r.Enum("scope", &c.scope, {"global", "api_key"});
@@ -190,9 +217,9 @@ Result<MockConfig> ConfigFromJson(const json& j, const MockConfig& base) {
   r.Number("read_timeout_ms", &c.read_timeout_ms, 1, 3.6e6);
   r.Number("idle_timeout_ms", &c.idle_timeout_ms, 1, 3.6e6);
   if (Status s =
-          r.Finish({"listen", "threads", "dialect", "model", "organization", "scope",
-                    "count_rejected", "token_accounting", "limits", "completion_tokens", "latency",
-                    "seed", "body_limit_bytes", "read_timeout_ms", "idle_timeout_ms"});
+          r.Finish({"listen", "threads", "dialect", "profile", "overload", "model", "organization",
+                    "scope", "count_rejected", "token_accounting", "limits", "completion_tokens",
+                    "latency", "seed", "body_limit_bytes", "read_timeout_ms", "idle_timeout_ms"});
       !s.ok()) {
     return s;
   }
@@ -236,6 +263,11 @@ json ConfigToJson(const MockConfig& c) {
   return {{"listen", {{"host", c.host}, {"port", c.port}}},
           {"threads", c.threads},
           {"dialect", DialectName(c.dialect)},
+          {"profile", ProfileName(c.profile)},
+          {"overload",
+           {{"share", c.overload.share},
+            {"status", c.overload.status},
+            {"retry_after_ms", c.overload.retry_after_ms}}},
           {"model", c.model},
           {"organization", c.organization},
           {"scope", c.scope == Scope::kGlobal ? "global" : "api_key"},

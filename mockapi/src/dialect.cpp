@@ -54,13 +54,13 @@ std::string LimitPhrase(const LimiterOptions& o) {
   return "requests";
 }
 
+}  // namespace
+
 std::string RequestId(uint64_t id) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "req_mock%016llx", static_cast<unsigned long long>(id));
   return buf;
 }
-
-}  // namespace
 
 std::string GoDuration(int64_t ms) {
   if (ms <= 0) return "0s";
@@ -148,8 +148,10 @@ void SetError(Dialect dialect, int status, ErrorKind kind, std::string_view mess
   b += kind == ErrorKind::kNotFound ? ",\"code\":\"unknown_url\"}}" : ",\"code\":null}}";
 }
 
-void AddRateLimitHeaders(Dialect dialect, const std::vector<LimiterState>& states, int64_t now_us,
-                         HttpResponse* r) {
+void AddRateLimitHeaders(Dialect path_dialect, Profile profile,
+                         const std::vector<LimiterState>& states, int64_t now_us, HttpResponse* r) {
+  if (profile == Profile::kBare) return;
+  const Dialect dialect = ReportingDialect(path_dialect, profile);
   // OpenAI and Azure name requests and tokens only; Anthropic all four.
   static const char* kOpenAI[2][3] = {
       {"x-ratelimit-limit-requests", "x-ratelimit-remaining-requests",
@@ -174,6 +176,10 @@ void AddRateLimitHeaders(Dialect dialect, const std::vector<LimiterState>& state
     }
     if (tightest == nullptr) continue;
     const char* const* names = anthropic ? kAnthropic[d] : kOpenAI[d];
+    if (profile == Profile::kAzure) {  // Azure: remaining only, no limit or reset
+      r->headers.emplace_back(names[1], std::to_string(tightest->remaining));
+      continue;
+    }
     r->headers.emplace_back(names[0], std::to_string(tightest->limit));
     r->headers.emplace_back(names[1], std::to_string(tightest->remaining));
     r->headers.emplace_back(names[2], anthropic ? Rfc3339(now_us + tightest->reset_us)
@@ -181,19 +187,23 @@ void AddRateLimitHeaders(Dialect dialect, const std::vector<LimiterState>& state
   }
 }
 
-void SetRateLimited(Dialect dialect, const Rejection& x, HttpResponse* r) {
+void SetRateLimited(Dialect path_dialect, Profile profile, const Rejection& x, HttpResponse* r) {
+  const Dialect dialect = ReportingDialect(path_dialect, profile);
   const LimiterDecision& d = *x.decision;
   const LimiterOptions& o = *x.binding;
   const LimiterState& state = d.states[d.binding];
   const int64_t retry_ms = CeilMs(d.retry_after_us);
   const std::string bound = DimensionName(o.dimension);
   r->status = 429;
-  r->headers.emplace_back("x-mockapi-bound", bound);
-  if (d.never_fits) {
-    r->headers.emplace_back("x-should-retry", "false");  // it can never pass
-  } else {
-    r->headers.emplace_back("retry-after", std::to_string((retry_ms + 999) / 1000));
-    r->headers.emplace_back("retry-after-ms", std::to_string(retry_ms));
+  if (profile != Profile::kBare) {  // bare: the wait is only in the message
+    r->headers.emplace_back("x-mockapi-bound", bound);
+    if (d.never_fits) {
+      r->headers.emplace_back("x-should-retry", "false");  // it can never pass
+    } else {
+      r->headers.emplace_back("retry-after", std::to_string((retry_ms + 999) / 1000));
+      if (profile != Profile::kAnthropic)  // Anthropic documents retry-after only
+        r->headers.emplace_back("retry-after-ms", std::to_string(retry_ms));
+    }
   }
   const std::string phrase = LimitPhrase(o);
   const std::string limit = std::to_string(state.capacity);

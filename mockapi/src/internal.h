@@ -52,10 +52,18 @@ enum class ErrorKind { kInvalidRequest, kNotFound, kMethodNotAllowed, kTooLarge,
 void SetError(Dialect dialect, int status, ErrorKind kind, std::string_view message,
               std::string_view param, uint64_t request_id, HttpResponse* response);
 
-// x-ratelimit-* (OpenAI, Azure) or anthropic-ratelimit-* headers for `states`;
-// per dimension, the limiter with the least remaining is reported.
-void AddRateLimitHeaders(Dialect dialect, const std::vector<LimiterState>& states, int64_t now_us,
-                         HttpResponse* response);
+// Whose header family and 429/overload body an answer of `dialect` (the
+// path's) uses under `profile`: kAzure -> Azure, kAnthropic -> Anthropic,
+// kOpenAI and kBare -> `dialect` itself.
+Dialect ReportingDialect(Dialect dialect, Profile profile);
+
+// The rate-limit headers of `profile` for `states` (per dimension, the limiter
+// with the least remaining is reported): kOpenAI the dialect's full set
+// (x-ratelimit-{limit,remaining,reset}-{requests,tokens} or
+// anthropic-ratelimit-*), kAzure x-ratelimit-remaining-{requests,tokens} only,
+// kAnthropic anthropic-ratelimit-*-{limit,remaining,reset}, kBare none.
+void AddRateLimitHeaders(Dialect dialect, Profile profile, const std::vector<LimiterState>& states,
+                         int64_t now_us, HttpResponse* response);
 
 // The 429 for a rejected call: retry headers, x-mockapi-bound, and the body
 // naming the bound dimension ("Rate limit reached ..." or "Request too large ...").
@@ -67,6 +75,20 @@ struct Rejection {
   std::string_view organization;
   uint64_t request_id = 0;
 };
-void SetRateLimited(Dialect dialect, const Rejection& rejection, HttpResponse* response);
+// Retry headers by profile: kOpenAI and kAzure retry-after + retry-after-ms,
+// kAnthropic retry-after, kBare none (and no x-mockapi-bound / x-should-retry).
+void SetRateLimited(Dialect dialect, Profile profile, const Rejection& rejection,
+                    HttpResponse* response);
+
+// The overload answer (OverloadOptions): status 503 or 529, the reporting
+// dialect's body (Anthropic overloaded_error, OpenAI server_error, Azure
+// code), retry headers when options.retry_after_ms > 0. profile.cpp.
+void SetOverloaded(Dialect dialect, Profile profile, const OverloadOptions& options,
+                   uint64_t request_id, HttpResponse* response);
+// Whether chat call n (0-based since `overload` was set) is overloaded
+// (the formula of OverloadOptions).
+bool Overloaded(const OverloadOptions& options, uint64_t seed, uint64_t n);
+// "req_mock" + 16 hex digits of the request number.
+std::string RequestId(uint64_t id);
 
 }  // namespace bp::mockapi::internal

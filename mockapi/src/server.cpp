@@ -99,7 +99,10 @@ class Session : public std::enable_shared_from_this<Session> {
     out_ += version == 10 ? "HTTP/1.0 " : "HTTP/1.1 ";
     out_ += std::to_string(r.status);
     out_ += ' ';
-    const auto reason = http::obsolete_reason(static_cast<http::status>(r.status));
+    // 529 is not in the HTTP registry; Anthropic's overloaded answer.
+    const auto reason = r.status == 529
+                            ? boost::beast::string_view("Site Overloaded")
+                            : http::obsolete_reason(static_cast<http::status>(r.status));
     out_.append(reason.data(), reason.size());
     out_ += "\r\nServer: mockapi\r\nContent-Type: ";
     out_ += r.content_type;

@@ -38,6 +38,8 @@ struct Limits {
 struct Snapshot {
   MockConfig config;
   std::shared_ptr<Limits> limits;
+  // Valid chat calls since `overload` was last set (OverloadOptions' n).
+  std::shared_ptr<std::atomic<uint64_t>> overload_calls;
 };
 
 std::shared_ptr<Limits> MakeLimits(const std::vector<LimiterOptions>& options, const Clock& clock) {
@@ -55,6 +57,13 @@ uint64_t Mix(uint64_t x) {
   return x ^ (x >> 31);
 }
 double Unit(uint64_t x) { return static_cast<double>(x >> 11) * 0x1.0p-53; }
+
+// Chat answers of the OpenAI and Azure dialects carry x-request-id (Anthropic
+// errors carry request-id, added with their body).
+void AddRequestId(Dialect dialect, uint64_t id, HttpResponse* r) {
+  if (dialect != Dialect::kAnthropic)
+    r->headers.emplace_back("x-request-id", internal::RequestId(id));
+}
 
 std::string_view PathOf(std::string_view target) { return target.substr(0, target.find('?')); }
 
@@ -94,8 +103,8 @@ struct Service::Impl {
 Result<std::unique_ptr<Service>> Service::Create(const MockConfig& config, const Clock& clock) {
   if (Status s = ValidateConfig(config); !s.ok()) return s;
   auto impl = std::make_unique<Impl>(clock);
-  impl->Install(
-      std::make_shared<const Snapshot>(Snapshot{config, MakeLimits(config.limits, clock)}));
+  impl->Install(std::make_shared<const Snapshot>(Snapshot{
+      config, MakeLimits(config.limits, clock), std::make_shared<std::atomic<uint64_t>>(0)}));
   return std::unique_ptr<Service>(new Service(std::move(impl)));
 }
 
@@ -123,7 +132,10 @@ Status Service::Impl::Update(const nlohmann::json& patch) {
   }
   const bool reset = patch.contains("limits");
   auto limits = reset ? MakeLimits(next->limits, clock) : current->limits;
-  Install(std::make_shared<const Snapshot>(Snapshot{std::move(*next), std::move(limits)}));
+  auto overload_calls = patch.contains("overload") ? std::make_shared<std::atomic<uint64_t>>(0)
+                                                   : current->overload_calls;
+  Install(std::make_shared<const Snapshot>(
+      Snapshot{std::move(*next), std::move(limits), std::move(overload_calls)}));
   return Status::Ok();
 }
 
@@ -216,7 +228,7 @@ HttpResponse Service::Impl::Route(const HttpRequest& req, uint64_t id) {
   }
   // Every /v1/ answer carries the rate-limit headers of the caller's scope.
   const auto states = s->limits->For(config.scope, KeyOf(req), clock)->Peek();
-  internal::AddRateLimitHeaders(dialect, states, clock.NowUs(), &r);
+  internal::AddRateLimitHeaders(dialect, config.profile, states, clock.NowUs(), &r);
   return r;
 }
 
@@ -231,7 +243,15 @@ void Service::Impl::Chat(const Snapshot& s, const HttpRequest& req, bool anthrop
   if (!parsed.ok()) {
     internal::SetError(dialect, 400, ErrorKind::kInvalidRequest, parsed.message(), call.error_param,
                        id, r);
-    internal::AddRateLimitHeaders(dialect, set->Peek(), clock.NowUs(), r);
+    internal::AddRateLimitHeaders(dialect, c.profile, set->Peek(), clock.NowUs(), r);
+    return;
+  }
+  // Overload answers come before the limits and consume nothing.
+  if (c.overload.share > 0 &&
+      internal::Overloaded(c.overload, c.seed, s.overload_calls->fetch_add(1))) {
+    internal::SetOverloaded(dialect, c.profile, c.overload, id, r);
+    internal::AddRateLimitHeaders(dialect, c.profile, set->Peek(), clock.NowUs(), r);
+    AddRequestId(dialect, id, r);
     return;
   }
   // Cost (SPEC section 3): prompt from the shared estimator, completion drawn.
@@ -273,14 +293,10 @@ void Service::Impl::Chat(const Snapshot& s, const HttpRequest& req, bool anthrop
     stats.CountRejected(bound.dimension, d.never_fits);
     internal::Rejection x{&d,         &bound,         cost[static_cast<int>(bound.dimension)],
                           call.model, c.organization, id};
-    internal::SetRateLimited(dialect, x, r);
+    internal::SetRateLimited(dialect, c.profile, x, r);
   }
-  internal::AddRateLimitHeaders(dialect, d.states, now_us, r);
-  if (dialect != Dialect::kAnthropic) {
-    char buf[40];
-    std::snprintf(buf, sizeof buf, "req_mock%016llx", static_cast<unsigned long long>(id));
-    r->headers.emplace_back("x-request-id", buf);
-  }
+  internal::AddRateLimitHeaders(dialect, c.profile, d.states, now_us, r);
+  AddRequestId(dialect, id, r);
 }
 
 void Service::Impl::Admin(const HttpRequest& req, uint64_t id, HttpResponse* r) {

@@ -34,8 +34,8 @@ class Stats {
                            const std::vector<LimiterState>& states) const;
 
  private:
-  static constexpr int kStatuses[] = {200, 400, 404, 405, 413, 429, 500};
-  static constexpr int kSlots = 8;  // the statuses above, then "other"
+  static constexpr int kStatuses[] = {200, 400, 404, 405, 413, 429, 500, 503, 529};
+  static constexpr int kSlots = 10;  // the statuses above, then "other"
   std::atomic<uint64_t> responses_[kSlots] = {};
   std::atomic<uint64_t> rate_limited_[kDimensionCount] = {};
   std::atomic<uint64_t> too_large_[kDimensionCount] = {};

@@ -27,6 +27,7 @@ TEST_F(BpctlCli, HelpForEveryCommandWithExamples) {
                                              {"set", "priority-weights"},
                                              {"set", "weight"},
                                              {"unset", "weight"},
+                                             {"set", "adapt"},
                                              {"reset"},
                                              {"export"},
                                              {"import"},

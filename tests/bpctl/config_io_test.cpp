@@ -47,7 +47,12 @@ TEST_F(BpctlConfigIo, ExportShowsTheConfiguration) {
     "slack_ms": 20.0,
     "lend_fraction": 0.75,
     "grace_ms": 150.0,
-    "ticket_ttl_ms": 30000
+    "ticket_ttl_ms": 30000,
+    "adapt": false,
+    "adapt_beta": 0.7,
+    "adapt_recover_ms": 120000.0,
+    "adapt_window_ms": 2000.0,
+    "adapt_min_429": 4
   }
 }
 )");

@@ -19,6 +19,8 @@ GateConfig Sample() {
   c.tuning.lend_fraction = 0.75;
   c.tuning.grace_ms = 150;
   c.tuning.ticket_ttl_ms = 30000;
+  c.tuning.adapt = true;
+  c.tuning.adapt_beta = 0.5;
   return c;
 }
 
@@ -28,7 +30,8 @@ TEST(BpctlConfigJson, RoundTripsExactly) {
             R"({"version":1,"caps":{"requests_per_s":1.6666666666666667,"tokens_per_s":12000.0,)"
             R"("burst_s":0.25},"priority_weights":[0.5,0.3,0.2],"tenant_weights":{"acme":2.0,)"
             R"("beta.1":0.1},"tuning":{"slack_ms":20.0,"lend_fraction":0.75,"grace_ms":150.0,)"
-            R"("ticket_ttl_ms":30000}})");
+            R"("ticket_ttl_ms":30000,"adapt":true,"adapt_beta":0.5,"adapt_recover_ms":120000.0,)"
+            R"("adapt_window_ms":2000.0,"adapt_min_429":4}})");
   auto back = ConfigFromJson(json::parse(j.dump()));
   ASSERT_TRUE(back.ok()) << back.status().ToString();
   EXPECT_EQ(ConfigToJson(*back), j);
@@ -80,6 +83,10 @@ TEST(BpctlConfigJson, RejectsBadDocumentsNamingTheField) {
        "tuning: lend_fraction must be in [0, 1]"},
       {R"({"version":1,"caps":{"requests_per_s":1},"tuning":{"ticket_ttl_ms":1.5}})",
        "tuning.ticket_ttl_ms: must be an integer"},
+      {R"({"version":1,"caps":{"requests_per_s":1},"tuning":{"adapt":1}})",
+       "tuning.adapt: must be true or false"},
+      {R"({"version":1,"caps":{"requests_per_s":1},"tuning":{"adapt_min_429":2.5}})",
+       "tuning.adapt_min_429: must be an integer"},
       {R"({"version":1,"caps":{"requests_per_s":1},"tuning":{"slack":1}})",
        "tuning.slack: unknown field"},
   };

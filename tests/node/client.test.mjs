@@ -103,3 +103,123 @@ test('a streamed completion works, with usage in the last chunk', async () => {
   assert.equal(usage.completion_tokens, 7);
   assert.equal(usage.prompt_tokens, Math.ceil(messages[0].content.length / 4));
 });
+
+// Provider profiles and overload answers (docs/provider-profiles.md): what the
+// official client does with each. Every test sets its profile and overload and
+// puts the defaults back at the end.
+async function putConfig(patch) {
+  const res = await fetch(`${base}/admin/config`, {
+    method: 'PUT',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(patch),
+  });
+  assert.equal(res.status, 200, await res.text());
+}
+const defaults = { profile: 'openai', overload: { share: 0 } };
+
+function recordingFetchAll(log) {
+  return async (url, init) => {
+    const started = performance.now();
+    const res = await fetch(url, init);
+    log.push({ started, ended: performance.now(), status: res.status, headers: res.headers });
+    return res;
+  };
+}
+const gap = (log, i) => log[i].started - log[i - 1].ended;
+
+test('azure profile: remaining headers only, and the client waits retry-after-ms', async () => {
+  await putConfig({ profile: 'azure',
+    limits: [{ dimension: 'requests', algorithm: 'token_bucket', limit: 1, window_s: 2 }] });
+  try {
+    const log = [];
+    const client = new OpenAI({ apiKey: 'sk-mock', baseURL: `${base}/v1`, maxRetries: 2,
+                                fetch: recordingFetchAll(log) });
+    await client.chat.completions.create({ model, messages });
+    await client.chat.completions.create({ model, messages });
+    assert.deepEqual(log.map((a) => a.status), [200, 429, 200]);
+    const h = log[1].headers;
+    assert.equal(h.get('x-ratelimit-remaining-requests'), '0');
+    assert.equal(h.get('x-ratelimit-limit-requests'), null);
+    assert.equal(h.get('x-ratelimit-reset-requests'), null);
+    const advertised = Number(h.get('retry-after-ms'));
+    assert.ok(advertised > 0 && advertised <= 2000, `retry-after-ms ${advertised}`);
+    assert.ok(gap(log, 2) >= advertised - 1, `waited ${gap(log, 2)} ms, advertised ${advertised}`);
+  } finally {
+    await putConfig(defaults);
+  }
+});
+
+test('bare profile: no headers, the client backs off 0.5 s then 1 s (x 0.75-1) and gives up',
+     async () => {
+  await putConfig({ profile: 'bare',
+    limits: [{ dimension: 'requests', algorithm: 'fixed_window', limit: 1, window_s: 60 }] });
+  try {
+    const log = [];
+    const client = new OpenAI({ apiKey: 'sk-mock', baseURL: `${base}/v1`, maxRetries: 2,
+                                fetch: recordingFetchAll(log) });
+    await client.chat.completions.create({ model, messages });
+    await assert.rejects(client.chat.completions.create({ model, messages }), (err) => {
+      assert.ok(err instanceof OpenAI.RateLimitError, `got ${err}`);
+      assert.match(err.message, /Please try again in [0-9.]+m?s\./);
+      return true;
+    });
+    assert.deepEqual(log.map((a) => a.status), [200, 429, 429, 429]);
+    for (const a of log.slice(1)) {
+      assert.equal(a.headers.get('retry-after'), null);
+      assert.equal(a.headers.get('retry-after-ms'), null);
+      assert.equal(a.headers.get('x-ratelimit-remaining-requests'), null);
+    }
+    assert.ok(gap(log, 2) >= 375 - 1 && gap(log, 2) < 3000, `first backoff ${gap(log, 2)} ms`);
+    assert.ok(gap(log, 3) >= 750 - 1 && gap(log, 3) < 4000, `second backoff ${gap(log, 3)} ms`);
+  } finally {
+    await putConfig(defaults);
+  }
+});
+
+test('overloads: 503 with retry-after-ms is waited, 529 without a hint is backed off',
+     async () => {
+  await putConfig({ limits: [], overload: { share: 1, status: 503, retry_after_ms: 300 } });
+  try {
+    let log = [];
+    let client = new OpenAI({ apiKey: 'sk-mock', baseURL: `${base}/v1`, maxRetries: 2,
+                              fetch: recordingFetchAll(log) });
+    await assert.rejects(client.chat.completions.create({ model, messages }), (err) => {
+      assert.ok(err instanceof OpenAI.InternalServerError, `got ${err}`);
+      assert.equal(err.status, 503);
+      return true;
+    });
+    assert.deepEqual(log.map((a) => a.status), [503, 503, 503]);
+    assert.ok(gap(log, 1) >= 299 && gap(log, 2) >= 299, `${gap(log, 1)}, ${gap(log, 2)}`);
+    await putConfig({ profile: 'anthropic', overload: { share: 1, status: 529 } });
+    log = [];
+    client = new OpenAI({ apiKey: 'sk-mock', baseURL: `${base}/v1`, maxRetries: 2,
+                          fetch: recordingFetchAll(log) });
+    await assert.rejects(client.chat.completions.create({ model, messages }), (err) => {
+      assert.equal(err.status, 529);
+      assert.equal(err.error.type, 'overloaded_error');
+      return true;
+    });
+    assert.deepEqual(log.map((a) => a.status), [529, 529, 529]);
+    assert.ok(gap(log, 1) >= 375 - 1 && gap(log, 2) >= 750 - 1, `${gap(log, 1)}, ${gap(log, 2)}`);
+  } finally {
+    await putConfig(defaults);
+  }
+});
+
+test('x-should-retry: false (a call that can never fit) is not retried', async () => {
+  await putConfig({ limits: [{ dimension: 'tokens', algorithm: 'fixed_window', limit: 5,
+                               window_s: 60 }] });
+  try {
+    const log = [];
+    const client = new OpenAI({ apiKey: 'sk-mock', baseURL: `${base}/v1`, maxRetries: 2,
+                                fetch: recordingFetchAll(log) });
+    await assert.rejects(client.chat.completions.create({ model, messages }), (err) => {
+      assert.equal(err.status, 429);
+      return true;
+    });
+    assert.deepEqual(log.map((a) => a.status), [429]);
+    assert.equal(log[0].headers.get('x-should-retry'), 'false');
+  } finally {
+    await putConfig(defaults);
+  }
+});

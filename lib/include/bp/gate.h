@@ -114,6 +114,38 @@ struct GateTuning {
   // A deferred queue stays backlogged until its delta plus this grace.
   double grace_ms = 200;
   int64_t ticket_ttl_ms = 600000;  // an unreleased ticket expires after this
+
+  // Adaptive caps (README "Adaptive caps"; beyond the paper, its future work):
+  // AIMD (Chiu & Jain 1989; RFC 5681 3.1 halves, RFC 9438 CUBIC uses 0.7) on
+  // a learned fraction f_d in [0.05, 1] of each cap, fed by the 429s that
+  // Release reports. Off by default (the paper's gate). Turning it off drops
+  // the learned state.
+  bool adapt = false;
+  // Multiplicative decrease: f_d = max(0.05, adapt_beta * f_d), in (0, 1).
+  double adapt_beta = 0.7;
+  // Additive recovery: f_d grows by elapsed / adapt_recover_ms up to 1 (from
+  // 0 to the configured cap in this time); > 0.
+  double adapt_recover_ms = 120000;
+  // A decrease needs adapt_min_429 429s bound on d within one window of
+  // adapt_window_ms (a rare 429 of the gate's own burst does not count);
+  // after it d is held for max(window, retry-after, reset header): at most
+  // one decrease per overload episode. window >= 0, min_429 >= 1.
+  double adapt_window_ms = 2000;
+  int64_t adapt_min_429 = 4;
+};
+
+// What the upstream answered to an admitted call (Release input for the
+// adaptive caps). Numbers < 0 mean absent; times in real ms.
+struct UpstreamReport {
+  enum class Outcome { kOk, kThrottled } outcome = Outcome::kOk;  // 200-class or 429
+  // 429: the limit the provider named (mockapi's error.dimension / error
+  // type); kUnknown: inferred from remaining_* == 0, else every dimension.
+  enum class Bound { kUnknown, kRequests, kTokens } bound = Bound::kUnknown;
+  double retry_after_ms = -1;       // retry-after-ms, or retry-after * 1000
+  int64_t remaining_requests = -1;  // x-ratelimit-remaining-requests
+  int64_t remaining_tokens = -1;    // x-ratelimit-remaining-tokens
+  double reset_requests_ms = -1;    // x-ratelimit-reset-requests
+  double reset_tokens_ms = -1;      // x-ratelimit-reset-tokens
 };
 
 // A target's whole configuration, and nothing of its bucket or queue state:
@@ -152,6 +184,13 @@ struct GateState {
   double l1_at_ms = 0;        // script time of the last refill
   double server_time_ms = 0;  // the server's TIME when State() read it
   double virtual_time = 0;    // V: least tag among backlogged queues
+  // Adaptive caps, as of server_time_ms: the tuning switch, and each learned
+  // cap as a fraction of the configured one (1 = none learned; the learned
+  // cap is fraction * caps) with the script time of its last decrease
+  // (0 = never).
+  bool adapt = false;
+  double learned_requests_fraction = 1, learned_tokens_fraction = 1;
+  double learned_requests_decreased_ms = 0, learned_tokens_decreased_ms = 0;
   // Admitted totals per class 1..K (release-corrected): the L2 view, to set
   // against each class's nominal share omega_k / sum(omega) * C_d.
   std::vector<double> class_requests, class_tokens;
@@ -186,6 +225,12 @@ class Gate {
   Status Release(const std::string& ticket, const Cost& actual);
   // Tests only: the same with an explicit script clock (see AdmitRequest).
   Status Release(const std::string& ticket, const Cost& actual, int64_t now_ms);
+  // The same, reporting what the upstream answered (adaptive caps: a 429
+  // feeds the learned caps when the tuning switch adapt is on; an OK changes
+  // nothing beyond the above). The overloads without a report mean kOk.
+  // InvalidArgument on a report with a non-finite number.
+  Status Release(const std::string& ticket, const Cost& actual, const UpstreamReport& report,
+                 int64_t now_ms = 0);
 
   // Hot updates (I2), validated (positive finite numbers; a tenant weight's
   // name as ValidTenantName); effective on the next Admit of any worker.
@@ -217,6 +262,9 @@ class Gate {
   // start does. Tickets issued later are never touched; releases of dropped
   // tickets are no-ops.
   Status ResetBuckets();
+  // Drops the learned caps of the adaptive rule (the configured caps apply
+  // from the next admission); configuration and bucket state stay.
+  Status ResetLearned();
   // What Admit would answer now, changing nothing of the target: admit.lua
   // runs on a scratch copy of the target's keys (same hash slot, copied in one
   // MULTI/EXEC, expiring after 60 s), which is deleted afterwards. Counts in

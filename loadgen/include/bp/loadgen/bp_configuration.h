@@ -3,8 +3,13 @@
 //   Admit(tenant, priority, cost {1, prompt tokens}, max_tokens)
 //   DEFER(delta)  -> the slot is freed, a durable timer of delta, re-enqueue;
 //   ADMIT(ticket) -> one call; then Release(ticket, actual usage);
-//   a 429 that still happens -> Release, then deferred by its retry-after on a
-//                    durable timer (slot freed), never retried in place;
+//   a 429 that still happens, or a 503 / 529 overload -> Release reporting
+//                    the outcome (429: bound, retry-after, x-ratelimit-*
+//                    headers: the gate's adaptive caps), then deferred on a
+//                    durable timer (slot freed) by its retry header, else the
+//                    wait stated in its message, else a backoff
+//                    (upstream_wait.h BpActionForAnswer), never retried in
+//                    place; x-should-retry: false -> the activity fails;
 //   FAIL_OPEN     -> the call proceeds ungated (invariant I3);
 //   REJECT        -> the activity fails (its cost can never fit).
 // Gate calls block (hiredis, ~0.2-2 ms), so they run on a small pool of
@@ -29,11 +34,18 @@ struct BpOptions {
   int command_timeout_ms = 100;  // real ms; past this, Admit fails open
 };
 
+// What Release reports for an upstream answer: kThrottled for an upstream
+// 429 (bound from the error type; retry-after paper ms -> real ms), else kOk;
+// the x-ratelimit-* headers as received (real ms), -1 where absent.
+UpstreamReport ReportOf(const CallResult& result, double speedup);
+
 // "bp" | "bp-no-drf" | "bp-no-priority" -> ablation; InvalidArgument otherwise.
 Result<GateAblation> BpAblationOf(const std::string& configuration);
 
 // Connects, then writes the run's gate state: SetCaps (scaled: rates *
-// speedup, burst_s / speedup), priority weights omega and each tenant's w_t.
+// gate_cap_factor * speedup, burst_s / speedup), with gate_adapt the tuning's
+// adaptive-caps fields (times / speedup), priority weights omega and each
+// tenant's w_t.
 // Unavailable if Valkey does not answer (a run is not started fail-open).
 Result<std::unique_ptr<Configuration>> MakeBpConfiguration(const Workload& workload, double speedup,
                                                            BpOptions options);

@@ -67,11 +67,15 @@ struct Execution {
 struct CallResult {
   int status = 0;                              // 0 = connection error / timeout
   std::optional<double> retry_after_paper_ms;  // server hint, paper ms
-  std::string bound;                           // 429: "requests" | "tokens"
-  int64_t prompt_tokens = 0;                   // usage on 200
-  int64_t completion_tokens = 0;               // usage on 200
-  bool proxy_local = false;                    // answered by the litellm gateway
-  std::optional<bool> should_retry;            // x-should-retry (overrides the SDK's rule)
+  // The wait stated in the error message (a 429 without retry headers,
+  // upstream_wait.h ParseMessageWaitMs), paper ms; non-200 answers only.
+  std::optional<double> message_wait_paper_ms;
+  std::string bound;                 // 429: error.dimension (mockapi) else error.type
+  int64_t prompt_tokens = 0;         // usage on 200
+  int64_t completion_tokens = 0;     // usage on 200
+  bool proxy_local = false;          // answered by the litellm gateway
+  std::optional<bool> should_retry;  // x-should-retry (overrides the SDK's rule)
+  RateLimitHeaders ratelimit;        // x-ratelimit-* headers, real ms
 };
 
 struct Outcome {

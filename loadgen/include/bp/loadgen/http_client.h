@@ -14,10 +14,24 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include "bp/status.h"
 
 namespace bp::loadgen {
+
+// The OpenAI-dialect rate-limit headers of an answer (docs: /work facts,
+// README mockapi): x-ratelimit-remaining-{requests,tokens} (counts) and
+// x-ratelimit-reset-{requests,tokens} (a Go duration such as "19.75s",
+// "750ms", "6m0s": time until the limit resets), real milliseconds.
+struct RateLimitHeaders {
+  std::optional<int64_t> remaining_requests, remaining_tokens;
+  std::optional<double> reset_requests_ms, reset_tokens_ms;
+};
+
+// A Go duration ("1h2m3.5s", "750ms", "20us", "0s") or a plain number of
+// seconds, in milliseconds; nullopt if malformed or negative.
+std::optional<double> ParseGoDurationMs(std::string_view value);
 
 struct HttpResponse {
   int status = 0;                        // HTTP status; 0 = connection error or timeout
@@ -25,6 +39,7 @@ struct HttpResponse {
   std::optional<double> retry_after_ms;  // header retry-after-ms (milliseconds)
   std::optional<double> retry_after_s;   // header retry-after (seconds; dates ignored)
   std::optional<bool> should_retry;      // header x-should-retry: true|false
+  RateLimitHeaders ratelimit;            // x-ratelimit-remaining-* / reset-*
   std::string body;
 };
 

@@ -44,8 +44,8 @@ struct ActivityRecord {
   int executions = 0;          // times it was dispatched to a slot
   int http_attempts = 0;       // upstream attempts, all executions
   int deferrals = 0;           // bp DEFERs (durable timers)
-  int throttle_defers = 0;     // bp: upstream 429s deferred by their
-                               // retry-after on a durable timer (not DEFERs)
+  int throttle_defers = 0;     // bp: upstream 429s (and 503/529 overloads)
+                               // deferred on a durable timer (not DEFERs)
   int64_t prompt_tokens = 0;   // estimate sent
   int64_t completion_tokens = 0;  // as reported by usage on the OK answer
 };

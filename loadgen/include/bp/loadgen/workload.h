@@ -52,8 +52,19 @@ struct Workload {
   std::vector<double> priority_weights = {0.5, 0.3, 0.2};  // omega_1..omega_K
   GateMode gate_mode = GateMode::kReconcile;
   double gate_burst_s = 1.0;  // L1 burst, seconds of cap
+  // The gate's caps are the upstream caps times this (> 0): 2 models a
+  // provider that halved its limits without telling the operator.
+  double gate_cap_factor = 1.0;
+  // Adaptive caps (bp::GateTuning adapt*): off keeps the paper's gate; times
+  // in paper seconds (scaled by the speedup like every duration).
+  bool gate_adapt = false;
+  double gate_adapt_beta = 0.7;
+  double gate_adapt_recover_s = 120;
+  double gate_adapt_window_s = 2;
+  int gate_adapt_min_429 = 4;
   // The mockapi section (docs/mockapi-config.md): limits, completion_tokens,
-  // latency, count_rejected, token_accounting. Paper units; scaled by
+  // latency, count_rejected, token_accounting, dialect, scope, model, profile,
+  // overload (docs/provider-profiles.md). Paper units; scaled by
   // ScaledUpstream() before it is PUT to /admin/config.
   nlohmann::json upstream;
   UpstreamCaps caps;
@@ -68,8 +79,9 @@ Result<Workload> ParseWorkload(const nlohmann::json& doc, const std::string& sou
 Result<Workload> LoadWorkload(const std::string& path);
 
 // The upstream section scaled for a run at `speedup` (SPEC section 5): every
-// window_s / quantum_s and latency (min_ms, max_ms, per_output_token_ms) divided
-// by speedup; limits per window unchanged, so rates are multiplied by speedup.
+// window_s / quantum_s, latency (min_ms, max_ms, per_output_token_ms) and
+// overload.retry_after_ms divided by speedup; limits per window unchanged, so
+// rates are multiplied by speedup.
 nlohmann::json ScaledUpstream(const Workload& workload, double speedup);
 
 const char* GateModeName(GateMode mode);  // "estimate" | "reconcile" | "reservation"

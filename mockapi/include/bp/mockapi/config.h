@@ -25,6 +25,31 @@ namespace bp::mockapi {
 enum class Dialect { kOpenAI, kAnthropic, kAzure };
 const char* DialectName(Dialect d);  // "openai", "anthropic", "azure"
 
+// How rate limits are reported (docs/provider-profiles.md): which rate-limit
+// headers every /v1/ answer carries, which retry headers a 429 carries and
+// whose 429 body it is. kOpenAI is the behaviour before profiles existed (the
+// answer's dialect's full header set, retry-after and retry-after-ms); kAzure
+// x-ratelimit-remaining-* only, retry-after-ms + retry-after, Azure bodies;
+// kAnthropic anthropic-ratelimit-* (RFC 3339 resets), retry-after only,
+// Anthropic bodies; kBare no rate-limit or retry header at all, the wait only
+// in the 429 message of the answer's dialect. Success bodies and the other
+// errors always follow the dialect.
+enum class Profile { kOpenAI, kAzure, kAnthropic, kBare };
+const char* ProfileName(Profile p);  // "openai", "azure", "anthropic", "bare"
+
+// A share of valid chat calls answered "overloaded" before the limits are
+// asked (they consume nothing): 503, or 529 (Anthropic's overloaded_error).
+// Deterministic: with n the chat calls since `overload` was last set (0-based)
+// and u = a fraction drawn from `seed`, call n is overloaded iff
+// floor((n + 1) * share + u) > floor(n * share + u), i.e. exactly one call in
+// every 1 / share consecutive calls when 1 / share is an integer.
+struct OverloadOptions {
+  double share = 0;           // [0, 1]; 0 = never
+  int status = 503;           // 503 | 529
+  double retry_after_ms = 0;  // > 0: retry-after (s, ceil) and, except under the
+                              // anthropic profile, retry-after-ms; 0: no hint
+};
+
 enum class Scope { kGlobal, kApiKey };  // "global", "api_key"
 // kActual: tokens = prompt + completion; kMaxTokens: prompt + max_tokens
 // (Azure/OpenAI-style reservation; prompt + completion when max_tokens absent).
@@ -49,6 +74,8 @@ struct MockConfig {
   int port = 8080;
   int threads = 2;  // io threads, 1..64
   Dialect dialect = Dialect::kOpenAI;
+  Profile profile = Profile::kOpenAI;
+  OverloadOptions overload;
   std::string model = "gpt-4o-mini";  // answered in /v1/models and when a request names none
   std::string organization = "org-mock";
   Scope scope = Scope::kGlobal;

@@ -13,9 +13,12 @@
 //   GET  /admin/config         the current config (docs/mockapi-config.md)
 //   PUT  /admin/config         replace the fields present; 400 and no change on error;
 //                              a `limits` field resets the limiter state
-// Every /v1/ response carries the dialect's rate-limit headers; a 429 adds
-// retry-after (s, ceil), retry-after-ms (ms, ceil, exact for the limiter state)
-// and x-mockapi-bound (the dimension that bound); the body names it too.
+// Every /v1/ response carries the rate-limit headers of the configured
+// profile (config.h Profile; with the default, the dialect's); a 429 adds, by
+// profile, retry-after (s, ceil), retry-after-ms (ms, ceil, exact for the
+// limiter state) and x-mockapi-bound (the dimension that bound); the body
+// names it too. A share of valid chat calls may be answered 503 / 529 first
+// (config.h OverloadOptions). docs/provider-profiles.md has the details.
 //
 // Thread-safety: Handle() and the rest may be called from any number of
 // threads. Config snapshots are immutable and swapped atomically.

@@ -1,0 +1,109 @@
+// Adaptive caps through bpctl: `set adapt`, the configured vs learned caps in
+// `status`, and `reset --learned`. The 429 is reported at a script time an
+// hour ahead of the server's clock, so status (computed at the server's time)
+// sees the learned fraction before any recovery: exact values.
+#include "bpctl/bpctl_fixture.h"
+
+namespace bp::test {
+namespace {
+
+using bpctl::kExitBadValue;
+using bpctl::kExitOk;
+using bpctl::kExitUsage;
+using json = nlohmann::ordered_json;
+
+class BpctlAdapt : public BpctlSuite {
+ protected:
+  int64_t Future() { return static_cast<int64_t>(MakeGate()->State()->server_time_ms) + 3'600'000; }
+
+  // One admitted call released as a 429 bound on `bound` at script time t.
+  void Throttle(UpstreamReport::Bound bound, int64_t t) {
+    auto g = MakeGate();
+    Decision d = g->Admit(AdmitRequest{"acme", 1, Cost{1, 100}, 0, t});
+    ASSERT_EQ(d.verdict, Verdict::kAdmit);
+    UpstreamReport r;
+    r.outcome = UpstreamReport::Outcome::kThrottled;
+    r.bound = bound;
+    ASSERT_TRUE(g->Release(d.ticket, Cost{1, 100}, r, t).ok());
+  }
+
+  json StatusJson() {
+    BpctlRun r = Bpctl({"status", "--json"});
+    EXPECT_EQ(r.rc, kExitOk) << r.err;
+    return json::parse(r.out);
+  }
+};
+
+TEST_F(BpctlAdapt, StatusShowsConfiguredAndLearnedCapsResetDropsThem) {
+  ASSERT_EQ(Bpctl({"set", "cap", "--rpm", "600", "--tpm", "60000"}).rc, kExitOk);  // 10, 1000/s
+  BpctlRun r = Bpctl({"set", "adapt", "on", "--beta", "0.5", "--min-429", "1"});
+  ASSERT_EQ(r.rc, kExitOk) << r.err;
+  EXPECT_EQ(r.out, "target " + target_ +
+                       ": adaptive caps on (beta 0.5, recovery 120000 ms, window 2000 ms, 1 429s "
+                       "per window)\n");
+  const json tuning = Export()["tuning"];
+  EXPECT_EQ(tuning["adapt"], true);
+  EXPECT_EQ(tuning["adapt_beta"], 0.5);
+  EXPECT_EQ(tuning["adapt_min_429"], 1);
+  const int64_t t = Future();
+  Throttle(UpstreamReport::Bound::kTokens, t);
+
+  json s = StatusJson();
+  const json& a = s["learned_caps"];
+  EXPECT_EQ(a["adapt"], true);
+  EXPECT_EQ(a["requests_per_s"], 10.0);
+  EXPECT_EQ(a["requests_fraction"], 1.0);
+  EXPECT_EQ(a["requests_decreased_ms"], 0.0);
+  EXPECT_EQ(a["tokens_per_s"], 500.0);  // 1000 * 0.5
+  EXPECT_EQ(a["tokens_fraction"], 0.5);
+  EXPECT_EQ(a["tokens_decreased_ms"], static_cast<double>(t));
+  EXPECT_EQ(s["caps"]["tokens_per_s"], 1000.0);  // configured, unchanged
+  EXPECT_EQ(s["l1"]["tokens"]["refill_per_s"], 500.0);
+  EXPECT_EQ(s["l1"]["tokens"]["capacity"], 1000.0);  // the configured burst capacity
+  BpctlRun text = Bpctl({"status"});
+  EXPECT_NE(text.out.find("learned  adaptive caps on: requests 10 of 10 req/s (100.0%), tokens "
+                          "500 of 1000 tok/s (50.0%)\n"),
+            std::string::npos)
+      << text.out;
+
+  // reset --learned: back to the configured caps, configuration kept.
+  const json before = Export();
+  r = Bpctl({"reset", "--learned"});
+  ASSERT_EQ(r.rc, kExitOk) << r.err;
+  EXPECT_EQ(r.out, "target " + target_ + ": learned caps dropped (the configured caps apply)\n");
+  EXPECT_EQ(StatusJson()["learned_caps"]["tokens_per_s"], 1000.0);
+  EXPECT_EQ(Export(), before);
+
+  // Learned again, then `set adapt off` drops it too.
+  Throttle(UpstreamReport::Bound::kRequests, t);
+  EXPECT_EQ(StatusJson()["learned_caps"]["requests_per_s"], 5.0);
+  ASSERT_EQ(Bpctl({"set", "adapt", "off"}).rc, kExitOk);
+  s = StatusJson();
+  EXPECT_EQ(s["learned_caps"]["adapt"], false);
+  EXPECT_EQ(s["learned_caps"]["requests_per_s"], 10.0);
+  EXPECT_EQ(Export()["tuning"]["adapt_beta"], 0.5);  // other fields kept
+  // Off: a 429 teaches nothing.
+  Throttle(UpstreamReport::Bound::kRequests, t);
+  EXPECT_EQ(StatusJson()["learned_caps"]["requests_per_s"], 10.0);
+}
+
+TEST_F(BpctlAdapt, BadValuesChangeNothing) {
+  ASSERT_EQ(Bpctl({"set", "cap", "--rpm", "600"}).rc, kExitOk);
+  const std::string snapshot = Snapshot();
+  for (const std::vector<std::string>& args :
+       {std::vector<std::string>{"set", "adapt", "maybe"},
+        std::vector<std::string>{"set", "adapt", "on", "--beta", "1"},
+        std::vector<std::string>{"set", "adapt", "on", "--beta", "x"},
+        std::vector<std::string>{"set", "adapt", "on", "--recover-ms", "0"},
+        std::vector<std::string>{"set", "adapt", "on", "--min-429", "1.5"},
+        std::vector<std::string>{"set", "adapt", "on", "--min-429", "0"}}) {
+    BpctlRun r = Bpctl(args);
+    EXPECT_EQ(r.rc, kExitBadValue) << args.back() << " " << r.err;
+  }
+  EXPECT_EQ(Bpctl({"reset", "--learned", "--all"}).rc, kExitUsage);
+  EXPECT_EQ(Bpctl({"set", "adapt"}).rc, kExitUsage);
+  EXPECT_EQ(Snapshot(), snapshot);
+}
+
+}  // namespace
+}  // namespace bp::test
