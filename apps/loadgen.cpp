@@ -40,16 +40,6 @@ constexpr const char* kExamples = R"(Examples:
           --workload configs/workloads/mixed-dominant.json --config naive,bp
 )";
 
-std::vector<std::string> SplitList(const std::string& s) {
-  std::vector<std::string> out;
-  std::stringstream in(s);
-  std::string item;
-  while (std::getline(in, item, ',')) {
-    if (!item.empty()) out.push_back(item);
-  }
-  return out;
-}
-
 int Usage(const po::options_description& desc, const std::string& error) {
   std::cerr << "loadgen: " << error << "\n\n" << desc << "\n" << kExamples;
   return 2;
@@ -97,7 +87,12 @@ int main(int argc, char** argv) {
 
   po::variables_map vm;
   try {
-    po::store(po::parse_command_line(argc, argv, desc), vm);
+    // No positional arguments: a stray word is an error, not ignored.
+    po::store(po::command_line_parser(argc, argv)
+                  .options(desc)
+                  .positional(po::positional_options_description())
+                  .run(),
+              vm);
     po::notify(vm);
   } catch (const po::error& e) {
     return Usage(desc, e.what());
@@ -109,20 +104,14 @@ int main(int argc, char** argv) {
   if (workloads.empty()) return Usage(desc, "--workload FILE is required");
   if (run.valkey_pid < 0) return Usage(desc, "--valkey-pid must be a process id > 0");
   if (repeats < 1) return Usage(desc, "--repeats must be >= 1");
-  if (!(run.speedup > 0) || run.speedup > 1000)
-    return Usage(desc, "--speedup must be in (0, 1000]");
   if (sdk_bound == "exclusive") {
     run.sdk_retry_after_bound = SdkRetryAfterBound::kExclusive60s;
   } else if (sdk_bound != "inclusive") {
     return Usage(desc, "--sdk-retry-after-bound must be inclusive or exclusive");
   }
-  std::vector<std::string> configs = SplitList(config_list);
-  if (configs.empty()) return Usage(desc, "--config is empty");
-  for (const auto& c : configs) {
-    bool known = false;
-    for (const auto& n : ConfigurationNames()) known = known || n == c;
-    if (!known) return Usage(desc, "unknown configuration \"" + c + "\" in --config");
-  }
+  auto configs = ParseConfigurationList(config_list);
+  if (!configs.ok()) return Usage(desc, configs.status().message());
+  if (bp::Status s = ValidateRunOptions(run); !s.ok()) return Usage(desc, s.message());
 
   std::vector<Workload> loaded;
   for (const auto& path : workloads) {
@@ -140,7 +129,7 @@ int main(int argc, char** argv) {
   std::vector<WorkloadSummary> summaries;
   for (const Workload& w : loaded) {
     std::vector<RunMetrics> metrics;
-    for (const auto& c : configs) {
+    for (const auto& c : *configs) {
       for (int r = 0; r < repeats; ++r) {
         run.configuration = c;
         run.repeat = r;

@@ -74,7 +74,29 @@ while [ "$#" -gt 0 ]; do
 done
 
 [[ "$REPEATS" =~ ^[1-9][0-9]*$ ]] || die "--repeats must be a positive integer, got '$REPEATS'"
-[[ "$SPEEDUP" =~ ^[0-9]+([.][0-9]+)?$ ]] || die "--speedup must be a positive number, got '$SPEEDUP'"
+[[ "$SPEEDUP" =~ ^[0-9]+([.][0-9]+)?$ ]] && awk -v s="$SPEEDUP" 'BEGIN { exit !(s > 0 && s <= 1000) }' ||
+  die "--speedup must be a number in (0, 1000], got '$SPEEDUP'"
+# The rest of the flags are checked here too, before setup and server start
+# (loadgen checks them again: ValidateRunOptions, ParseConfigurationList).
+KNOWN_CONFIGS=",naive,tn,litellm,bp,bp-no-drf,bp-no-priority,"
+if [ -n "$CONFIGS" ]; then
+  SEEN=","
+  IFS=, read -ra ITEMS <<<"$CONFIGS,"  # the trailing comma keeps a trailing empty item
+  [[ "$CONFIGS" != *, ]] || die "--config has an empty item in '$CONFIGS'"
+  for c in "${ITEMS[@]}"; do
+    [ -n "$c" ] || die "--config has an empty item in '$CONFIGS'"
+    [[ "$KNOWN_CONFIGS" == *",$c,"* ]] || die "unknown configuration '$c' in --config (${KNOWN_CONFIGS:1:-1})"
+    [[ "$SEEN" != *",$c,"* ]] || die "configuration '$c' twice in --config"
+    SEEN="$SEEN$c,"
+  done
+fi
+# URL syntax as loadgen parses it (ParseValkeyUrl, ParseHttpUrl).
+if [ -n "$VALKEY_URL" ] && ! [[ "$VALKEY_URL" =~ ^redis://([^@/]*@)?([^:/@[]+|\[[0-9a-fA-F:.]+\])(:[0-9]{1,5})?(/[0-9]+)?/?$ || "$VALKEY_URL" =~ ^unix:///. ]]; then
+  die "--valkey must be redis://[[USER]:PASSWORD@]HOST[:PORT][/DB] or unix:///PATH, got '$VALKEY_URL'"
+fi
+if [ -n "$UPSTREAM_URL" ] && ! [[ "$UPSTREAM_URL" =~ ^(http://)?([0-9.]+|localhost|\[[0-9a-fA-F:.]+\]):[0-9]{1,5}/?$ ]]; then
+  die "--upstream must be http://HOST:PORT (HOST an IP address or localhost), got '$UPSTREAM_URL'"
+fi
 
 ALL_WORKLOADS=(uncongested overload cross-priority request-bound token-bound mixed-dominant
   noisy-estimates reservation reservation-capped mixed-sizes)

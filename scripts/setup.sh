@@ -14,7 +14,7 @@ packages=(
   libboost-dev libboost-program-options-dev
   libhiredis-dev nlohmann-json3-dev libspdlog-dev libfmt-dev
   libgtest-dev libgmock-dev libbenchmark-dev
-  redis-server gnuplot-nox wrk nginx-light
+  redis-server gnuplot-nox wrk nginx-light prometheus
   nodejs
   redis-tools
 )
@@ -36,9 +36,9 @@ if [ ${#missing[@]} -gt 0 ]; then
   $SUDO apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
-# Debian's redis-server and nginx packages start system services; the toolkit
+# Debian's redis-server, nginx and prometheus (for promtool) packages start system services; the toolkit
 # starts its own on free loopback ports, so stop those if they started.
-for svc in redis-server nginx valkey-server; do
+for svc in redis-server nginx valkey-server prometheus; do
   if command -v systemctl >/dev/null 2>&1; then systemctl stop "$svc" >/dev/null 2>&1 || true; fi
   service "$svc" stop >/dev/null 2>&1 || true
 done

@@ -18,7 +18,7 @@ constexpr const char* kTitle =
 
 std::vector<Command> AllCommands() {
   std::vector<Command> all = InspectCommands();
-  for (auto part : {UpdateCommands(), AdmitCommands()})
+  for (auto part : {UpdateCommands(), AdmitCommands(), GcCommands()})
     all.insert(all.end(), part.begin(), part.end());
   return all;
 }
@@ -74,8 +74,8 @@ size_t CommandIndex(const std::vector<std::string>& args) {
 }
 
 // Global flags into *url / *target; an exit code, or -1 to go on.
-int ParseGlobal(const std::vector<std::string>& args, bool has_command, std::string* url,
-                std::string* target, std::ostream& out, std::ostream& err) {
+int ParseGlobal(const std::vector<std::string>& args, bool has_command, Env* env, std::ostream& out,
+                std::ostream& err) {
   po::options_description global;
   AddConnectionFlags(global);
   po::variables_map vm;
@@ -94,8 +94,11 @@ int ParseGlobal(const std::vector<std::string>& args, bool has_command, std::str
     return kExitOk;
   }
   if (!has_command) return Usage(err, "missing COMMAND", "");
-  if (vm.count("valkey")) *url = vm["valkey"].as<std::string>();
-  if (vm.count("target")) *target = vm["target"].as<std::string>();
+  if (vm.count("valkey")) {
+    env->url = vm["valkey"].as<std::string>();
+    env->url_source = "--valkey";
+  }
+  if (vm.count("target")) env->target = vm["target"].as<std::string>();
   return -1;
 }
 
@@ -138,10 +141,13 @@ int RunCommand(const Command& cmd, const std::vector<std::string>& args, Env& en
                      std::to_string(positional.size()) + " argument(s)",
                  cmd.name);
   }
-  if (vm.count("valkey")) env.url = vm["valkey"].as<std::string>();
+  if (vm.count("valkey")) {
+    env.url = vm["valkey"].as<std::string>();
+    env.url_source = "--valkey";
+  }
   if (vm.count("target")) env.target = vm["target"].as<std::string>();
   if (auto u = ParseValkeyUrl(env.url); !u.ok()) {
-    return env.Fail(kExitBadValue, "--valkey: " + u.status().message());
+    return env.Fail(kExitBadValue, env.url_source + ": " + u.status().message());
   }
   if (auto t = ParseTarget(env.target); !t.ok()) return env.Fail(t.status());
   return cmd.run(Invocation{vm, positional, env});
@@ -150,10 +156,12 @@ int RunCommand(const Command& cmd, const std::vector<std::string>& args, Env& en
 int Run(const std::vector<std::string>& args, std::ostream& out, std::ostream& err,
         const RunContext& context) {
   const char* env_url = std::getenv("BP_VALKEY_URL");
-  Env env{out, err, env_url && *env_url ? env_url : kDefaultUrl, "default", context};
+  const bool from_env = env_url && *env_url;
+  Env env{out,       err,     from_env ? env_url : kDefaultUrl,
+          "default", context, from_env ? "BP_VALKEY_URL" : "default"};
   const size_t at = CommandIndex(args);
   const std::vector<std::string> global(args.begin(), args.begin() + at);
-  if (int rc = ParseGlobal(global, at < args.size(), &env.url, &env.target, out, err); rc >= 0) {
+  if (int rc = ParseGlobal(global, at < args.size(), &env, out, err); rc >= 0) {
     return rc;
   }
   std::string name = args[at];
@@ -188,7 +196,11 @@ std::unique_ptr<Gate> Env::Connect(GateMode mode) const {
   o.command_timeout_ms = 5000;  // a tool, not the admission path
   auto gate = std::make_unique<Gate>(o);
   if (Status s = gate->Ping(); !s.ok()) {
-    Fail(kExitServer, "cannot reach Valkey at " + url + ": " + s.ToString());
+    const std::string source = url_source == "--valkey" ? ""
+                               : url_source == "BP_VALKEY_URL"
+                                   ? " (from BP_VALKEY_URL)"
+                                   : " (the default; set --valkey or BP_VALKEY_URL)";
+    Fail(kExitServer, "cannot reach Valkey at " + url + source + ": " + s.ToString());
     return nullptr;
   }
   return gate;

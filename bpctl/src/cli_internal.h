@@ -23,6 +23,9 @@ struct Env {
   std::string url;
   std::string target;
   const RunContext& context;
+  // Where `url` came from, named in errors about it: "--valkey",
+  // "BP_VALKEY_URL" or "default".
+  std::string url_source = "--valkey";
 
   // A gate on url/target, connected and with its scripts loaded (Ping);
   // nullptr after printing the error (then return kExitServer).
@@ -56,11 +59,12 @@ struct Command {
   int (*run)(const Invocation&);
 };
 
-// The command tables of commands_inspect.cpp, commands_update.cpp and
-// commands_admit.cpp, in the order `bpctl --help` lists them.
+// The command tables of commands_inspect.cpp, commands_update.cpp,
+// commands_admit.cpp and commands_gc.cpp, in the order `bpctl --help` lists them.
 std::vector<Command> InspectCommands();
 std::vector<Command> UpdateCommands();
 std::vector<Command> AdmitCommands();
+std::vector<Command> GcCommands();  // commands_gc.cpp
 
 inline constexpr const char* kExitCodes =
     "Exit codes: 0 ok; 1 internal error; 2 bad usage (unknown command or flag, missing or\n"

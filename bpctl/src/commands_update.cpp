@@ -6,8 +6,10 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <optional>
 #include <sstream>
+#include <tuple>
 
 #include "bp/bpctl/config_json.h"
 #include "bp/bpctl/values.h"
@@ -37,24 +39,24 @@ int SetCap(const Invocation& in) {
   }
   std::optional<double> rpm, tpm, burst, max_requests, max_tokens;
   if (in.Has("rpm")) {
-    auto v = ParsePositive(in.Flag("rpm"), "--rpm");
+    auto v = ParseInRange(in.Flag("rpm"), "--rpm", kMinRpm, kMaxRpm);
     if (!v.ok()) return in.env.Fail(v.status());
     rpm = *v;
   }
   if (in.Has("tpm")) {
-    auto v = ParseNonNegative(in.Flag("tpm"), "--tpm");
+    auto v = ParseInRange(in.Flag("tpm"), "--tpm", 0, kMaxTpm);
     if (!v.ok()) return in.env.Fail(v.status());
     tpm = *v;
   }
   if (in.Has("burst-s")) {
-    auto v = ParsePositive(in.Flag("burst-s"), "--burst-s");
+    auto v = ParseInRange(in.Flag("burst-s"), "--burst-s", kMinBurstS, kMaxBurstS);
     if (!v.ok()) return in.env.Fail(v.status());
     burst = *v;
   }
-  for (auto [flag, out] :
-       {std::pair{"max-cost-requests", &max_requests}, std::pair{"max-cost-tokens", &max_tokens}}) {
+  for (auto [flag, out, max] : {std::tuple{"max-cost-requests", &max_requests, kMaxRpm},
+                                std::tuple{"max-cost-tokens", &max_tokens, kMaxTpm}}) {
     if (!in.Has(flag)) continue;
-    auto v = ParseNonNegative(in.Flag(flag), std::string("--") + flag);
+    auto v = ParseInRange(in.Flag(flag), std::string("--") + flag, 0, max);
     if (!v.ok()) return in.env.Fail(v.status());
     *out = *v;
   }
@@ -101,7 +103,7 @@ int SetPriorityWeights(const Invocation& in) {
 int SetWeight(const Invocation& in) {
   auto tenant = ParseTenant(in.args[0], "TENANT");
   if (!tenant.ok()) return in.env.Fail(tenant.status());
-  auto weight = ParsePositive(in.args[1], "weight W");
+  auto weight = ParseInRange(in.args[1], "weight W", kMinWeight, kMaxWeight);
   if (!weight.ok()) return in.env.Fail(weight.status());
   auto gate = in.env.Connect();
   if (!gate) return kExitServer;
@@ -207,17 +209,13 @@ int Import(const Invocation& in) {
     return in.env.Fail(kExitFile, path + ": is a directory");
   }
   std::ifstream file(path, std::ios::binary);
-  std::ostringstream text;
-  if (!file || !(text << file.rdbuf()) || file.bad()) {
-    return in.env.Fail(kExitFile, path + ": cannot read: " + std::strerror(errno));
-  }
-  nlohmann::ordered_json j;
-  try {
-    j = nlohmann::ordered_json::parse(text.str());
-  } catch (const nlohmann::ordered_json::exception& e) {
-    return in.env.Fail(kExitBadValue, path + ": invalid JSON: " + e.what());
-  }
-  auto config = ConfigFromJson(j);  // the whole file, before anything is written
+  if (!file) return in.env.Fail(kExitFile, path + ": cannot read: " + std::strerror(errno));
+  // (`stream << rdbuf()` fails on an empty file; an empty file is a bad value, not an OS error.)
+  const std::string text((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
+  if (file.bad()) return in.env.Fail(kExitFile, path + ": cannot read: " + std::strerror(errno));
+  auto j = ParseConfigText(text);
+  if (!j.ok()) return in.env.Fail(kExitBadValue, path + ": " + j.status().message());
+  auto config = ConfigFromJson(*j);  // the whole file, before anything is written
   if (!config.ok()) return in.env.Fail(kExitBadValue, path + ": " + config.status().message());
   auto gate = in.env.Connect();
   if (!gate) return kExitServer;
@@ -230,15 +228,16 @@ int Import(const Invocation& in) {
 
 void CapFlags(po::options_description& d) {
   d.add_options()("rpm", po::value<std::string>()->value_name("N"),
-                  "requests per minute, > 0 (the cap is N/60 per second)")(
+                  "requests per minute, in [0.001, 1e9] (the cap is N/60 per second)")(
       "tpm", po::value<std::string>()->value_name("N"),
-      "tokens per minute, >= 0 (N/60 per second; 0: no token cap)")(
+      "tokens per minute, in [0, 1e12] (N/60 per second; 0: no token cap)")(
       "burst-s", po::value<std::string>()->value_name("S"),
-      "L1 burst in seconds of cap, > 0 (capacity = cap * S)")(
+      "L1 burst in seconds of cap, in [0.001, 3600] (capacity = cap * S)")(
       "max-cost-requests", po::value<std::string>()->value_name("N"),
-      "largest admissible requests per call (the provider's limit per window); 0: RPM")(
+      "largest admissible requests per call (the provider's limit per window), in [0, 1e9]; 0: "
+      "RPM")(
       "max-cost-tokens", po::value<std::string>()->value_name("N"),
-      "largest admissible tokens per call (the provider's limit per window); 0: TPM");
+      "largest admissible tokens per call (the provider's limit per window), in [0, 1e12]; 0: TPM");
 }
 
 void ResetFlags(po::options_description& d) {
@@ -270,7 +269,7 @@ std::vector<Command> UpdateCommands() {
       {"set priority-weights",
        "LIST",
        "set omega_1..omega_K (L2 class weights)",
-       "LIST is omega_1,omega_2,...: one positive finite number per priority class\n"
+       "LIST is omega_1,omega_2,...: one number in [1e-6, 1e6] per priority class\n"
        "(1 = highest), at most 100. Classes beyond the list are removed (omega 1).\n\n"
        "Examples:\n"
        "  bpctl set priority-weights 0.5,0.3,0.2\n"
@@ -281,7 +280,7 @@ std::vector<Command> UpdateCommands() {
       {"set weight",
        "TENANT W",
        "set a tenant's weight w_t",
-       "TENANT is [A-Za-z0-9_.-], 1-128 bytes; W a positive finite number (default 1).\n"
+       "TENANT is [A-Za-z0-9_.-], 1-128 bytes; W a number in [1e-6, 1e6] (default 1).\n"
        "The tenant's queues get w_t * omega_k of the backlogged weight.\n\n"
        "Examples:\n"
        "  bpctl set weight acme 2\n"

@@ -4,7 +4,11 @@
 
 #include <cmath>
 #include <initializer_list>
+#include <set>
 #include <string>
+#include <vector>
+
+#include "bp/bpctl/values.h"
 
 namespace bp::bpctl {
 namespace {
@@ -148,7 +152,43 @@ Result<GateConfig> ConfigFromJson(const nlohmann::ordered_json& j) {
     if (Status s = ReadTuning(j.at("tuning"), &c.tuning); !s.ok()) return s;
   }
   if (Status s = ValidateGateConfig(c); !s.ok()) return s;
+  if (Status s = CheckRanges(c); !s.ok()) return s;
   return c;
+}
+
+Result<nlohmann::ordered_json> ParseConfigText(std::string_view text) {
+  if (text.find_first_not_of(" \t\r\n") == std::string_view::npos) {
+    return Status::InvalidArgument("empty file (expected the JSON of `bpctl export`)");
+  }
+  // One set of keys per open object: a repeated key is an error, where the
+  // parser alone would keep the last value silently.
+  std::vector<std::set<std::string>> open;
+  std::string duplicate;
+  auto callback = [&](int /*depth*/, json::parse_event_t event, json& parsed) {
+    if (event == json::parse_event_t::object_start) open.emplace_back();
+    if (event == json::parse_event_t::object_end && !open.empty()) open.pop_back();
+    if (event == json::parse_event_t::key && !open.empty() && duplicate.empty() &&
+        !open.back().insert(parsed.get<std::string>()).second) {
+      duplicate = parsed.get<std::string>();
+    }
+    return true;
+  };
+  json j = json::parse(text.begin(), text.end(), callback, /*allow_exceptions=*/false);
+  if (j.is_discarded()) {
+    // Parse again for the position and reason (nlohmann reports them only by exception).
+    try {
+      const json again = json::parse(text.begin(), text.end());
+      (void)again;
+    } catch (const json::exception& e) {
+      return Status::InvalidArgument(std::string("invalid JSON (truncated?): ") + e.what());
+    }
+    return Status::InvalidArgument("invalid JSON");
+  }
+  if (!duplicate.empty()) {
+    return Status::InvalidArgument("duplicate key \"" + duplicate +
+                                   "\" (each field may appear once)");
+  }
+  return j;
 }
 
 }  // namespace bp::bpctl

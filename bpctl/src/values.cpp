@@ -44,6 +44,47 @@ Result<double> ParseNonNegative(const std::string& text, const std::string& what
   return *v;
 }
 
+Result<double> ParseInRange(const std::string& text, const std::string& what, double min,
+                            double max) {
+  auto v = min > 0 ? ParsePositive(text, what) : ParseNonNegative(text, what);
+  if (!v.ok()) return v;
+  if (*v < min || *v > max) {
+    return Bad(what, "in [" + FormatNumber(min) + ", " + FormatNumber(max) + "]", text);
+  }
+  return v;
+}
+
+Status CheckRanges(const GateConfig& c) {
+  auto check = [](const std::string& field, double v, double min, double max,
+                  const std::string& note = "") {
+    if (v >= min && v <= max) return Status::Ok();
+    return Status::InvalidArgument(field + ": must be in [" + FormatNumber(min) + ", " +
+                                   FormatNumber(max) + "]" + note + ", got " + FormatNumber(v));
+  };
+  if (c.configured) {
+    for (Status s :
+         {check("caps.requests_per_s", c.caps.requests_per_s, kMinRpm / 60, kMaxRpm / 60,
+                " (0.001 to 1e9 rpm)"),
+          check("caps.tokens_per_s", c.caps.tokens_per_s, 0, kMaxTpm / 60, " (0 to 1e12 tpm)"),
+          check("caps.burst_s", c.caps.burst_s, kMinBurstS, kMaxBurstS)}) {
+      if (!s.ok()) return s;
+    }
+  }
+  if (c.omega.size() > kMaxClasses) {
+    return Status::InvalidArgument("priority_weights: at most " + std::to_string(kMaxClasses) +
+                                   " classes, got " + std::to_string(c.omega.size()));
+  }
+  for (size_t k = 0; k < c.omega.size(); ++k) {
+    Status s =
+        check("priority_weights[" + std::to_string(k) + "]", c.omega[k], kMinWeight, kMaxWeight);
+    if (!s.ok()) return s;
+  }
+  for (const auto& [tenant, w] : c.tenant_weights) {
+    if (Status s = check("tenant_weights." + tenant, w, kMinWeight, kMaxWeight); !s.ok()) return s;
+  }
+  return Status::Ok();
+}
+
 Result<int64_t> ParseInteger(const std::string& text, const std::string& what, int64_t min,
                              int64_t max) {
   const std::string rule =
@@ -72,7 +113,7 @@ Result<std::vector<double>> ParsePriorityWeights(const std::string& text) {
     const size_t comma = text.find(',', start);
     const std::string item = text.substr(start, comma - start);
     const std::string what = "priority weight omega_" + std::to_string(out.size() + 1);
-    auto v = ParsePositive(item, what);
+    auto v = ParseInRange(item, what, kMinWeight, kMaxWeight);
     if (!v.ok()) return v.status();
     out.push_back(*v);
     if (out.size() > kMaxClasses) {

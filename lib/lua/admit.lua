@@ -88,6 +88,13 @@ end
 local burst = c[3] or 1
 local omega = tonumber(s[2]) or 1
 local omega_sum = c[4] or omega
+-- A class beyond the configured omega_1..omega_K would get the default weight
+-- 1 and could outrank P1 (omega_1 < 1): refuse it. Without priority weights
+-- (no omega_sum) every class has weight 1.
+if not s[2] and c[4] then
+  return {'REJECT', string.format('priority %d above the configured classes 1..%s',
+    k, redis.call('HGET', H, 'classes') or '?')}
+end
 if ablation == 'nopriority' then omega, omega_sum = 1, 1 end
 local lend, slack_us, grace_us = c[5] or 0.5, (c[6] or 50) * 1000, (c[7] or 200) * 1000
 local ticket_ttl = c[8] or 600000

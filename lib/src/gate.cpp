@@ -1,12 +1,16 @@
 // bp::Gate admission path: Admit and Release call lib/lua/admit.lua and
 // release.lua with EVALSHA over one connection held behind a mutex. Any
 // transport error, timeout or server error turns into FAIL_OPEN (I3) with a
-// counter and at most one warning per warn_interval_ms; the connection is
+// counter and at most one warning per warn_interval_ms per target and process
+// (not per Gate, of which a worker pool has one per thread); the connection is
 // re-established lazily, at most once per reconnect_interval_ms.
 #include <spdlog/spdlog.h>
 
 #include <cmath>
 #include <cstdio>
+#include <mutex>
+#include <unordered_map>
+#include <utility>
 
 #include "gate_internal.h"
 
@@ -33,6 +37,28 @@ const char* AblationName(GateAblation a) {
     default:
       return "none";
   }
+}
+
+// Fail-open warnings are limited per process and target, not per Gate: a
+// worker pool holds one Gate per thread (each its own connection), and when
+// Valkey goes away they all fail open together. Returns whether to warn now
+// and the process-wide count of fail-opens for the target.
+std::pair<bool, uint64_t> ClaimFailOpenWarning(const std::string& target, int interval_ms) {
+  struct Entry {
+    std::chrono::steady_clock::time_point last{};
+    bool warned = false;
+    uint64_t count = 0;
+  };
+  static std::mutex mu;
+  static std::unordered_map<std::string, Entry> by_target;  // one entry per target used
+  std::lock_guard lock(mu);
+  Entry& e = by_target[target];
+  ++e.count;
+  const auto now = std::chrono::steady_clock::now();
+  if (e.warned && now - e.last < std::chrono::milliseconds(interval_ms)) return {false, e.count};
+  e.warned = true;
+  e.last = now;
+  return {true, e.count};
 }
 
 }  // namespace
@@ -201,14 +227,13 @@ Decision Gate::Admit(const AdmitRequest& request) {
       if (d.verdict == Verdict::kReject) impl_->rejects++;
       return d;
     }
-    // Fail open (I3): count every one, warn at most once per interval.
-    const uint64_t n = ++impl_->fail_opens;
-    const auto now = std::chrono::steady_clock::now();
-    if (!impl_->warned || now - impl_->last_warn >= std::chrono::milliseconds(o.warn_interval_ms)) {
-      impl_->warned = true;
-      impl_->last_warn = now;
-      spdlog::warn("bp gate '{}': failing open ({} so far): {}", o.target, n, failure);
-    }
+    // Fail open (I3): count every one; warn at most once per interval per
+    // target in this process, whatever the number of Gate objects.
+    ++impl_->fail_opens;
+  }
+  if (auto [warn, n] = ClaimFailOpenWarning(o.target, o.warn_interval_ms); warn) {
+    spdlog::warn("bp gate '{}': failing open ({} so far in this process): {}", o.target, n,
+                 failure);
   }
   d = Decision{};
   d.verdict = Verdict::kFailOpen;

@@ -52,8 +52,6 @@ struct Gate::Impl {
   std::mutex mu;
   ValkeyConnection conn;                                 // guarded by mu
   std::chrono::steady_clock::time_point last_attempt{};  // guarded by mu
-  std::chrono::steady_clock::time_point last_warn{};     // guarded by mu
-  bool warned = false;                                   // guarded by mu
   std::atomic<uint64_t> admits{0}, defers{0}, rejects{0}, fail_opens{0};
   std::atomic<uint64_t> releases{0}, release_errors{0};
 };

@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <nlohmann/json.hpp>
 
+#include "bp/loadgen/progress.h"
 #include "bp/loadgen/retry_policy.h"
 #include "bp/token_estimate.h"
 
@@ -298,17 +299,21 @@ void Engine::ArmProgress() {
 }
 
 void Engine::Progress(bool final_line) {
-  double real_s = static_cast<double>(NowUs()) / 1e6;
-  std::string line = options_.label + " t=" + std::to_string(static_cast<int>(real_s)) +
-                     "s (paper " + std::to_string(static_cast<int>(real_s * options_.speedup)) +
-                     "s) done " + std::to_string(activities_done_) + "/" +
-                     std::to_string(activities_total_) + " slots " + std::to_string(busy_slots_) +
-                     "/" + std::to_string(workload_.slots);
-  for (size_t k = 1; k < ok_by_class_.size(); ++k) {
-    line += " | P" + std::to_string(k) + " ok " + std::to_string(ok_by_class_[k]) + " 429 " +
-            std::to_string(throttled_by_class_[k]);
-    if (local_by_class_[k] > 0) line += " local " + std::to_string(local_by_class_[k]);
-  }
+  ProgressSnapshot p;
+  p.label = options_.label;
+  p.elapsed_s = static_cast<double>(NowUs()) / 1e6;
+  p.cap_s =
+      static_cast<double>(PaperMsToRealUs(workload_.run_length_cap_s * 1000.0, options_.speedup)) /
+      1e6;
+  p.speedup = options_.speedup;
+  p.done = activities_done_;
+  p.total = activities_total_;
+  p.busy_slots = busy_slots_;
+  p.slots = workload_.slots;
+  p.ok = ok_by_class_;
+  p.throttled = throttled_by_class_;
+  p.local = local_by_class_;
+  const std::string line = ProgressLine(p);
   if (::isatty(2)) {
     std::fprintf(stderr, "\r%s\033[K%s", line.c_str(), final_line ? "\n" : "");
   } else {

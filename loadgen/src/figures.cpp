@@ -119,7 +119,15 @@ Status HeatmapFigure(const std::filesystem::path& dir, const std::string& stem,
     gp << (row ? ", " : "") << GpString(h.tenants[row]) << ' ' << rows - 1 - row;
   }
   gp << ") noenhanced\n"
-     << "plot " << GpString(dat_path.string()) << " using 1:2:3 with image notitle";
+     << "plot " << GpString(dat_path.string());
+  if (rows >= 2 && buckets >= 2) {
+    gp << " using 1:2:3 with image notitle";
+  } else {
+    // gnuplot's image needs a 2 x 2 grid at least; one tenant (overload,
+    // uncongested) or one bucket is drawn as filled boxes of the same size.
+    gp << " using 1:2:(" << Fixed(h.bucket_s / 2, 4)
+       << "):(0.5):3 with boxxyerror fill solid 1.0 noborder lc palette notitle";
+  }
   if (any_starved) {
     gp << ", \\\n     " << GpString(starved_path.string())
        << " using 1:2:3:4 with boxxyerror fill pattern 4 transparent lc rgb \"#d62728\""

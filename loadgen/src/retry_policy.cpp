@@ -1,5 +1,5 @@
 // Retry rules of the OpenAI SDK, Temporal and the LiteLLM router
-// (retry_policy.h; constants from facts/providers.md).
+// (retry_policy.h; constants from docs/providers.md).
 #include "bp/loadgen/retry_policy.h"
 
 #include <algorithm>

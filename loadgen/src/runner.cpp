@@ -2,14 +2,15 @@
 // (runner.h).
 #include "bp/loadgen/runner.h"
 
-#include <chrono>
-
 #include <spdlog/spdlog.h>
+
+#include <chrono>
 
 #include "bp/loadgen/bp_configuration.h"
 #include "bp/loadgen/configurations.h"
 #include "bp/loadgen/engine.h"
 #include "bp/loadgen/http_client.h"
+#include "bp/valkey.h"
 
 namespace bp::loadgen {
 namespace {
@@ -29,6 +30,57 @@ Status ConfigureUpstream(const HttpEndpoint& endpoint, const Workload& workload,
 }
 
 }  // namespace
+
+Status ValidateRunOptions(const RunOptions& o) {
+  if (!(o.speedup > 0) || o.speedup > 1000) {
+    return Status::InvalidArgument("--speedup must be in (0, 1000]");
+  }
+  if (auto u = ParseHttpUrl(o.upstream_url); !u.ok()) {
+    return Status::InvalidArgument("--upstream: " + u.status().message());
+  }
+  if (auto v = ParseValkeyUrl(o.valkey_url); !v.ok()) {
+    return Status::InvalidArgument("--valkey: " + v.status().message());
+  }
+  if (o.gate_threads < 1 || o.gate_threads > 256) {
+    return Status::InvalidArgument("--gate-threads must be in [1, 256], got " +
+                                   std::to_string(o.gate_threads));
+  }
+  if (o.gate_command_timeout_ms < 1) {
+    return Status::InvalidArgument("gate command timeout must be >= 1 ms");
+  }
+  return Status::Ok();
+}
+
+Result<std::vector<std::string>> ParseConfigurationList(const std::string& text) {
+  std::string names;
+  for (const auto& n : ConfigurationNames()) names += (names.empty() ? "" : ", ") + n;
+  if (text.empty())
+    return Status::InvalidArgument("--config is empty (one or more of " + names + ")");
+  std::vector<std::string> out;
+  size_t start = 0;
+  while (true) {
+    const size_t comma = text.find(',', start);
+    const std::string item = text.substr(start, comma == std::string::npos ? comma : comma - start);
+    if (item.empty()) {
+      return Status::InvalidArgument("--config has an empty item in \"" + text + "\"");
+    }
+    bool known = false;
+    for (const auto& n : ConfigurationNames()) known = known || n == item;
+    if (!known) {
+      return Status::InvalidArgument("unknown configuration \"" + item + "\" in --config (" +
+                                     names + ")");
+    }
+    for (const auto& seen : out) {
+      if (seen == item) {
+        return Status::InvalidArgument("configuration \"" + item + "\" twice in --config");
+      }
+    }
+    out.push_back(item);
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  return out;
+}
 
 Result<RunRecords> RunOnce(const Workload& workload, const RunOptions& options) {
   if (!(options.speedup > 0)) return Status::InvalidArgument("speedup must be > 0");

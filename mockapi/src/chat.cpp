@@ -16,7 +16,9 @@ Status Invalid(ChatCall* call, std::string param, std::string message) {
   return Status::InvalidArgument(std::move(message));
 }
 
-// Appends the text of a content value (string or array of text parts).
+// Appends the text of a content value: a string, or an array of content
+// parts, each an object with a string `type` (a "text" part's `text` must be
+// a string). False on any other shape.
 bool AppendContent(const json& content, std::string* out) {
   if (content.is_null()) return true;
   if (content.is_string()) {
@@ -26,10 +28,66 @@ bool AppendContent(const json& content, std::string* out) {
   if (!content.is_array()) return false;
   for (const json& part : content) {
     if (!part.is_object()) return false;
+    auto type = part.find("type");
+    if (type == part.end() || !type->is_string()) return false;
     auto text = part.find("text");
+    if (*type == "text" && (text == part.end() || !text->is_string())) return false;
     if (text != part.end() && text->is_string()) out->append(text->get_ref<const std::string&>());
   }
   return true;
+}
+
+// The roles each dialect accepts (OpenAI chat completions; Anthropic messages
+// takes the system prompt as a top-level field, not as a role).
+bool KnownRole(const std::string& role, bool anthropic) {
+  if (anthropic) return role == "user" || role == "assistant";
+  for (const char* r : {"system", "developer", "user", "assistant", "tool", "function"}) {
+    if (role == r) return true;
+  }
+  return false;
+}
+
+// messages[i]: role known, content present (OpenAI lets an assistant message
+// omit it, for tool calls) and of a valid shape. `param` is OpenAI's field path.
+Status ParseMessage(const json& m, size_t i, bool anthropic, ChatCall* call) {
+  const std::string at = "messages[" + std::to_string(i) + "]";
+  const std::string at_a = "messages." + std::to_string(i);  // Anthropic's (pydantic) path
+  if (!m.is_object()) {
+    return Invalid(call, at,
+                   anthropic ? at_a + ": Input should be a valid dictionary"
+                             : "Invalid type for '" + at + "': expected an object.");
+  }
+  auto role = m.find("role");
+  if (role == m.end() || !role->is_string()) {
+    return Invalid(call, at + ".role",
+                   anthropic ? at_a + ".role: Field required"
+                             : "Missing required parameter: '" + at + ".role'.");
+  }
+  const std::string& role_name = role->get_ref<const std::string&>();
+  if (!KnownRole(role_name, anthropic)) {
+    std::string shown;
+    AppendJsonString(&shown, role_name);
+    return Invalid(call, at + ".role",
+                   anthropic ? at_a + ".role: Input should be 'user' or 'assistant', got " + shown
+                             : "Invalid value for '" + at + ".role': " + shown +
+                                   ". Supported values are: 'system', 'developer', 'user', "
+                                   "'assistant', 'tool' and 'function'.");
+  }
+  auto content = m.find("content");
+  if (content == m.end() && (anthropic || role_name != "assistant")) {
+    return Invalid(call, at + ".content",
+                   anthropic ? at_a + ".content: Field required"
+                             : "Missing required parameter: '" + at + ".content'.");
+  }
+  if (content != m.end() && !AppendContent(*content, &call->prompt_text)) {
+    return Invalid(call, at + ".content",
+                   anthropic ? at_a +
+                                   ".content: Input should be a valid string or a list of "
+                                   "content blocks"
+                             : "Invalid type for '" + at +
+                                   ".content': expected a string or an array of content parts.");
+  }
+  return Status::Ok();
 }
 
 Status ParseCommon(const json& j, bool anthropic, ChatCall* call) {
@@ -85,22 +143,7 @@ Status ParseCommon(const json& j, bool anthropic, ChatCall* call) {
                              : "Invalid 'messages': expected a non-empty array of messages.");
   }
   for (size_t i = 0; i < messages->size(); ++i) {
-    const json& m = (*messages)[i];
-    const std::string at = "messages[" + std::to_string(i) + "]";
-    if (!m.is_object())
-      return Invalid(call, at, "Invalid type for '" + at + "': expected an object.");
-    auto role = m.find("role");
-    if (role == m.end() || !role->is_string()) {
-      return Invalid(call, at + ".role",
-                     anthropic ? at + ".role: Field required"
-                               : "Missing required parameter: '" + at + ".role'.");
-    }
-    auto content = m.find("content");
-    if (content == m.end() ? anthropic : !AppendContent(*content, &call->prompt_text)) {
-      return Invalid(
-          call, at + ".content",
-          "Invalid type for '" + at + ".content': expected a string or an array of content parts.");
-    }
+    if (Status s = ParseMessage((*messages)[i], i, anthropic, call); !s.ok()) return s;
   }
   return Status::Ok();
 }

@@ -5,6 +5,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include <boost/asio/ip/address.hpp>
 #include <boost/program_options.hpp>
 #include <iostream>
 #include <sstream>
@@ -75,7 +76,12 @@ Result<CommandLine> ParseCommandLine(int argc, const char* const* argv) {
       "idle-timeout-ms", po::value<double>(), "keep-alive wait for the next request");
   po::variables_map vm;
   try {
-    po::store(po::parse_command_line(argc, argv, desc), vm);
+    // No positional arguments: an empty description makes a stray word an error.
+    po::store(po::command_line_parser(argc, argv)
+                  .options(desc)
+                  .positional(po::positional_options_description())
+                  .run(),
+              vm);
     po::notify(vm);
   } catch (const std::exception& e) {
     return Status::InvalidArgument(e.what());
@@ -148,6 +154,14 @@ Result<CommandLine> ParseCommandLine(int argc, const char* const* argv) {
   auto config = ConfigFromJson(patch, base);
   if (!config.ok()) return config.status();
   out.config = *config;
+  // Checked here, not at bind time, so a bad address is a usage error (exit 2).
+  boost::system::error_code ec;
+  boost::asio::ip::make_address(out.config.host, ec);
+  if (ec) {
+    return Status::InvalidArgument(std::string(vm.count("host") ? "--host" : "listen.host") +
+                                   " must be an IPv4 or IPv6 address (e.g. 127.0.0.1), got \"" +
+                                   out.config.host + "\"");
+  }
   return out;
 }
 

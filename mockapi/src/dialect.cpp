@@ -1,5 +1,5 @@
 // Provider dialects: rate-limit headers, 429 bodies and error shapes of
-// OpenAI, Anthropic and Azure OpenAI, as collected in facts/providers.md.
+// OpenAI, Anthropic and Azure OpenAI, as collected in docs/providers.md.
 #include <cmath>
 #include <ctime>
 

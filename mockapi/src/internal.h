@@ -1,5 +1,5 @@
 // Internal to bp::mockapi: request parsing, response bodies and the provider
-// dialects' headers and error shapes (facts/providers.md). No Beast here.
+// dialects' headers and error shapes (docs/providers.md). No Beast here.
 #pragma once
 
 #include <cstdint>

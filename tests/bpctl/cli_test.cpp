@@ -98,6 +98,15 @@ TEST_F(BpctlCli, BadValuesAreExit3AndChangeNothing) {
       {{"set", "priority-weights", "0.5,,0.2"}, "priority weight omega_2: must be a positive"},
       {{"set", "weight", "acme", "-1"}, "weight W: must be a positive finite number, got '-1'"},
       {{"set", "weight", "acme", "inf"}, "weight W: must be a positive finite number"},
+      {{"set", "weight", "acme", "NaN"}, "weight W: must be a positive finite number"},
+      {{"set", "weight", "acme", "0"}, "weight W: must be a positive finite number, got '0'"},
+      {{"set", "weight", "acme", "1e300"}, "weight W: must be in [1e-06, 1e+06], got '1e300'"},
+      {{"set", "weight", "acme", "1e-300"}, "weight W: must be in [1e-06, 1e+06], got '1e-300'"},
+      {{"set", "cap", "--rpm", "1e300"}, "--rpm: must be in [0.001, 1e+09], got '1e300'"},
+      {{"set", "cap", "--tpm", "1e13"}, "--tpm: must be in [0, 1e+12], got '1e13'"},
+      {{"set", "cap", "--burst-s", "1e6"}, "--burst-s: must be in [0.001, 3600], got '1e6'"},
+      {{"set", "priority-weights", "1e300,1"},
+       "priority weight omega_1: must be in [1e-06, 1e+06], got '1e300'"},
       {{"set", "weight", "a b", "2"}, "TENANT: must be 1-128 bytes of [A-Za-z0-9_.-]"},
       {{"set", "weight", "a:b", "2"}, "TENANT: must be 1-128 bytes of [A-Za-z0-9_.-]"},
       {{"set", "weight", std::string(129, 'x'), "2"}, "TENANT: must be 1-128 bytes"},
@@ -167,6 +176,9 @@ TEST_F(BpctlCli, ValkeyUrlFromTheEnvironment) {
   ::setenv("BP_VALKEY_URL", ("redis://127.0.0.1:" + std::to_string(FreeLoopbackPort())).c_str(), 1);
   BpctlRun down = BpctlRaw({"--target", target_, "status"});
   BpctlRun flag_wins = BpctlRaw({"--valkey", server_->url(), "--target", target_, "status"});
+  ::setenv("BP_VALKEY_URL", "http://127.0.0.1:6379", 1);
+  BpctlRun bad = BpctlRaw({"--target", target_, "status"});
+  BpctlRun bad_flag_wins = BpctlRaw({"--target", target_, "status", "--valkey", server_->url()});
   if (old) {
     ::setenv("BP_VALKEY_URL", saved.c_str(), 1);
   } else {
@@ -175,7 +187,11 @@ TEST_F(BpctlCli, ValkeyUrlFromTheEnvironment) {
   ASSERT_EQ(ok.rc, kExitOk) << ok.err;
   EXPECT_EQ(nlohmann::json::parse(ok.out)["caps"]["requests_per_s"], 10.0);
   EXPECT_EQ(down.rc, kExitServer);
+  EXPECT_NE(down.err.find(" (from BP_VALKEY_URL): "), std::string::npos) << down.err;
   EXPECT_EQ(flag_wins.rc, kExitOk) << flag_wins.err;
+  EXPECT_EQ(bad.rc, kExitBadValue);
+  EXPECT_EQ(bad.err.rfind("bpctl: BP_VALKEY_URL: ", 0), 0u) << bad.err;
+  EXPECT_EQ(bad_flag_wins.rc, kExitOk) << bad_flag_wins.err;
 }
 
 TEST_F(BpctlCli, ImportFileErrors) {
@@ -190,6 +206,29 @@ TEST_F(BpctlCli, ImportFileErrors) {
   BpctlRun syntax = Bpctl({"import", WriteFile("bad.json", R"({"version":1,)")});
   EXPECT_EQ(syntax.rc, kExitBadValue);
   EXPECT_NE(syntax.err.find("bad.json: invalid JSON"), std::string::npos) << syntax.err;
+  // Empty, blank, truncated, repeated keys, out-of-range values: exit 3 with a
+  // message naming the problem, nothing written.
+  const std::vector<std::pair<std::string, std::string>> bad_files = {
+      {"", "empty file (expected the JSON of `bpctl export`)"},
+      {" \n\t\n", "empty file (expected the JSON of `bpctl export`)"},
+      {R"({"version":1,"caps":{"requests_per_s":)", "invalid JSON (truncated?): "},
+      {R"({"version":1,"caps":{"requests_per_s":1},"caps":null})",
+       "duplicate key \"caps\" (each field may appear once)"},
+      {R"({"version":1,"caps":{"requests_per_s":1},"tenant_weights":{"a":1,"a":2}})",
+       "duplicate key \"a\" (each field may appear once)"},
+      {R"({"version":1,"caps":{"requests_per_s":1},"tenant_weights":{"a":1e300}})",
+       "tenant_weights.a: must be in [1e-06, 1e+06], got 1e+300"},
+      {R"({"version":1,"caps":{"requests_per_s":1e300}})",
+       "caps.requests_per_s: must be in [1.6666666666666667e-05, 16666666.666666666] (0.001 to "
+       "1e9 rpm), got 1e+300"},
+      {R"({"version":1,"caps":{"requests_per_s":NaN}})", "invalid JSON (truncated?): "},
+  };
+  for (size_t i = 0; i < bad_files.size(); ++i) {
+    const std::string name = "bad" + std::to_string(i) + ".json";
+    BpctlRun r = Bpctl({"import", WriteFile(name, bad_files[i].first)});
+    EXPECT_EQ(r.rc, kExitBadValue) << bad_files[i].first << ": " << r.err;
+    EXPECT_NE(r.err.find(name + ": " + bad_files[i].second), std::string::npos) << r.err;
+  }
   // A bad value late in the file: nothing of the file is written.
   BpctlRun late = Bpctl({"import", WriteFile("late.json", R"({"version":1,
       "caps":{"requests_per_s":99},"priority_weights":[0.9,0.1],

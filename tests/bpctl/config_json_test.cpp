@@ -112,5 +112,23 @@ TEST(BpctlConfigJson, RejectsBadDocumentsNamingTheField) {
   }
 }
 
+TEST(BpctlConfigJson, ParseConfigTextRejectsEmptyTruncatedAndRepeatedKeys) {
+  EXPECT_EQ(ParseConfigText(R"({"version":1,"caps":null})")->at("version"), 1);
+  EXPECT_EQ(ParseConfigText("").status().message(),
+            "empty file (expected the JSON of `bpctl export`)");
+  EXPECT_EQ(ParseConfigText("\n \n").status().message(),
+            "empty file (expected the JSON of `bpctl export`)");
+  EXPECT_EQ(ParseConfigText(R"({"version":1,"caps":{)").status().message(),
+            "invalid JSON (truncated?): [json.exception.parse_error.101] parse error at line 1, "
+            "column 22: syntax error while parsing object key - unexpected end of input; "
+            "expected string literal");
+  EXPECT_EQ(ParseConfigText(R"({"version":1,"version":1})").status().message(),
+            "duplicate key \"version\" (each field may appear once)");
+  // The same key in two different objects is fine; repeated inside one is not.
+  EXPECT_TRUE(ParseConfigText(R"({"a":{"x":1},"b":{"x":1}})").ok());
+  EXPECT_EQ(ParseConfigText(R"({"a":{"x":1},"b":{"y":1,"y":2}})").status().message(),
+            "duplicate key \"y\" (each field may appear once)");
+}
+
 }  // namespace
 }  // namespace bp::bpctl

@@ -1,4 +1,4 @@
-// Exact tests of the engine's pure parts: retry rules (facts/providers.md),
+// Exact tests of the engine's pure parts: retry rules (docs/providers.md),
 // the Temporal task queue, the LiteLLM limiter, workload parsing.
 #include <gtest/gtest.h>
 

@@ -86,6 +86,25 @@ TEST(ReportTest, RunHeatmapPngWhenGnuplotIsInstalled) {
   EXPECT_GT(fs::file_size(dir / "heatmap.png"), 1000u);
 }
 
+// One tenant (overload, uncongested): gnuplot's image plot needs two rows,
+// so the heatmap is drawn with boxes and gnuplot reports nothing.
+TEST(ReportTest, OneTenantHeatmapRenders) {
+  if (!HaveGnuplot()) GTEST_SKIP() << "gnuplot not installed";
+  const fs::path dir = FreshDir("run_png_one_tenant");
+  RunRecords r = testing::HandMadeRun();
+  r.workload = "overload";
+  r.tenants.resize(1);
+  auto other = [](const auto& x) { return x.tenant_index != 0; };
+  std::erase_if(r.activities, other);
+  std::erase_if(r.attempts, other);
+  std::erase_if(r.slots_held, other);
+  std::erase_if(r.workflows, other);
+  ASSERT_TRUE(WriteRunOutputs(dir, r, ComputeRunMetrics(r)).ok());
+  EXPECT_TRUE(fs::exists(dir / "heatmap.png"));
+  EXPECT_GT(fs::file_size(dir / "heatmap.png"), 1000u);
+  EXPECT_EQ(Slurp(dir / "heatmap.gp.log"), "");  // no warning, no error
+}
+
 std::vector<RunMetrics> TwoRepeatsTwoConfigs() {
   std::vector<RunMetrics> runs;
   for (const char* config : {"naive", "bp"}) {

@@ -89,6 +89,27 @@ TEST(CommandLine, FlagsOverrideTheFile) {
   const char* bad[] = {"mockapi", "--limit", "requests:fixed_window:x:1"};
   EXPECT_EQ(ParseCommandLine(3, bad).status().message(),
             "--limit has a non-numeric value: requests:fixed_window:x:1");
+  // Bad flags: each a usage error naming the flag or field.
+  const std::vector<std::pair<std::vector<const char*>, std::string>> usage = {
+      {{"mockapi", "--host", "999.1.1.1"},
+       "--host must be an IPv4 or IPv6 address (e.g. 127.0.0.1), got \"999.1.1.1\""},
+      {{"mockapi", "--host", "localhost"},
+       "--host must be an IPv4 or IPv6 address (e.g. 127.0.0.1), got \"localhost\""},
+      {{"mockapi", "--port", "70000"}, "listen.port must be an integer in [0, 65535], got 70000"},
+      {{"mockapi", "--port", "x"}, "the argument ('x') for option '--port' is invalid"},
+      {{"mockapi", "--threads", "0"}, "threads must be an integer in [1, 64], got 0"},
+      {{"mockapi", "--colour"}, "unrecognised option '--colour'"},
+      {{"mockapi", "stray"}, "too many positional options have been specified on the command line"},
+      {{"mockapi", "--dialect", "gemini"},
+       "dialect must be openai | anthropic | azure, got \"gemini\""},
+      {{"mockapi", "--latency-min-ms", "-1"},
+       "latency.min_ms must be a number in [0, 3.6e+06], got -1.0"},
+  };
+  for (const auto& [args, message] : usage) {
+    auto r = ParseCommandLine(static_cast<int>(args.size()), args.data());
+    EXPECT_EQ(r.status().message(), message) << args[1];
+    EXPECT_EQ(MockApiMain(static_cast<int>(args.size()), args.data()), 2) << args[1];
+  }
   const char* help[] = {"mockapi", "--help"};
   EXPECT_TRUE(ParseCommandLine(2, help)->help);
 }

@@ -275,6 +275,21 @@ TEST_F(ServiceTest, MalformedInputIsAProviderShaped400) {
       {R"({"model":"m","messages":[{"role":"user","content":5}]})",
        "Invalid type for 'messages[0].content': expected a string or an array of content parts.",
        "messages[0].content"},
+      {R"({"model":"m","messages":[{"role":"user"}]})",
+       "Missing required parameter: 'messages[0].content'.", "messages[0].content"},
+      {R"({"model":"m","messages":[{"role":"user","content":"x"},{"role":"robot","content":"y"}]})",
+       "Invalid value for 'messages[1].role': \"robot\". Supported values are: 'system', "
+       "'developer', 'user', 'assistant', 'tool' and 'function'.",
+       "messages[1].role"},
+      {R"({"model":"m","messages":[{"role":"user","content":{"text":"x"}}]})",
+       "Invalid type for 'messages[0].content': expected a string or an array of content parts.",
+       "messages[0].content"},
+      {R"({"model":"m","messages":[{"role":"user","content":["x"]}]})",
+       "Invalid type for 'messages[0].content': expected a string or an array of content parts.",
+       "messages[0].content"},
+      {R"({"model":"m","messages":[{"role":"user","content":[{"type":"text","text":7}]}]})",
+       "Invalid type for 'messages[0].content': expected a string or an array of content parts.",
+       "messages[0].content"},
       {R"({"model":"m","messages":[{"role":"user","content":"x"}],"max_tokens":0})",
        "Invalid 'max_tokens': integer below minimum value. Expected a value >= 1, but got 0 "
        "instead.",
@@ -295,6 +310,26 @@ TEST_F(ServiceTest, MalformedInputIsAProviderShaped400) {
       Post("/v1/messages", R"({"model":"m","messages":[{"role":"user","content":"x"}]})");
   EXPECT_EQ(r.status, 400);
   EXPECT_EQ(json::parse(r.body)["error"]["message"], "max_tokens: Field required");
+  // Anthropic: only user and assistant roles, content always required.
+  const std::vector<std::pair<std::string, std::string>> anthropic = {
+      {R"({"model":"m","max_tokens":5,"messages":[{"role":"system","content":"x"}]})",
+       "messages.0.role: Input should be 'user' or 'assistant', got \"system\""},
+      {R"({"model":"m","max_tokens":5,"messages":[{"role":"assistant"}]})",
+       "messages.0.content: Field required"},
+      {R"({"model":"m","max_tokens":5,"messages":[{"role":"user","content":false}]})",
+       "messages.0.content: Input should be a valid string or a list of content blocks"},
+  };
+  for (const auto& [body, message] : anthropic) {
+    r = Post("/v1/messages", body);
+    EXPECT_EQ(r.status, 400) << body;
+    EXPECT_EQ(json::parse(r.body)["error"]["message"], message) << body;
+    EXPECT_EQ(json::parse(r.body)["type"], "error");
+  }
+  // OpenAI: an assistant message may omit content (a tool call).
+  EXPECT_EQ(Post("/v1/chat/completions",
+                 R"({"model":"m","messages":[{"role":"user","content":"x"},{"role":"assistant"}]})")
+                .status,
+            200);
   r = Call("GET", "/v1/chat/completions");
   EXPECT_EQ(r.status, 405);
   EXPECT_EQ(Header(r, "allow"), "POST");

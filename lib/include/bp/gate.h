@@ -11,9 +11,11 @@
 //   DEFER(delta_ms)  free the worker slot, sleep delta on a durable timer,
 //                    then ask again;
 //   REJECT(reason)   the provider itself would refuse the call: its cost is
-//                    above GateCaps::max_cost_* (the limit per window); a
+//                    above GateCaps::max_cost_* (the limit per window; a
 //                    cost above the L1 bucket but within it is admitted
-//                    into debt (README "The gate");
+//                    into debt, README "The gate"); or the priority is above
+//                    the configured classes 1..K (a class without omega_k
+//                    would get weight 1 and outrank P1);
 //   FAIL_OPEN        Valkey was slow or unreachable: call the API ungated
 //                    (invariant I3); counted in fail_open_count().
 //
@@ -71,7 +73,7 @@ struct Decision {
 
 struct AdmitRequest {
   std::string tenant;      // tenant id; [A-Za-z0-9_.-], 1-128 bytes
-  int priority = 1;        // class 1..K, 1 = highest
+  int priority = 1;        // class 1..K, 1 = highest; > K is REJECTed once weights are set
   Cost cost;               // requests and estimated prompt tokens
   int64_t max_tokens = 0;  // completion upper bound (reservation mode)
   // Tests only: the script's clock in ms since the epoch, so bucket
@@ -104,7 +106,8 @@ struct GateOptions {
   GateAblation ablation = GateAblation::kNone;
   int connect_timeout_ms = 100;
   int command_timeout_ms = 20;   // past this, Admit fails open
-  int warn_interval_ms = 10000;  // at most one fail-open warning per interval
+  int warn_interval_ms = 10000;  // at most one fail-open warning per interval, per
+                                 // target and process (shared by all Gates on it)
   int64_t queue_ttl_ms = 10000;  // an idle queue is evicted after this
   // While disconnected, at most one reconnect attempt per interval (each
   // bounded by command_timeout_ms); calls in between fail open at once.

@@ -1,7 +1,7 @@
 // Limiter primitives: the rate limits a provider enforces, one per dimension,
 // and a LimiterSet that checks several of them atomically.
 //
-// Four algorithms, as in facts/providers.md ("The mock upstream used by the
+// Four algorithms, as in docs/providers.md ("The mock upstream used by the
 // paper's authors") and SPEC section 3:
 //   fixed window    `limit` per `window_s`, windows aligned to the wall clock
 //                   (window k covers [k*W, (k+1)*W) microseconds since epoch);

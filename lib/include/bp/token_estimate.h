@@ -2,7 +2,7 @@
 //
 // Prompt tokens are estimated from text length as ceil(bytes / 4): the
 // characters/4 rule of thumb that OpenAI documents and that LiteLLM's and the
-// paper's mock upstream use (facts/providers.md). mockapi charges it, loadgen
+// paper's mock upstream use (docs/providers.md). mockapi charges it, loadgen
 // sizes prompts with it and the gate's callers estimate cost with it, so all
 // three agree exactly. Pure functions; thread-safe.
 #pragma once

@@ -17,6 +17,7 @@
 #pragma once
 
 #include <nlohmann/json.hpp>
+#include <string_view>
 
 #include "bp/gate.h"
 #include "bp/status.h"
@@ -27,6 +28,12 @@ nlohmann::ordered_json ConfigToJson(const GateConfig& config);
 
 // The configuration in `j`, validated as a whole (bp::ValidateGateConfig):
 // InvalidArgument ("tenant_weights.acme: must be a number") on any error.
+// Values must also lie in bpctl's ranges (values.h CheckRanges).
 Result<GateConfig> ConfigFromJson(const nlohmann::ordered_json& j);
+
+// The text of an import file as JSON: InvalidArgument for an empty (or
+// all-whitespace) text, a syntax error (truncated file; the message has the
+// position) or a key repeated within one object ("duplicate key \"caps\"").
+Result<nlohmann::ordered_json> ParseConfigText(std::string_view text);
 
 }  // namespace bp::bpctl

@@ -1,4 +1,4 @@
-// The configurations under test (SPEC section 5, facts/providers.md):
+// The configurations under test (SPEC section 5, docs/providers.md):
 //   naive    FIFO dispatch; the OpenAI SDK's in-activity retry (slot held);
 //            when it gives up, the engine's activity retry policy.
 //   tn       naive plus Temporal's task-queue throttle: queue-rps-limit = the

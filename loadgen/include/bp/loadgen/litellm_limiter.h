@@ -1,4 +1,4 @@
-// The LiteLLM proxy's per-virtual-key limiter (facts/providers.md, "LiteLLM
+// The LiteLLM proxy's per-virtual-key limiter (docs/providers.md, "LiteLLM
 // proxy"), as the litellm baseline's gateway uses it:
 //  - each key (tenant) has rpm_limit and tpm_limit: a static slice of the cap,
 //    proportional to w_t * omega_k normalized over the tenants, so the slices

@@ -1,5 +1,5 @@
 // The retry rules of the systems the baselines imitate, as pure functions of
-// paper time (facts/providers.md). The engine converts to real time by
+// paper time (docs/providers.md). The engine converts to real time by
 // dividing by the speedup. Thread-safe (no state); `jitter_u` is a uniform
 // random number in [0, 1) supplied by the caller so tests can fix it.
 #pragma once
@@ -20,7 +20,7 @@ struct RetryHint {
   std::optional<double> retry_after_ms;  // from retry-after-ms, else retry-after
 };
 
-// Which server hints the SDK honours. facts/providers.md: the official SDKs
+// Which server hints the SDK honours. docs/providers.md: the official SDKs
 // honour 0 < t <= 60 s (the default here); openai-node up to 6.25 honours only
 // 0 < t < 60 s, so LiteLLM's `retry-after: 60` falls back to its backoff.
 enum class SdkRetryAfterBound { kInclusive60s, kExclusive60s };

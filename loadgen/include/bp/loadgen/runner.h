@@ -15,6 +15,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "bp/loadgen/records.h"
 #include "bp/loadgen/retry_policy.h"
@@ -42,5 +43,15 @@ struct RunOptions {
 };
 
 Result<RunRecords> RunOnce(const Workload& workload, const RunOptions& options);
+
+// Checks what can be checked before any run starts: speedup in (0, 1000],
+// upstream_url (ParseHttpUrl) and valkey_url (bp::ParseValkeyUrl) well formed,
+// gate_threads in [1, 256], gate_command_timeout_ms >= 1. InvalidArgument
+// naming the flag ("--upstream: ...") otherwise. Does not connect.
+Status ValidateRunOptions(const RunOptions& options);
+
+// "naive,tn,bp" -> its names, each one of ConfigurationNames(). InvalidArgument
+// for an empty list, an empty item ("naive,,bp"), an unknown or a repeated name.
+Result<std::vector<std::string>> ParseConfigurationList(const std::string& text);
 
 }  // namespace bp::loadgen

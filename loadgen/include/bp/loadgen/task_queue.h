@@ -7,7 +7,7 @@
 //                      through it again), priority keys strict between levels
 //                      (lower first) and fairness keys (here the tenant) served
 //                      by weighted round-robin within a level
-//                      (facts/providers.md, "Temporal").
+//                      (docs/providers.md, "Temporal").
 // Time is passed in (microseconds on the run clock), so tests drive it exactly.
 // Not thread-safe: the engine uses it from its one io thread.
 #pragma once

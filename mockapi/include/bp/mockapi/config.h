@@ -20,7 +20,7 @@
 
 namespace bp::mockapi {
 
-// Which provider the answers imitate (facts/providers.md). POST /v1/messages
+// Which provider the answers imitate (docs/providers.md). POST /v1/messages
 // always speaks Anthropic; every other path speaks the configured dialect.
 enum class Dialect { kOpenAI, kAnthropic, kAzure };
 const char* DialectName(Dialect d);  // "openai", "anthropic", "azure"

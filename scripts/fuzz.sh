@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# Builds the libFuzzer targets (fuzz/, BP_FUZZ=ON, clang with ASan and UBSan)
+# in build-fuzz/ and runs each for a bounded time, starting from the seed and
+# regression inputs in tests/fuzz/corpus/<target>/ (shipped configs and
+# workloads are added as seeds). New inputs go to build-fuzz/corpus/<target>/;
+# a crash leaves build-fuzz/crash-<target>-* and makes the script exit 1: fix
+# it and copy the input into tests/fuzz/corpus/<target>/ as a regression input.
+#
+#   scripts/fuzz.sh              # 60 s per target
+#   scripts/fuzz.sh --seconds 30 # shorter
+#   scripts/fuzz.sh --replay     # only run the stored corpus once (fast check)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+SECONDS_PER_TARGET=60
+REPLAY=0
+while [ "$#" -gt 0 ]; do
+  case "$1" in
+    --seconds) [[ "${2:-}" =~ ^[1-9][0-9]*$ ]] || { echo "fuzz: --seconds needs a positive integer" >&2; exit 2; }
+      SECONDS_PER_TARGET="$2"; shift 2 ;;
+    --replay) REPLAY=1; shift ;;
+    -h|--help) sed -n '2,11p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    *) echo "fuzz: unknown option '$1' (see --help)" >&2; exit 2 ;;
+  esac
+done
+command -v clang++ >/dev/null || { echo "fuzz: clang++ not found (apt-get install clang)" >&2; exit 2; }
+
+TARGETS=(fuzz_mockapi_request fuzz_mockapi_config fuzz_workload)
+cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_COMPILER=clang++ -DBP_FUZZ=ON \
+  -DBP_BUILD_TESTS=OFF -DBP_BUILD_BENCH=OFF >/dev/null
+cmake --build build-fuzz -j "$(nproc)" --target "${TARGETS[@]}"
+
+seeds() {  # target -> extra seed files
+  case "$1" in
+    fuzz_mockapi_config) ls configs/mockapi/*.json ;;
+    fuzz_workload) ls configs/workloads/*.json ;;
+  esac
+}
+
+status=0
+for t in "${TARGETS[@]}"; do
+  corpus="build-fuzz/corpus/$t"
+  stored="tests/fuzz/corpus/${t#fuzz_}"
+  mkdir -p "$corpus" "$stored"
+  while read -r f; do [ -n "$f" ] && cp "$f" "$corpus/"; done < <(seeds "$t")
+  if [ "$REPLAY" -eq 1 ]; then
+    echo "fuzz: $t: replaying $stored"
+    "build-fuzz/fuzz/$t" -runs=0 "$stored" "$corpus" || status=1
+    continue
+  fi
+  echo "fuzz: $t for ${SECONDS_PER_TARGET} s"
+  if ! "build-fuzz/fuzz/$t" -max_total_time="$SECONDS_PER_TARGET" -max_len=4096 -timeout=10 \
+      -rss_limit_mb=1024 -artifact_prefix="build-fuzz/crash-$t-" -print_final_stats=1 \
+      "$corpus" "$stored" 2>"build-fuzz/$t.log"; then
+    echo "fuzz: $t FAILED; see build-fuzz/$t.log and build-fuzz/crash-$t-*" >&2
+    status=1
+  fi
+  grep -E "^stat::(number_of_executed_units|new_units_added)" "build-fuzz/$t.log" || true
+done
+exit "$status"

@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# Bad command lines of the binaries and scripts exit 2 with a message, before
+# any server is started or any run begins (issue 13). Usage:
+#   tests/cli/exit_codes.sh BUILD_DIR
+# Each case must finish within 10 s (nothing here connects anywhere).
+set -uo pipefail
+SRC="$(cd "$(dirname "$0")/../.." && pwd)"
+BUILD="$1"
+W="$SRC/configs/workloads/overload.json"
+fails=0
+
+# expect CODE MESSAGE_SUBSTRING COMMAND...
+expect() {
+  local code="$1" text="$2"
+  shift 2
+  local err rc
+  err="$(timeout 10 "$@" 2>&1 >/dev/null)"
+  rc=$?
+  if [ "$rc" -ne "$code" ] || [[ "$err" != *"$text"* ]]; then
+    echo "FAIL: $* -> exit $rc (want $code), stderr:"
+    echo "$err" | head -5
+    fails=$((fails + 1))
+  else
+    echo "ok: $* -> $rc"
+  fi
+}
+
+M="$BUILD/apps/mockapi"
+expect 2 "--host must be an IPv4 or IPv6 address" "$M" --host 999.1.1.1
+expect 2 "listen.port must be an integer in [0, 65535]" "$M" --port 70000
+expect 2 "unrecognised option '--colour'" "$M" --colour
+expect 2 "too many positional options" "$M" stray
+
+L="$BUILD/apps/loadgen"
+expect 2 "--upstream: http://999.1.1.1:8080: host must be an IP literal" \
+  "$L" --workload "$W" --upstream http://999.1.1.1:8080
+expect 2 "--valkey: " "$L" --workload "$W" --valkey http://127.0.0.1:6379
+expect 2 "--config has an empty item in \"naive,,bp\"" "$L" --workload "$W" --config naive,,bp
+expect 2 "--gate-threads must be in [1, 256], got 0" "$L" --workload "$W" --gate-threads 0
+expect 2 "configuration \"bp\" twice" "$L" --workload "$W" --config bp,bp
+expect 2 "--speedup must be in (0, 1000]" "$L" --workload "$W" --speedup 0
+expect 2 "too many positional options" "$L" --workload "$W" stray
+
+# experiment.sh checks its flags before setup (--no-setup not given: a setup
+# run would take minutes and exceed the timeout) and before starting servers.
+E="$SRC/scripts/experiment.sh"
+expect 2 "--config has an empty item" "$E" --config naive,,bp
+expect 2 "unknown configuration 'fast'" "$E" --config naive,fast
+expect 2 "--speedup must be a number in (0, 1000]" "$E" --speedup 0
+expect 2 "--repeats must be a positive integer" "$E" --repeats 0
+expect 2 "--valkey must be redis://" "$E" --valkey http://127.0.0.1:6379
+expect 2 "--upstream must be http://HOST:PORT" "$E" --upstream 127.0.0.1
+expect 2 "no workload 'nothing'" "$E" --workload nothing
+expect 2 "unknown option '--fast'" "$E" --fast
+
+[ "$fails" -eq 0 ] || { echo "$fails case(s) failed"; exit 1; }
