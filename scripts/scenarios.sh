@@ -23,11 +23,14 @@ options:
   --out DIR         results folder (default results/scenarios-<UTC time>)
   --no-figures      skip gnuplot
   --no-setup        do not run scripts/setup.sh (binaries must be built)
+  --adapt           run bp with the gate's adaptive caps on (copies of the
+                    scenarios with "adapt": true in their gate section)
   -h, --help        this help
 
 examples:
   scripts/scenarios.sh
   scripts/scenarios.sh --scenario limits-halved --scenario join-leave --speedup 10
+  scripts/scenarios.sh --adapt --scenario limits-halved --scenario outside-traffic
 EOF
 }
 
@@ -39,6 +42,7 @@ CONFIGS=naive,bp
 SPEEDUP=5
 OUT=""
 SETUP=1
+ADAPT=0
 EXTRA=()
 while [ "$#" -gt 0 ]; do
   case "$1" in
@@ -48,6 +52,7 @@ while [ "$#" -gt 0 ]; do
     --out) need_arg "$@"; OUT="$2"; shift 2 ;;
     --no-figures) EXTRA+=(--no-figures); shift ;;
     --no-setup) SETUP=0; shift ;;
+    --adapt) ADAPT=1; shift ;;
     -h|--help) usage; exit 0 ;;
     *) usage >&2; die "unknown option '$1'" ;;
   esac
@@ -57,13 +62,23 @@ done
 if [ "${#SCENARIOS[@]}" -eq 0 ]; then
   for f in configs/scenarios/*.json; do SCENARIOS+=("$(basename "$f" .json)"); done
 fi
+[ -n "$OUT" ] || OUT="results/scenarios-$(date -u +%Y%m%dT%H%M%SZ)"
 WORKLOAD_ARGS=()
 for s in "${SCENARIOS[@]}"; do
   f="configs/scenarios/$s.json"
   [ -f "$f" ] || die "no scenario '$s' (see configs/scenarios)"
+  if [ "$ADAPT" -eq 1 ]; then  # the same scenario with adaptive caps on
+    mkdir -p "$OUT/workloads"
+    python3 - "$f" "$OUT/workloads/$s.json" <<'PY'
+import json, sys
+w = json.load(open(sys.argv[1]))
+w.setdefault("gate", {})["adapt"] = True
+json.dump(w, open(sys.argv[2], "w"), indent=1)
+PY
+    f="$OUT/workloads/$s.json"
+  fi
   WORKLOAD_ARGS+=(--workload "$f")
 done
-[ -n "$OUT" ] || OUT="results/scenarios-$(date -u +%Y%m%dT%H%M%SZ)"
 
 if [ "$SETUP" -eq 1 ]; then
   BP_WERROR="${BP_WERROR:-ON}" ./scripts/setup.sh
@@ -86,7 +101,7 @@ mkdir -p "$OUT"
   echo "git: $(git rev-parse --short HEAD 2>/dev/null || echo unknown)"
   echo "machine: $(nproc) cores, $(uname -srm)"
   echo "scenarios: ${SCENARIOS[*]}"
-  echo "configs: $CONFIGS  speedup: $SPEEDUP"
+  echo "configs: $CONFIGS  speedup: $SPEEDUP  adaptive caps: $([ "$ADAPT" -eq 1 ] && echo on || echo off)"
   echo "valkey: $BP_VALKEY_URL (pid file $BP_VALKEY_PIDFILE)  upstream: $BP_MOCKAPI_URL"
 } | tee "$OUT/run-info.txt"
 
