@@ -66,6 +66,8 @@ int main(int argc, char** argv) {
   bool no_figures = false;
   bool quiet = false;
   std::string sdk_bound = "inclusive";
+  std::string litellm_limiter = "v3";
+  std::string litellm_tokens = "output";
 
   po::options_description desc("loadgen: a multi-tenant workflow-engine load generator\nOptions");
   desc.add_options()("help,h", "show this help")("workload,w", po::value(&workloads)->composing(),
@@ -93,6 +95,11 @@ int main(int argc, char** argv) {
       "valkey-pidfile", po::value(&run.valkey_pidfile),
       "scenarios: like --valkey-pid, read from this file at each outage (a server started with "
       "--pidfile FILE writes its new pid there after a restart)")(
+      "litellm-limiter", po::value(&litellm_limiter)->default_value(litellm_limiter),
+      "litellm: v3 (current LiteLLM: window from the first request, retry-after 60) or v1 "
+      "(clock minutes, retry-after to the next minute)")(
+      "litellm-tpm", po::value(&litellm_tokens)->default_value(litellm_tokens),
+      "litellm v3 token counter: output (completion tokens, LiteLLM's default) or total")(
       "quiet,q", po::bool_switch(&quiet), "no progress line");
 
   po::variables_map vm;
@@ -116,6 +123,12 @@ int main(int argc, char** argv) {
   } else if (sdk_bound != "inclusive") {
     return Usage(desc, "--sdk-retry-after-bound must be inclusive or exclusive");
   }
+  auto limiter = ParseLitellmLimiter(litellm_limiter);
+  if (!limiter.ok()) return Usage(desc, "--litellm-limiter: " + limiter.status().message());
+  auto tokens = ParseLitellmTokenCount(litellm_tokens);
+  if (!tokens.ok()) return Usage(desc, "--litellm-tpm: " + tokens.status().message());
+  run.litellm.limiter = *limiter;
+  run.litellm.tokens = *tokens;
   std::vector<std::string> configs = SplitList(config_list);
   if (configs.empty()) return Usage(desc, "--config is empty");
   for (const auto& c : configs) {

@@ -16,6 +16,7 @@
 #include <cstdint>
 #include <string>
 
+#include "bp/loadgen/litellm_limiter.h"
 #include "bp/loadgen/records.h"
 #include "bp/loadgen/retry_policy.h"
 #include "bp/loadgen/workload.h"
@@ -39,6 +40,7 @@ struct RunOptions {
   // pid, or a pid file read at each outage (scenario.h). 0 / empty: none.
   int valkey_pid = 0;
   std::string valkey_pidfile;
+  LitellmOptions litellm;  // litellm: limiter v3 (default) or v1, TPM counts output or total
 };
 
 Result<RunRecords> RunOnce(const Workload& workload, const RunOptions& options);
