@@ -100,6 +100,8 @@ int main(int argc, char** argv) {
       "(clock minutes, retry-after to the next minute)")(
       "litellm-tpm", po::value(&litellm_tokens)->default_value(litellm_tokens),
       "litellm v3 token counter: output (completion tokens, LiteLLM's default) or total")(
+      "tn-rps-limit", po::value(&run.tn_rps_limit)->default_value(0.0),
+      "tn: Temporal queue-rps-limit in paper req/s (0: the workload's request cap)")(
       "quiet,q", po::bool_switch(&quiet), "no progress line");
 
   po::variables_map vm;
@@ -123,6 +125,7 @@ int main(int argc, char** argv) {
   } else if (sdk_bound != "inclusive") {
     return Usage(desc, "--sdk-retry-after-bound must be inclusive or exclusive");
   }
+  if (!(run.tn_rps_limit >= 0)) return Usage(desc, "--tn-rps-limit must be >= 0");
   auto limiter = ParseLitellmLimiter(litellm_limiter);
   if (!limiter.ok()) return Usage(desc, "--litellm-limiter: " + limiter.status().message());
   auto tokens = ParseLitellmTokenCount(litellm_tokens);

@@ -32,16 +32,19 @@ class Naive : public Configuration {
 // Temporal-native: same worker as naive, different task queue.
 class TemporalNative : public Naive {
  public:
-  explicit TemporalNative(double speedup) : speedup_(speedup) {}
+  // rps_limit: queue-rps-limit in paper req/s; <= 0 = the workload's request cap.
+  TemporalNative(double speedup, double rps_limit) : speedup_(speedup), rps_limit_(rps_limit) {}
   std::unique_ptr<TaskQueue> MakeQueue(const Engine& engine) override {
+    double rps = rps_limit_ > 0 ? rps_limit_ : engine.workload().caps.requests_per_s;
     TemporalQueueOptions o;
-    o.rate_per_s = engine.workload().caps.requests_per_s * speedup_;       // queue-rps-limit
-    o.burst = std::max(1.0, engine.workload().caps.requests_per_s * 1.0);  // ~1 s of rate
+    o.rate_per_s = rps * speedup_;       // queue-rps-limit
+    o.burst = std::max(1.0, rps * 1.0);  // ~1 s of rate
     return std::make_unique<TemporalTaskQueue>(o);
   }
 
  private:
   double speedup_;
+  double rps_limit_;
 };
 
 // The LiteLLM proxy between worker and upstream, in process.
@@ -149,10 +152,11 @@ bool IsBaseline(const std::string& name) {
 Result<std::unique_ptr<Configuration>> MakeBaselineConfiguration(const std::string& name,
                                                                  const Workload& workload,
                                                                  double speedup,
-                                                                 const LitellmOptions& litellm) {
+                                                                 const LitellmOptions& litellm,
+                                                                 double tn_rps_limit) {
   std::unique_ptr<Configuration> c;
   if (name == "naive") c = std::make_unique<Naive>();
-  if (name == "tn") c = std::make_unique<TemporalNative>(speedup);
+  if (name == "tn") c = std::make_unique<TemporalNative>(speedup, tn_rps_limit);
   if (name == "litellm") c = std::make_unique<Litellm>(workload, speedup, litellm);
   if (!c) return Status::InvalidArgument("unknown baseline configuration: " + name);
   return c;

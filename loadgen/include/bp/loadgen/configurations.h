@@ -27,9 +27,12 @@ const std::vector<std::string>& ConfigurationNames();
 bool IsBaseline(const std::string& name);  // naive | tn | litellm
 
 // naive | tn | litellm; InvalidArgument for other names. `litellm` picks the
-// LiteLLM limiter version and token counter (litellm only).
-Result<std::unique_ptr<Configuration>> MakeBaselineConfiguration(
-    const std::string& name, const Workload& workload, double speedup,
-    const LitellmOptions& litellm = {});
+// LiteLLM limiter version and token counter (litellm only); tn_rps_limit is
+// tn's queue-rps-limit in paper req/s (<= 0: the workload's request cap).
+Result<std::unique_ptr<Configuration>> MakeBaselineConfiguration(const std::string& name,
+                                                                 const Workload& workload,
+                                                                 double speedup,
+                                                                 const LitellmOptions& litellm = {},
+                                                                 double tn_rps_limit = 0);
 
 }  // namespace bp::loadgen

@@ -40,7 +40,8 @@ struct RunOptions {
   // pid, or a pid file read at each outage (scenario.h). 0 / empty: none.
   int valkey_pid = 0;
   std::string valkey_pidfile;
-  LitellmOptions litellm;  // litellm: limiter v3 (default) or v1, TPM counts output or total
+  LitellmOptions litellm;   // litellm: limiter v3 (default) or v1, TPM counts output or total
+  double tn_rps_limit = 0;  // tn: queue-rps-limit, paper req/s; 0 = the request cap
 };
 
 Result<RunRecords> RunOnce(const Workload& workload, const RunOptions& options);
