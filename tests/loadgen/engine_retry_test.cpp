@@ -228,8 +228,7 @@ TEST(EngineRetry, BpDeferredActivityHoldsNoSlotWhileWaiting) {
   for (const auto& a : r.activities) total += a.deferrals;
   ASSERT_EQ(static_cast<int64_t>(r.deferrals.size()), total);
   for (const auto& d : r.deferrals) {
-    EXPECT_TRUE(d.cause == "fair" || d.cause == "l1:requests" || d.cause == "l1:tokens")
-        << d.cause;
+    EXPECT_TRUE(d.cause == "fair" || d.cause == "l1:requests" || d.cause == "l1:tokens") << d.cause;
     EXPECT_GT(d.delay_us, 0);
   }
 }
