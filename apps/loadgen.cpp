@@ -56,6 +56,8 @@ int main(int argc, char** argv) {
   bool no_figures = false;
   bool quiet = false;
   std::string sdk_bound = "inclusive";
+  std::string litellm_limiter = "v3";
+  std::string litellm_tokens = "output";
 
   po::options_description desc("loadgen: a multi-tenant workflow-engine load generator\nOptions");
   desc.add_options()("help,h", "show this help")("workload,w", po::value(&workloads)->composing(),
@@ -83,6 +85,13 @@ int main(int argc, char** argv) {
       "valkey-pidfile", po::value(&run.valkey_pidfile),
       "scenarios: like --valkey-pid, read from this file at each outage (a server started with "
       "--pidfile FILE writes its new pid there after a restart)")(
+      "litellm-limiter", po::value(&litellm_limiter)->default_value(litellm_limiter),
+      "litellm: v3 (current LiteLLM: window from the first request, retry-after 60) or v1 "
+      "(clock minutes, retry-after to the next minute)")(
+      "litellm-tpm", po::value(&litellm_tokens)->default_value(litellm_tokens),
+      "litellm v3 token counter: output (completion tokens, LiteLLM's default) or total")(
+      "tn-rps-limit", po::value(&run.tn_rps_limit)->default_value(0.0),
+      "tn: Temporal queue-rps-limit in paper req/s (0: the workload's request cap)")(
       "quiet,q", po::bool_switch(&quiet), "no progress line");
 
   po::variables_map vm;
@@ -109,6 +118,13 @@ int main(int argc, char** argv) {
   } else if (sdk_bound != "inclusive") {
     return Usage(desc, "--sdk-retry-after-bound must be inclusive or exclusive");
   }
+  if (!(run.tn_rps_limit >= 0)) return Usage(desc, "--tn-rps-limit must be >= 0");
+  auto limiter = ParseLitellmLimiter(litellm_limiter);
+  if (!limiter.ok()) return Usage(desc, "--litellm-limiter: " + limiter.status().message());
+  auto tokens = ParseLitellmTokenCount(litellm_tokens);
+  if (!tokens.ok()) return Usage(desc, "--litellm-tpm: " + tokens.status().message());
+  run.litellm.limiter = *limiter;
+  run.litellm.tokens = *tokens;
   auto configs = ParseConfigurationList(config_list);
   if (!configs.ok()) return Usage(desc, configs.status().message());
   if (bp::Status s = ValidateRunOptions(run); !s.ok()) return Usage(desc, s.message());

@@ -32,6 +32,9 @@ options:
   --upstream URL        use this mockapi instead of starting one
   --out DIR             results folder (default results/experiment-<UTC time>)
   --no-figures          skip gnuplot
+  --loadgen-arg ARG     pass ARG on to loadgen (repeatable), e.g.
+                        --loadgen-arg --litellm-limiter=v1
+                        --loadgen-arg --sdk-retry-after-bound=exclusive
   --no-setup            do not run scripts/setup.sh (binaries must be built)
   -h, --help            this help
 
@@ -67,6 +70,7 @@ while [ "$#" -gt 0 ]; do
     --upstream) need_arg "$@"; UPSTREAM_URL="$2"; shift 2 ;;
     --out) need_arg "$@"; OUT="$2"; shift 2 ;;
     --no-figures) EXTRA+=(--no-figures); shift ;;
+    --loadgen-arg) need_arg "$@"; EXTRA+=("$2"); shift 2 ;;
     --no-setup) SETUP=0; shift ;;
     -h|--help) usage; exit 0 ;;
     *) usage >&2; die "unknown option '$1'" ;;

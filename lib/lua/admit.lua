@@ -71,7 +71,13 @@ if now <= 0 then
   now = tonumber(tm[1]) * 1000000 + tonumber(tm[2])
 end
 if ablation == 'nopriority' then k = 1 end
-local tdebit = ctok
+-- L1 debits tdebit (reservation: the worst case prompt + max_tokens, so L1
+-- never admits more than the cap). The fair rule charges ttag, the estimate
+-- (prompt tokens), in every mode: release corrects the tag to the actual
+-- usage, so shares and the virtual-clock speed follow the tokens used, not
+-- the reserved ones (issue 12; reserved costs paced the fair rule at
+-- C_t / (prompt + max_tokens) calls per second).
+local tdebit, ttag = ctok, ctok
 if mode == 'reservation' then tdebit = ctok + maxtok end
 local qid = k .. ':' .. tenant
 
@@ -174,7 +180,7 @@ end
 
 ---------------------------------------------------------------- queue state
 local sigma = creq / Cr
-if ablation ~= 'nodrf' and Ct > 0 then sigma = math.max(sigma, tdebit / Ct) end
+if ablation ~= 'nodrf' and Ct > 0 then sigma = math.max(sigma, ttag / Ct) end
 local quantum = sigma / w
 local in_bl = q[5] == 1
 local first = redis.call('ZRANGE', BL, 0, 1, 'WITHSCORES')
@@ -193,7 +199,7 @@ end
 local my_dr, my_dt = 0, 0
 if sigma > 0 then
   my_dr = w * creq / sigma
-  if ablation ~= 'nodrf' then my_dt = w * tdebit / sigma end
+  if ablation ~= 'nodrf' then my_dt = w * ttag / sigma end
 end
 local Dr_all, Dt_all = Dr, Dt
 if not in_bl then Dr_all, Dt_all = Dr + my_dr, Dt + my_dt end
@@ -240,10 +246,10 @@ if l1_ok and (fair or lent) then
   if mode ~= 'estimate' then
     seq = seq + 1
     ticket = string.format('%d', seq)
-    -- "<k> <requests> <tokens debited> <ablation 0|1|2> <queue id>"
+    -- "<k> <requests> <tokens debited> <ablation 0|1|2> <queue id> <tokens on the tag>"
     local abl = (ablation == 'nodrf' and 1) or (ablation == 'nopriority' and 2) or 0
-    redis.call('SET', P .. ':tk:' .. ticket, string.format('%d %d %d %d %s', k, creq, tdebit, abl,
-      qid), 'PX', math.floor(ticket_ttl))
+    redis.call('SET', P .. ':tk:' .. ticket, string.format('%d %d %d %d %s %d', k, creq, tdebit,
+      abl, qid, ttag), 'PX', math.floor(ticket_ttl))
   end
   local cl = nums(s[6], P2)  -- per-class admitted requests and tokens (L2 view)
   if hold_q == qid then redis.call('HDEL', H, 'l1hold') end  -- the holder got its turn

@@ -1,11 +1,14 @@
 -- release.lua - signed correction of an admission's debit (P4, paper IV-C).
 --
 -- The ticket (bp:{target}:tk:<n>, a string written by admit.lua:
--- "<k> <requests> <tokens debited> <ablation 0|1|2> <queue id>", ablation
--- 1 = no-DRF, 2 = no-priority) records what was debited. Release debits (actual > debited) or refunds (actual < debited)
--- the difference on L1, on the class's admitted total and on the queue's
--- virtual tag (dominant-share units at the current caps and weights), then
--- deletes the ticket: a second release of the same ticket changes nothing.
+-- "<k> <requests> <tokens debited> <ablation 0|1|2> <queue id> [<tokens on
+-- the tag>]", ablation 1 = no-DRF, 2 = no-priority) records what was debited.
+-- Release debits (actual > debited) or refunds (actual < debited) the
+-- difference on L1 and on the class's admitted total, and moves the queue's
+-- virtual tag from the tokens it was charged (the estimate; reservation mode
+-- debits more on L1 than on the tag; absent = the L1 debit) to the actual
+-- ones (dominant-share units at the current caps and weights), then deletes
+-- the ticket: a second release of the same ticket changes nothing.
 --
 -- With ARGV[5] = "refused" or "429" the provider refused the admitted call:
 -- L1 and the class totals keep the debit (the provider's window was full,
@@ -61,9 +64,10 @@ end
 local raw = redis.call('GET', TK)
 if not raw then return 0 end
 redis.call('DEL', TK)
-local k, dreq, dtok, abl, qid = string.match(raw, '^(%S+) (%S+) (%S+) (%S+) (%S+)$')
+local k, dreq, dtok, abl, qid, ttok = string.match(raw, '^(%S+) (%S+) (%S+) (%S+) (%S+) ?(%S*)$')
 if not qid then return redis.error_reply('ERR bp: malformed ticket') end
 dreq, dtok = tonumber(dreq), tonumber(dtok)
+ttok = tonumber(ttok) or dtok  -- tokens charged on the tag
 local tenant = string.match(qid, '^[^:]+:(.+)$')
 if now <= 0 then
   local tm = redis.call('TIME')
@@ -149,8 +153,8 @@ if q[1] then
     return x
   end
   local w = (tonumber(s[5]) or 1) * ((abl == '2') and 1 or (tonumber(s[6]) or 1))
-  local dF = (sig(areq, atok) - sig(dreq, dtok)) / w
-  if refused then dF = -sig(dreq, dtok) / w end
+  local dF = (sig(areq, atok) - sig(dreq, ttok)) / w
+  if refused then dF = -sig(dreq, ttok) / w end
   if dF ~= 0 then
     q[1] = q[1] + dF
     hw[5], hw[6] = 'q:' .. qid, string.format('%.17g %d %.17g %.17g %d %d %d %d %d', q[1],

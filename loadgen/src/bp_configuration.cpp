@@ -167,7 +167,7 @@ class BpConfiguration : public Configuration {
     engine.RecordGateDecision(exec, VerdictOf(d.verdict));
     switch (d.verdict) {
       case Verdict::kDefer:
-        engine.Finish(exec, Outcome::Defer(std::max<int64_t>(d.delta_ms, 1) * 1000));
+        engine.Finish(exec, Outcome::Defer(std::max<int64_t>(d.delta_ms, 1) * 1000, d.reason));
         return;
       case Verdict::kReject:
         RecordReject(d.reason);

@@ -32,23 +32,28 @@ class Naive : public Configuration {
 // Temporal-native: same worker as naive, different task queue.
 class TemporalNative : public Naive {
  public:
-  explicit TemporalNative(double speedup) : speedup_(speedup) {}
+  // rps_limit: queue-rps-limit in paper req/s; <= 0 = the workload's request cap.
+  TemporalNative(double speedup, double rps_limit) : speedup_(speedup), rps_limit_(rps_limit) {}
   std::unique_ptr<TaskQueue> MakeQueue(const Engine& engine) override {
+    double rps = rps_limit_ > 0 ? rps_limit_ : engine.workload().caps.requests_per_s;
     TemporalQueueOptions o;
-    o.rate_per_s = engine.workload().caps.requests_per_s * speedup_;       // queue-rps-limit
-    o.burst = std::max(1.0, engine.workload().caps.requests_per_s * 1.0);  // ~1 s of rate
+    o.rate_per_s = rps * speedup_;       // queue-rps-limit
+    o.burst = std::max(1.0, rps * 1.0);  // ~1 s of rate
     return std::make_unique<TemporalTaskQueue>(o);
   }
 
  private:
   double speedup_;
+  double rps_limit_;
 };
 
 // The LiteLLM proxy between worker and upstream, in process.
 class Litellm : public Configuration {
  public:
-  Litellm(const Workload& workload, double speedup)
-      : limiter_(Slices(workload), static_cast<int64_t>(60e6 / speedup)) {}
+  Litellm(const Workload& workload, double speedup, LitellmOptions options)
+      : limiter_(Slices(workload), static_cast<int64_t>(60e6 / speedup), options.limiter),
+        options_(options),
+        speedup_(speedup) {}
 
   std::unique_ptr<TaskQueue> MakeQueue(const Engine&) override {
     return std::make_unique<FifoTaskQueue>();
@@ -75,7 +80,10 @@ class Litellm : public Configuration {
   // router with its own retries of upstream 429s.
   void Proxy(Engine& engine, Execution& exec, CallDone done) {
     const TenantSpec& t = engine.tenant(exec.tenant_index);
-    int64_t reserve = t.prompt_tokens + t.max_tokens;  // characters/4 + max_tokens
+    // v3 reserves what its token counter counts: max_tokens (output, the
+    // default) or characters/4 + max_tokens (total); v1 reserves nothing.
+    int64_t reserve = t.max_tokens;
+    if (options_.tokens == LitellmTokenCount::kTotal) reserve += t.prompt_tokens;
     int64_t now = engine.NowUs();
     auto verdict = limiter_.Check(exec.tenant_index, reserve, now);
     if (verdict != LitellmLimiter::Verdict::kPass) {
@@ -83,7 +91,9 @@ class Litellm : public Configuration {
       engine.RecordLocalReject(exec, bound);
       CallResult r;
       r.status = 429;
-      r.retry_after_paper_ms = kLitellmLocalRetryAfterMs;
+      // v3: `retry-after: 60` (the window); v1: seconds to the next clock minute.
+      r.retry_after_paper_ms =
+          static_cast<double>(limiter_.RetryAfterUs(exec.tenant_index, now)) * speedup_ / 1000.0;
       r.bound = bound;
       r.proxy_local = true;
       // Answer asynchronously, as a socket would (no recursion into the SDK).
@@ -109,13 +119,22 @@ class Litellm : public Configuration {
                         });
         return;
       }
-      int64_t actual = r.status == 200 ? r.prompt_tokens + r.completion_tokens : 0;
-      limiter_.Correct(x->tenant_index, reserved, actual, window);
+      int64_t actual = 0;
+      if (r.status == 200) {
+        actual = r.completion_tokens;
+        if (options_.tokens == LitellmTokenCount::kTotal ||
+            options_.limiter == LitellmLimiterVersion::kV1) {
+          actual += r.prompt_tokens;
+        }
+      }
+      limiter_.Correct(x->tenant_index, reserved, actual, window, e->NowUs());
       done(r);
     });
   }
 
   LitellmLimiter limiter_;
+  LitellmOptions options_;
+  double speedup_;
 };
 
 }  // namespace
@@ -132,11 +151,13 @@ bool IsBaseline(const std::string& name) {
 
 Result<std::unique_ptr<Configuration>> MakeBaselineConfiguration(const std::string& name,
                                                                  const Workload& workload,
-                                                                 double speedup) {
+                                                                 double speedup,
+                                                                 const LitellmOptions& litellm,
+                                                                 double tn_rps_limit) {
   std::unique_ptr<Configuration> c;
   if (name == "naive") c = std::make_unique<Naive>();
-  if (name == "tn") c = std::make_unique<TemporalNative>(speedup);
-  if (name == "litellm") c = std::make_unique<Litellm>(workload, speedup);
+  if (name == "tn") c = std::make_unique<TemporalNative>(speedup, tn_rps_limit);
+  if (name == "litellm") c = std::make_unique<Litellm>(workload, speedup, litellm);
   if (!c) return Status::InvalidArgument("unknown baseline configuration: " + name);
   return c;
 }

@@ -253,6 +253,8 @@ void Engine::Finish(Execution& exec, Outcome outcome) {
     }
     case Outcome::kDefer:
       ++(outcome.after_429 ? a.throttle_defers : a.deferrals);
+      records_.deferrals.push_back(
+          {id, exec.tenant_index, now, outcome.defer_us, std::move(outcome.cause)});
       AfterRealUs(outcome.defer_us, [this, id] { Enqueue(id); });
       break;
   }

@@ -18,14 +18,43 @@ std::vector<LitellmKeyLimits> LitellmSlices(const std::vector<double>& tenant_we
   return out;
 }
 
-LitellmLimiter::LitellmLimiter(std::vector<LitellmKeyLimits> keys, int64_t window_us)
-    : keys_(std::move(keys)), state_(keys_.size()), window_us_(window_us) {}
+Result<LitellmLimiterVersion> ParseLitellmLimiter(const std::string& s) {
+  if (s == "v3") return LitellmLimiterVersion::kV3;
+  if (s == "v1") return LitellmLimiterVersion::kV1;
+  return Status::InvalidArgument("litellm limiter must be v3 or v1, got \"" + s + "\"");
+}
+
+Result<LitellmTokenCount> ParseLitellmTokenCount(const std::string& s) {
+  if (s == "output") return LitellmTokenCount::kOutput;
+  if (s == "total") return LitellmTokenCount::kTotal;
+  return Status::InvalidArgument("litellm token count must be output or total, got \"" + s + "\"");
+}
+
+LitellmLimiter::LitellmLimiter(std::vector<LitellmKeyLimits> keys, int64_t window_us,
+                               LitellmLimiterVersion version)
+    : keys_(std::move(keys)), state_(keys_.size()), window_us_(window_us), version_(version) {}
+
+void LitellmLimiter::Roll(KeyState& s, int64_t now_us) const {
+  if (version_ == LitellmLimiterVersion::kV1) {
+    int64_t start = now_us - (now_us % window_us_);  // the clock window of now
+    if (s.window_start_us != start) s = KeyState{start, 0, 0};
+    return;
+  }
+  if (s.window_start_us < 0 || now_us >= s.window_start_us + window_us_) {
+    s = KeyState{now_us, 0, 0};  // first request after expiry opens a window
+  }
+}
 
 LitellmLimiter::Verdict LitellmLimiter::Check(int key, int64_t reserve_tokens, int64_t now_us) {
   KeyState& s = state_[key];
   const LitellmKeyLimits& lim = keys_[key];
-  if (s.window_start_us < 0 || now_us >= s.window_start_us + window_us_) {
-    s = KeyState{now_us, 0, 0};  // first request after expiry opens a window
+  Roll(s, now_us);
+  if (version_ == LitellmLimiterVersion::kV1) {
+    // Checked before counting; usage is counted after the response.
+    if (s.requests >= lim.rpm_limit) return Verdict::kOverRpm;
+    if (lim.tpm_limit > 0 && s.tokens >= lim.tpm_limit) return Verdict::kOverTpm;
+    s.requests += 1;
+    return Verdict::kPass;
   }
   // The request is counted whether or not it passes (rejected requests burn RPM).
   s.requests += 1;
@@ -37,9 +66,20 @@ LitellmLimiter::Verdict LitellmLimiter::Check(int key, int64_t reserve_tokens, i
   return Verdict::kPass;
 }
 
+int64_t LitellmLimiter::RetryAfterUs(int key, int64_t now_us) const {
+  if (version_ == LitellmLimiterVersion::kV3) return window_us_;  // str(window_size)
+  (void)key;
+  return window_us_ - (now_us % window_us_);  // to the next clock window
+}
+
 void LitellmLimiter::Correct(int key, int64_t reserved_tokens, int64_t actual_tokens,
-                             int64_t window_start_us) {
+                             int64_t window_start_us, int64_t now_us) {
   KeyState& s = state_[key];
+  if (version_ == LitellmLimiterVersion::kV1) {
+    Roll(s, now_us);
+    s.tokens += static_cast<double>(actual_tokens);
+    return;
+  }
   if (s.window_start_us != window_start_us) return;  // that window is gone
   s.tokens += static_cast<double>(actual_tokens - reserved_tokens);
   if (s.tokens < 0) s.tokens = 0;

@@ -243,6 +243,7 @@ RunMetrics ComputeRunMetrics(const RunRecords& r, const MetricsOptions& options)
     m.slot_ms_per_ok_call = pt.Millis(all_slot_us) / static_cast<double>(m.ok_calls);
   if (m.drain_span_s > 0) m.mean_ok_rps = static_cast<double>(m.ok_calls) / m.drain_span_s;
 
+  internal::AddWaitBreakdown(r, m);
   m.heatmap = internal::BuildHeatmap(r, options, drain_end_us);
   return m;
 }

@@ -38,6 +38,10 @@ int64_t LastCompletionUs(const RunRecords& r);
 // does a tenant whose last completed activity failed).
 int64_t ContentionWindowEndUs(const RunRecords& r);
 
+// Fills each class's deferrals_by_cause, retries_429 and tail breakdown
+// (metrics_waits.cpp). Needs m.classes with end_to_end computed.
+void AddWaitBreakdown(const RunRecords& r, RunMetrics& m);
+
 ServiceHeatmap BuildHeatmap(const RunRecords& r, const MetricsOptions& options,
                             int64_t drain_end_us);
 

@@ -9,6 +9,16 @@
 namespace bp::loadgen::internal {
 namespace {
 
+nlohmann::json WaitJson(const WaitTotal& w) {
+  return {{"count", w.count}, {"total_ms", w.total_ms}};
+}
+
+nlohmann::json WaitsJson(const std::map<std::string, WaitTotal>& waits) {
+  nlohmann::json j = nlohmann::json::object();
+  for (const auto& [cause, w] : waits) j[cause] = WaitJson(w);
+  return j;
+}
+
 nlohmann::json LatencyJson(const LatencySummary& l) {
   return {{"count", l.count},
           {"mean_ms", l.mean_ms},
@@ -115,7 +125,11 @@ nlohmann::json RunMetricsJson(const RunMetrics& m) {
                        {"end_to_end", LatencyJson(c.end_to_end)},
                        {"slot_ms_per_ok_call", c.slot_ms_per_ok_call},
                        {"in_activity_ms", c.in_activity_ms},
-                       {"workflow", LatencyJson(c.workflow)}});
+                       {"workflow", LatencyJson(c.workflow)},
+                       {"retries_429", WaitJson(c.retries_429)},
+                       {"deferrals_by_cause", WaitsJson(c.deferrals_by_cause)},
+                       {"tail_activities", c.tail_activities},
+                       {"tail_deferrals_by_cause", WaitsJson(c.tail_deferrals_by_cause)}});
   }
   j["classes"] = std::move(classes);
   j["heatmap"] = {{"bucket_s", m.heatmap.bucket_s},

@@ -1,7 +1,10 @@
-// One run's outputs: summary.json, activities.csv, attempts.csv, table.md and
-// the service heatmap figure (report.h, WriteRunOutputs).
+// One run's outputs: summary.json, activities.csv, attempts.csv,
+// deferrals.csv, table.md and the service heatmap figure (report.h,
+// WriteRunOutputs).
+#include <algorithm>
 #include <map>
 #include <sstream>
+#include <vector>
 
 #include "report_internal.h"
 
@@ -49,6 +52,18 @@ std::string ActivitiesCsv(const RunRecords& r) {
       << c.Span(a.scheduled_us, a.completed_us) << ',' << c.Span(0, a.slot_held_us) << ','
       << c.Span(0, a.in_activity_us) << ',' << a.executions << ',' << a.http_attempts << ','
       << a.deferrals << ',' << a.prompt_tokens << ',' << a.completion_tokens << '\n';
+  }
+  return o.str();
+}
+
+std::string DeferralsCsv(const RunRecords& r) {
+  const Csv c{r.speedup > 0 ? r.speedup : 1.0};
+  std::ostringstream o;
+  o << "activity_id,tenant,priority,at_ms,delay_ms,cause\n";
+  for (const DeferralRecord& d : r.deferrals) {
+    const TenantInfo* t = TenantOf(r, d.tenant_index);
+    o << d.activity_id << ',' << CsvField(t ? t->id : "?") << ',' << (t ? t->priority : 0) << ','
+      << c.Time(d.at_us) << ',' << c.Span(0, d.delay_us) << ',' << CsvField(d.cause) << '\n';
   }
   return o.str();
 }
@@ -119,6 +134,46 @@ std::string FailureNotice(const RunMetrics& m) {
   return o.str();
 }
 
+std::string WaitCell(const WaitTotal& w) {
+  return std::to_string(w.count) + " / " + Fixed(w.total_ms, 0);
+}
+
+// Durable timers per cause and 429 retry waits per class (count / total paper
+// ms), over all activities and over the end-to-end tail (>= class p95).
+std::string WaitsMarkdown(const RunMetrics& m) {
+  std::vector<std::string> causes;
+  for (const ClassMetrics& c : m.classes) {
+    for (const auto& [cause, w] : c.deferrals_by_cause) {
+      if (std::find(causes.begin(), causes.end(), cause) == causes.end()) causes.push_back(cause);
+    }
+  }
+  std::ostringstream o;
+  o << "\nWhere the time goes (count / total paper ms): durable timers by cause (gate DEFER "
+       "binding, or 429 deferred) and upstream 429s retried (answer -> next send); tail = OK "
+       "activities with end-to-end >= the class p95.\n\n| class | 429 retries |";
+  for (const auto& cause : causes) o << " timers " << cause << " |";
+  o << " tail n |";
+  for (const auto& cause : causes) o << " tail " << cause << " |";
+  o << "\n|---|---|";
+  for (size_t i = 0; i < 2 * causes.size() + 1; ++i) o << "---|";
+  o << "\n";
+  for (const ClassMetrics& c : m.classes) {
+    o << "| P" << c.priority << " | " << WaitCell(c.retries_429) << " |";
+    for (const auto& cause : causes) {
+      auto it = c.deferrals_by_cause.find(cause);
+      o << " " << WaitCell(it == c.deferrals_by_cause.end() ? WaitTotal{} : it->second) << " |";
+    }
+    o << " " << c.tail_activities << " |";
+    for (const auto& cause : causes) {
+      auto it = c.tail_deferrals_by_cause.find(cause);
+      o << " " << WaitCell(it == c.tail_deferrals_by_cause.end() ? WaitTotal{} : it->second)
+        << " |";
+    }
+    o << "\n";
+  }
+  return o.str();
+}
+
 std::string RunMarkdown(const RunMetrics& m) {
   std::ostringstream o;
   o << "# " << m.workload << " / " << m.configuration << " / repeat " << m.repeat << "\n\n"
@@ -155,6 +210,7 @@ std::string RunMarkdown(const RunMetrics& m) {
     if (t.failed_calls > 0) o << " (" << CauseList(t.failed_by_cause) << ")";
     o << " | " << t.unfinished << " |\n";
   }
+  o << WaitsMarkdown(m);
   if (!m.heatmap.tenants.empty()) o << "\n![service heatmap](heatmap.png)\n";
   return o.str();
 }
@@ -168,6 +224,7 @@ Status WriteRunOutputs(const std::filesystem::path& dir, const RunRecords& recor
       {"summary.json", internal::RunMetricsJson(metrics).dump(2) + "\n"},
       {"activities.csv", ActivitiesCsv(records)},
       {"attempts.csv", AttemptsCsv(records)},
+      {"deferrals.csv", DeferralsCsv(records)},
       {"table.md", RunMarkdown(metrics)},
   };
   for (const auto& [name, text] : files) {

@@ -90,7 +90,8 @@ Result<RunRecords> RunOnce(const Workload& workload, const RunOptions& options) 
   std::unique_ptr<Configuration> configuration;
   std::string gate_target;
   if (IsBaseline(options.configuration)) {
-    auto c = MakeBaselineConfiguration(options.configuration, workload, options.speedup);
+    auto c = MakeBaselineConfiguration(options.configuration, workload, options.speedup,
+                                       options.litellm, options.tn_rps_limit);
     if (!c.ok()) return c.status();
     configuration = std::move(*c);
   } else {

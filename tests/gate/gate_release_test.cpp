@@ -45,12 +45,29 @@ TEST_F(GateRelease, ReservationDebitsMaxTokensAndRefundsTheUnused) {
   Decision d = gate->Admit(AdmitRequest{"a", 1, {1, 100}, 400, kT0});
   ASSERT_EQ(d.verdict, Verdict::kAdmit);
   EXPECT_NEAR(gate->State()->l1_tokens, 500, 1e-9);  // 100 prompt + 400 max_tokens
+  // The fair tag is charged the estimate (100 / 1000), not the reservation.
+  EXPECT_NEAR(gate->State()->queues[0].tag, 0.1, 1e-12);
   ASSERT_TRUE(gate->Release(d.ticket, {1, 250}, kT0).ok());
   EXPECT_NEAR(gate->State()->l1_tokens, 750, 1e-9);  // 250 unused refunded
   EXPECT_NEAR(gate->State()->queues[0].tag, 0.25, 1e-12);
   // Reservation can reject what estimate mode would admit: 1100 > 1000.
   d = gate->Admit(AdmitRequest{"a", 1, {1, 100}, 1000, kT0});
   EXPECT_EQ(d.verdict, Verdict::kReject);
+}
+
+TEST_F(GateRelease, ReservationServesTheTokenCapByUsedTokens) {
+  // Two backlogged tenants reserving 100 + 400 tokens and using 300. L1
+  // debits 500 and refunds 200 at release, so the cap of 6000 tok/s carries
+  // 20 calls/s; a fair rule paced by the reserved cost would hold them to
+  // 6000 / 500 = 12 calls/s (3600 used tok/s, 60 % of the cap).
+  auto gate = MakeGate(GateCaps{1000, 6000, 1.0}, {}, Mode(GateMode::kReservation));
+  SimQueue a{"a", 1, 16, {1, 100}, 400, 300};
+  SimQueue b{"b", 1, 16, {1, 100}, 400, 300};
+  auto r = Simulate(*gate, {a, b}, 20'000, 5'000);
+  const double used_tok_per_s = (r.admits[0] + r.admits[1]) * 300.0 / 15.0;
+  EXPECT_GE(used_tok_per_s, 0.9 * 6000);
+  EXPECT_LE(used_tok_per_s, 1.02 * 6000);
+  EXPECT_NEAR(static_cast<double>(r.admits[0]) / static_cast<double>(r.admits[1]), 1.0, 0.05);
 }
 
 TEST_F(GateRelease, EstimateModeIgnoresRelease) {

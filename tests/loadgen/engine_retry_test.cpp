@@ -172,6 +172,11 @@ TEST(EngineRetry, Bp429IsDeferredOnADurableTimerNotRetriedInPlace) {
   // ... and the durable timer waited the retry-after with no slot.
   EXPECT_GE(Ms(r.slots_held[1].acquire_us - r.slots_held[0].release_us), 280);
   EXPECT_EQ(r.gate_fail_opens, 0u);
+  // The timer is recorded with its cause and length (retry-after 300 ms).
+  ASSERT_EQ(r.deferrals.size(), 1u);
+  EXPECT_EQ(r.deferrals[0].cause, "429");
+  EXPECT_EQ(r.deferrals[0].at_us, r.slots_held[0].release_us);
+  EXPECT_GE(Ms(r.deferrals[0].delay_us), 300);
 }
 
 TEST(EngineRetry, BpRejectFailsTheActivityWithItsCause) {
@@ -218,6 +223,14 @@ TEST(EngineRetry, BpDeferredActivityHoldsNoSlotWhileWaiting) {
   }
   EXPECT_GE(deferred, 2);
   for (const auto& s : r.slots_held) EXPECT_LT(Ms(s.release_us - s.acquire_us), 500);
+  // Each DEFER is recorded with the gate's binding rule.
+  int64_t total = 0;
+  for (const auto& a : r.activities) total += a.deferrals;
+  ASSERT_EQ(static_cast<int64_t>(r.deferrals.size()), total);
+  for (const auto& d : r.deferrals) {
+    EXPECT_TRUE(d.cause == "fair" || d.cause == "l1:requests" || d.cause == "l1:tokens") << d.cause;
+    EXPECT_GT(d.delay_us, 0);
+  }
 }
 
 }  // namespace

@@ -107,10 +107,43 @@ TEST(EngineLitellm, WindowStartsAtFirstRequestAndRejectsBurnRpm) {
   EXPECT_DOUBLE_EQ(lim.rpm_used(0), 3);
   EXPECT_EQ(lim.Check(0, 10, 65'000'000), V::kPass);  // 60 s after 5 s: fresh window
   EXPECT_EQ(lim.window_start_us(0), 65'000'000);
-  lim.Correct(0, 10, 30, 65'000'000);  // reserved 10, used 30: 10 -> 30 tokens
+  lim.Correct(0, 10, 30, 65'000'000, 66'000'000);  // reserved 10, used 30: 10 -> 30 tokens
   EXPECT_DOUBLE_EQ(lim.tpm_used(0), 30);
-  lim.Correct(0, 10, 0, 5'000'000);  // an expired window: ignored
+  lim.Correct(0, 10, 0, 5'000'000, 66'000'000);  // an expired window: ignored
   EXPECT_DOUBLE_EQ(lim.tpm_used(0), 30);
+  // v3's 429 says retry-after: 60 (the window size) wherever in the window.
+  EXPECT_EQ(lim.RetryAfterUs(0, 66'000'000), 60'000'000);
+  EXPECT_EQ(lim.RetryAfterUs(0, 124'000'000), 60'000'000);
+}
+
+TEST(EngineLitellm, V1WindowsAreClockMinutesAndRejectsDoNotCount) {
+  LitellmLimiter lim({{2, 100}}, /*window_us=*/60'000'000, LitellmLimiterVersion::kV1);
+  using V = LitellmLimiter::Verdict;
+  EXPECT_EQ(lim.Check(0, 999, 5'000'000), V::kPass);  // reserves nothing
+  EXPECT_EQ(lim.window_start_us(0), 0);               // the clock minute [0, 60 s)
+  EXPECT_DOUBLE_EQ(lim.tpm_used(0), 0);
+  lim.Correct(0, 0, 100, 0, 6'000'000);  // usage counted after the response
+  EXPECT_DOUBLE_EQ(lim.tpm_used(0), 100);
+  EXPECT_EQ(lim.Check(0, 0, 7'000'000), V::kOverTpm);  // 100 >= 100
+  EXPECT_DOUBLE_EQ(lim.rpm_used(0), 1);                // the reject did not count
+  // 429 at 45 s: retry-after 15 s, to the next clock minute.
+  EXPECT_EQ(lim.RetryAfterUs(0, 45'000'000), 15'000'000);
+  EXPECT_EQ(lim.Check(0, 0, 60'000'000), V::kPass);  // next minute: fresh counters
+  EXPECT_EQ(lim.window_start_us(0), 60'000'000);
+  EXPECT_EQ(lim.Check(0, 0, 61'000'000), V::kPass);
+  EXPECT_EQ(lim.Check(0, 0, 62'000'000), V::kOverRpm);  // 2 >= 2
+  EXPECT_EQ(lim.Check(0, 0, 63'000'000), V::kOverRpm);
+  EXPECT_DOUBLE_EQ(lim.rpm_used(0), 2);
+  EXPECT_EQ(lim.RetryAfterUs(0, 63'500'000), 56'500'000);
+}
+
+TEST(EngineLitellm, ParsesLimiterAndTokenCount) {
+  EXPECT_EQ(*ParseLitellmLimiter("v1"), LitellmLimiterVersion::kV1);
+  EXPECT_EQ(*ParseLitellmLimiter("v3"), LitellmLimiterVersion::kV3);
+  EXPECT_FALSE(ParseLitellmLimiter("v2").ok());
+  EXPECT_EQ(*ParseLitellmTokenCount("total"), LitellmTokenCount::kTotal);
+  EXPECT_EQ(*ParseLitellmTokenCount("output"), LitellmTokenCount::kOutput);
+  EXPECT_FALSE(ParseLitellmTokenCount("input").ok());
 }
 
 nlohmann::json MinimalWorkload() {

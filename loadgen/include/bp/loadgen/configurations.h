@@ -6,8 +6,9 @@
 //            (tenants) weighted round-robin (TemporalTaskQueue).
 //   litellm  the SDK in front of an in-process LiteLLM proxy model: static
 //            per-tenant slices per 60 s window, proxy-local 429 with
-//            retry-after 60 s, TPM reserved and corrected, router retries of
-//            upstream 429s holding the caller's slot (LitellmLimiter).
+//            retry-after 60 s (v3; v1: clock minutes, retry-after to the next
+//            minute), TPM reserved and corrected, router retries of upstream
+//            429s holding the caller's slot (LitellmLimiter, LitellmOptions).
 //   bp, bp-no-drf, bp-no-priority  the admission gate (bp_configuration.h).
 // Names are the CLI's. Configurations are used from the engine's io thread.
 #pragma once
@@ -17,6 +18,7 @@
 #include <vector>
 
 #include "bp/loadgen/engine.h"
+#include "bp/loadgen/litellm_limiter.h"
 
 namespace bp::loadgen {
 
@@ -24,9 +26,13 @@ namespace bp::loadgen {
 const std::vector<std::string>& ConfigurationNames();
 bool IsBaseline(const std::string& name);  // naive | tn | litellm
 
-// naive | tn | litellm; InvalidArgument for other names.
+// naive | tn | litellm; InvalidArgument for other names. `litellm` picks the
+// LiteLLM limiter version and token counter (litellm only); tn_rps_limit is
+// tn's queue-rps-limit in paper req/s (<= 0: the workload's request cap).
 Result<std::unique_ptr<Configuration>> MakeBaselineConfiguration(const std::string& name,
                                                                  const Workload& workload,
-                                                                 double speedup);
+                                                                 double speedup,
+                                                                 const LitellmOptions& litellm = {},
+                                                                 double tn_rps_limit = 0);
 
 }  // namespace bp::loadgen

@@ -93,11 +93,15 @@ struct Outcome {
   enum Kind { kOk, kRetryLater, kDefer, kFail } kind = kOk;
   int64_t defer_us = 0;    // kDefer: real microseconds on a durable timer
   bool after_429 = false;  // kDefer: an upstream 429, not a gate DEFER
-  std::string cause;       // kFail: ActivityRecord::fail_cause ("gate_reject", ...)
+  std::string cause;       // kFail: ActivityRecord::fail_cause ("gate_reject", ...);
+                           // kDefer: DeferralRecord::cause
   static Outcome Ok() { return {kOk, 0, false, {}}; }
   static Outcome RetryLater() { return {kRetryLater, 0, false, {}}; }
-  static Outcome Defer(int64_t us) { return {kDefer, us, false, {}}; }
-  static Outcome DeferAfter429(int64_t us) { return {kDefer, us, true, {}}; }
+  // A gate DEFER; `binding` is its Decision::reason ("fair", "l1:requests", ...).
+  static Outcome Defer(int64_t us, std::string binding = {}) {
+    return {kDefer, us, false, binding.empty() ? std::string("unknown") : std::move(binding)};
+  }
+  static Outcome DeferAfter429(int64_t us) { return {kDefer, us, true, "429"}; }
   static Outcome Fail(std::string cause = "failed") {
     return {kFail, 0, false, std::move(cause)};
   }

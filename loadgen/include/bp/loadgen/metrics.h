@@ -129,6 +129,12 @@ struct TenantMetrics {
   double first_ok_wait_s = -1;
 };
 
+// Waits of one cause in a class: how many, and their total in paper ms.
+struct WaitTotal {
+  int64_t count = 0;
+  double total_ms = 0;
+};
+
 struct ClassMetrics {
   int priority = 1;
   double ok_rps = 0;  // contention window, summed over its tenants
@@ -139,6 +145,18 @@ struct ClassMetrics {
   double in_activity_ms = 0;       // mean slot time of the succeeding execution
   LatencySummary workflow;         // workflow start -> end, completed workflows
                                    // (values in ms; divide by 1000 for seconds)
+  // Where the time goes (issue 12), all activities of the class:
+  // durable timers by DeferralRecord::cause ("fair", "l1:requests",
+  // "l1:tokens", "429", ...), timer lengths summed ...
+  std::map<std::string, WaitTotal> deferrals_by_cause;
+  // ... and upstream 429 answers followed by another attempt of the same
+  // activity, summed from the 429 answer to that attempt's send (in place for
+  // the SDK; for bp this spans the "429" timer, the queue and the gate).
+  WaitTotal retries_429;
+  // Activities whose end-to-end time is at or above the class p95 (the tail):
+  // how many, and their deferral timers by cause (paper ms).
+  int64_t tail_activities = 0;
+  std::map<std::string, WaitTotal> tail_deferrals_by_cause;
 };
 
 // OK requests per second per tenant per time bucket (Fig. 4).

@@ -57,6 +57,18 @@ struct ActivityRecord {
                                // slot: completed, neither OK nor a failure
 };
 
+// One durable-timer wait of an activity (bp): its slot was freed at at_us and
+// the activity re-enters the task queue after delay_us.
+struct DeferralRecord {
+  int64_t activity_id = 0;
+  int tenant_index = 0;
+  int64_t at_us = 0;     // timer started (the execution ended)
+  int64_t delay_us = 0;  // timer length, real us
+  std::string cause;     // a gate DEFER: its binding rule ("fair",
+                         // "l1:requests", "l1:tokens"; "unknown" if the gate
+                         // named none); "429": an upstream 429/503/529 deferred
+};
+
 // One slot acquire/release pair.
 struct SlotInterval {
   int64_t activity_id = 0;
@@ -126,6 +138,7 @@ struct RunRecords {
                                                   // (tenant_index -1, activity -1);
                                                   // not in `attempts`
   std::vector<GateDecisionRecord> gate_decisions; // bp: every Admit answer
+  std::vector<DeferralRecord> deferrals;  // bp: every durable-timer wait
 };
 
 }  // namespace bp::loadgen

@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "bp/loadgen/litellm_limiter.h"
 #include "bp/loadgen/records.h"
 #include "bp/loadgen/retry_policy.h"
 #include "bp/loadgen/workload.h"
@@ -40,6 +41,8 @@ struct RunOptions {
   // pid, or a pid file read at each outage (scenario.h). 0 / empty: none.
   int valkey_pid = 0;
   std::string valkey_pidfile;
+  LitellmOptions litellm;   // litellm: limiter v3 (default) or v1, TPM counts output or total
+  double tn_rps_limit = 0;  // tn: queue-rps-limit, paper req/s; 0 = the request cap
 };
 
 Result<RunRecords> RunOnce(const Workload& workload, const RunOptions& options);
