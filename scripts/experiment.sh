@@ -29,6 +29,9 @@ options:
   --repeats N           repeats per configuration (95 % Student-t intervals need N >= 2)
   --speedup F           time compression (rates x F, durations / F); default 5
   --valkey URL          use this Valkey/Redis instead of starting one
+                        (redis://..., unix:///..., or redis+cluster://HOST:PORT,...)
+  --cluster             start a 3-primary Valkey/Redis Cluster on loopback instead
+                        of one server (gate targets spread over its shards)
   --upstream URL        use this mockapi instead of starting one
   --out DIR             results folder (default results/experiment-<UTC time>)
   --no-figures          skip gnuplot
@@ -43,6 +46,7 @@ examples:
   scripts/experiment.sh --suite --repeats 3
   scripts/experiment.sh --workload overload --config naive,bp --speedup 10
   scripts/experiment.sh --valkey redis://127.0.0.1:6379 --upstream http://127.0.0.1:8080
+  scripts/experiment.sh --cluster --workload cross-priority --config bp
 EOF
 }
 
@@ -58,6 +62,7 @@ UPSTREAM_URL=""
 OUT=""
 SETUP=1
 SUITE=0
+CLUSTER=0
 EXTRA=()
 while [ "$#" -gt 0 ]; do
   case "$1" in
@@ -72,6 +77,7 @@ while [ "$#" -gt 0 ]; do
     --no-figures) EXTRA+=(--no-figures); shift ;;
     --loadgen-arg) need_arg "$@"; EXTRA+=("$2"); shift 2 ;;
     --no-setup) SETUP=0; shift ;;
+    --cluster) CLUSTER=1; shift ;;
     -h|--help) usage; exit 0 ;;
     *) usage >&2; die "unknown option '$1'" ;;
   esac
@@ -95,9 +101,10 @@ if [ -n "$CONFIGS" ]; then
   done
 fi
 # URL syntax as loadgen parses it (ParseValkeyUrl, ParseHttpUrl).
-if [ -n "$VALKEY_URL" ] && ! [[ "$VALKEY_URL" =~ ^redis://([^@/]*@)?([^:/@[]+|\[[0-9a-fA-F:.]+\])(:[0-9]{1,5})?(/[0-9]+)?/?$ || "$VALKEY_URL" =~ ^unix:///. ]]; then
-  die "--valkey must be redis://[[USER]:PASSWORD@]HOST[:PORT][/DB] or unix:///PATH, got '$VALKEY_URL'"
+if [ -n "$VALKEY_URL" ] && ! [[ "$VALKEY_URL" =~ ^redis://([^@/]*@)?([^:/@[]+|\[[0-9a-fA-F:.]+\])(:[0-9]{1,5})?(/[0-9]+)?/?$ || "$VALKEY_URL" =~ ^unix:///. || "$VALKEY_URL" =~ ^redis\+cluster://([^@/]*@)?[^/@]+/?$ ]]; then
+  die "--valkey must be redis://[[USER]:PASSWORD@]HOST[:PORT][/DB], unix:///PATH or redis+cluster://HOST:PORT[,HOST:PORT...], got '$VALKEY_URL'"
 fi
+[ "$CLUSTER" -eq 0 ] || [ -z "$VALKEY_URL" ] || die "--cluster starts its own cluster: give it or --valkey, not both"
 if [ -n "$UPSTREAM_URL" ] && ! [[ "$UPSTREAM_URL" =~ ^(http://)?([0-9.]+|localhost|\[[0-9a-fA-F:.]+\]):[0-9]{1,5}/?$ ]]; then
   die "--upstream must be http://HOST:PORT (HOST an IP address or localhost), got '$UPSTREAM_URL'"
 fi
@@ -132,6 +139,8 @@ source scripts/lib/servers.sh
 bp_servers_init
 if [ -n "$VALKEY_URL" ]; then
   BP_VALKEY_URL="$VALKEY_URL"
+elif [ "$CLUSTER" -eq 1 ]; then
+  bp_start_valkey_cluster 3  # scenario outages need one server: not with --cluster
 else
   bp_start_valkey
   # scenario workloads with state_outage events pause or restart this server

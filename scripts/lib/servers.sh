@@ -6,6 +6,9 @@
 #   bp_start_valkey            # sets BP_VALKEY_URL and BP_VALKEY_PIDFILE (the
 #                              # server writes its pid there; a scenario that
 #                              # restarts it, loadgen --valkey-pidfile, too)
+#   bp_start_valkey_cluster [N] # N primaries (default 3) in cluster mode,
+#                              # created with redis-cli --cluster create;
+#                              # sets BP_VALKEY_URL to redis+cluster://...
 #   bp_start_mockapi CONFIG    # sets BP_MOCKAPI_URL
 #   (trap installed by bp_servers_init stops both)
 
@@ -74,6 +77,56 @@ bp_start_valkey() {
   bp_wait_port "$port" 10 || { echo "valkey did not start on $port" >&2; return 1; }
   BP_VALKEY_URL="redis://127.0.0.1:$port"
   BP_VALKEY_PIDFILE="$BP_TMP/valkey.pid"
+  export BP_VALKEY_URL BP_VALKEY_PIDFILE
+}
+
+bp_free_port_block() {  # n: a base p with p..p+n-1 and their bus ports (+10000) all free
+  local n=$1 p i busy
+  for _ in $(seq 1 50); do
+    p=$(( 20000 + RANDOM % 30000 ))
+    busy=0
+    for i in $(seq 0 $(( n - 1 ))); do
+      if ss -ltn 2>/dev/null | grep -qE ":($(( p + i ))|$(( p + i + 10000 ))) "; then busy=1; break; fi
+    done
+    [ "$busy" -eq 1 ] || { echo "$p"; return 0; }
+  done
+  return 1
+}
+
+bp_start_valkey_cluster() {  # [primaries]
+  local n=${1:-3} bin cli port i ports=() addrs=() seeds=""
+  bin=$(command -v valkey-server || command -v redis-server || true)
+  cli=$(command -v valkey-cli || command -v redis-cli || true)
+  [ -n "$bin" ] && [ -n "$cli" ] || { echo "valkey/redis server and cli needed (run scripts/setup.sh)" >&2; return 1; }
+  local base
+  base=$(bp_free_port_block "$n") || { echo "no free ports for the cluster" >&2; return 1; }
+  for i in $(seq 0 $(( n - 1 ))); do
+    port=$(( base + i ))
+    mkdir -p "$BP_TMP/cluster-$port"
+    (cd "$BP_TMP/cluster-$port" && exec "$bin" --port "$port" --bind 127.0.0.1 --save "" \
+      --appendonly no --daemonize no --loglevel warning --logfile "$BP_TMP/cluster-$port.log" \
+      --cluster-enabled yes --cluster-config-file "$BP_TMP/cluster-$port/nodes.conf" \
+      --cluster-node-timeout 2000 --cluster-require-full-coverage no) &
+    BP_STARTED_PIDS+=($!)
+    ports+=("$port")
+  done
+  for port in "${ports[@]}"; do
+    bp_wait_port "$port" 10 || { echo "cluster node did not start on $port" >&2; return 1; }
+    addrs+=("127.0.0.1:$port")
+    seeds="$seeds${seeds:+,}127.0.0.1:$port"
+  done
+  "$cli" --cluster create "${addrs[@]}" --cluster-replicas 0 --cluster-yes \
+    >"$BP_TMP/cluster-create.log" 2>&1 ||
+    { echo "redis-cli --cluster create failed:" >&2; cat "$BP_TMP/cluster-create.log" >&2; return 1; }
+  local deadline=$(( $(date +%s) + 20 ))
+  for port in "${ports[@]}"; do
+    until "$cli" -p "$port" cluster info 2>/dev/null | grep -q "cluster_state:ok"; do
+      [ "$(date +%s)" -lt "$deadline" ] || { echo "cluster_state:ok not reached on $port" >&2; return 1; }
+      sleep 0.2
+    done
+  done
+  BP_VALKEY_URL="redis+cluster://$seeds"
+  BP_VALKEY_PIDFILE=""
   export BP_VALKEY_URL BP_VALKEY_PIDFILE
 }
 
