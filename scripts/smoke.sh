@@ -29,11 +29,18 @@ scripts/experiment.sh --no-setup --workload "$OUT/cross-priority-short.json" \
   --config naive,tn,litellm,bp --speedup 10 --out "$OUT/results" --no-figures
 echo "smoke: experiment took $(( $(date +%s) - start )) s"
 
+# The same on a 3-primary Redis Cluster (experiment.sh --cluster), bp only.
+start=$(date +%s)
+scripts/experiment.sh --no-setup --cluster --workload "$OUT/cross-priority-short.json" \
+  --config bp --speedup 10 --out "$OUT/results-cluster" --no-figures
+echo "smoke: cluster experiment took $(( $(date +%s) - start )) s"
+
 fail=0
 check() { if [ -s "$1" ]; then echo "smoke: ok $1"; else echo "smoke: MISSING $1" >&2; fail=1; fi; }
 check "$OUT/results/comparison.md"
 check "$OUT/results/run-info.txt"
 check "$OUT/results/cross-priority-short/report.md"
+check "$OUT/results-cluster/cross-priority-short/bp/r0/summary.json"
 for c in naive tn litellm bp; do
   check "$OUT/results/cross-priority-short/$c/r0/summary.json"
 done
