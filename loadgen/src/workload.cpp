@@ -136,18 +136,6 @@ Result<GateMode> ParseGateMode(const std::string& s) {
 
 }  // namespace
 
-const char* GateModeName(GateMode mode) {
-  switch (mode) {
-    case GateMode::kEstimate:
-      return "estimate";
-    case GateMode::kReconcile:
-      return "reconcile";
-    case GateMode::kReservation:
-      return "reservation";
-  }
-  return "?";
-}
-
 int64_t Workload::total_activities() const {
   int64_t n = 0;
   for (const auto& t : tenants) n += int64_t{t.workflows} * t.activities_per_workflow;
