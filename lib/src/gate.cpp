@@ -197,7 +197,8 @@ Status Gate::Ping() {
   if (Status s = impl_->EnsureConnected(impl_->options.connect_timeout_ms); !s.ok()) return s;
   auto r = impl_->conn.Command({"PING"});
   if (!r.ok()) return r.status();
-  // Load both scripts now so the first Admit is a plain EVALSHA.
+  // Load the admit, release and configure scripts now, so the first call of
+  // each is a plain EVALSHA (reset_buckets.lua, an admin command, loads on use).
   for (std::string_view body : {lua::kAdmitLua, lua::kReleaseLua, lua::kConfigureLua}) {
     auto l = impl_->conn.Command({"SCRIPT", "LOAD", std::string(body)});
     if (!l.ok()) return l.status();
