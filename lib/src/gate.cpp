@@ -15,18 +15,27 @@
 #include "gate_internal.h"
 
 namespace bp {
-namespace {
 
-const char* ModeName(GateMode m) {
-  switch (m) {
+const char* GateModeName(GateMode mode) {
+  switch (mode) {
     case GateMode::kEstimate:
       return "estimate";
+    case GateMode::kReconcile:
+      return "reconcile";
     case GateMode::kReservation:
       return "reservation";
-    default:
-      return "reconcile";
   }
+  return "reconcile";  // not reached: every enumerator is named above
 }
+
+std::optional<GateMode> ParseGateMode(std::string_view name) {
+  for (GateMode m : {GateMode::kEstimate, GateMode::kReconcile, GateMode::kReservation}) {
+    if (name == GateModeName(m)) return m;
+  }
+  return std::nullopt;
+}
+
+namespace {
 
 const char* AblationName(GateAblation a) {
   switch (a) {
@@ -90,7 +99,7 @@ std::vector<std::string> AdmitArgs(const GateOptions& o, const AdmitRequest& req
           std::to_string(request.cost.requests),
           std::to_string(request.cost.tokens),
           std::to_string(request.max_tokens),
-          ModeName(o.mode),
+          GateModeName(o.mode),
           AblationName(o.ablation),
           std::to_string(o.queue_ttl_ms),
           std::to_string(request.now_ms)};
