@@ -12,14 +12,6 @@ namespace {
 
 constexpr int64_t kMaxCount = int64_t{1} << 53;  // exact in the script's doubles
 
-Result<GateMode> ParseMode(const std::string& text) {
-  if (text == "estimate") return GateMode::kEstimate;
-  if (text == "reconcile") return GateMode::kReconcile;
-  if (text == "reservation") return GateMode::kReservation;
-  return Status::InvalidArgument("--mode: must be estimate, reconcile or reservation, got '" +
-                                 text + "'");
-}
-
 // The flag's integer, or `fallback` when absent.
 Result<int64_t> IntegerFlag(const Invocation& in, const char* flag, int64_t fallback, int64_t min) {
   if (!in.Has(flag)) return fallback;
@@ -35,8 +27,12 @@ int Admit(const Invocation& in) {
   if (!tenant.ok()) return in.env.Fail(tenant.status());
   AdmitRequest req;
   req.tenant = *tenant;
-  auto mode = ParseMode(in.Has("mode") ? in.Flag("mode") : "reconcile");
-  if (!mode.ok()) return in.env.Fail(mode.status());
+  const std::string mode_name = in.Has("mode") ? in.Flag("mode") : "reconcile";
+  const auto mode = ParseGateMode(mode_name);
+  if (!mode) {
+    return in.env.Fail(Status::InvalidArgument(std::string("--mode: must be ") + kGateModeNames +
+                                               ", got '" + mode_name + "'"));
+  }
   auto priority = IntegerFlag(in, "priority", 1, 1);
   auto requests = IntegerFlag(in, "requests", 1, 0);
   auto tokens = IntegerFlag(in, "tokens", 0, 0);

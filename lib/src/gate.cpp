@@ -15,18 +15,27 @@
 #include "gate_internal.h"
 
 namespace bp {
-namespace {
 
-const char* ModeName(GateMode m) {
-  switch (m) {
+const char* GateModeName(GateMode mode) {
+  switch (mode) {
     case GateMode::kEstimate:
       return "estimate";
+    case GateMode::kReconcile:
+      return "reconcile";
     case GateMode::kReservation:
       return "reservation";
-    default:
-      return "reconcile";
   }
+  return "reconcile";  // not reached: every enumerator is named above
 }
+
+std::optional<GateMode> ParseGateMode(std::string_view name) {
+  for (GateMode m : {GateMode::kEstimate, GateMode::kReconcile, GateMode::kReservation}) {
+    if (name == GateModeName(m)) return m;
+  }
+  return std::nullopt;
+}
+
+namespace {
 
 const char* AblationName(GateAblation a) {
   switch (a) {
@@ -90,7 +99,7 @@ std::vector<std::string> AdmitArgs(const GateOptions& o, const AdmitRequest& req
           std::to_string(request.cost.requests),
           std::to_string(request.cost.tokens),
           std::to_string(request.max_tokens),
-          ModeName(o.mode),
+          GateModeName(o.mode),
           AblationName(o.ablation),
           std::to_string(o.queue_ttl_ms),
           std::to_string(request.now_ms)};
@@ -197,7 +206,8 @@ Status Gate::Ping() {
   if (Status s = impl_->EnsureConnected(impl_->options.connect_timeout_ms); !s.ok()) return s;
   auto r = impl_->conn.Command({"PING"});
   if (!r.ok()) return r.status();
-  // Load both scripts now so the first Admit is a plain EVALSHA.
+  // Load the admit, release and configure scripts now, so the first call of
+  // each is a plain EVALSHA (reset_buckets.lua, an admin command, loads on use).
   for (std::string_view body : {lua::kAdmitLua, lua::kReleaseLua, lua::kConfigureLua}) {
     auto l = impl_->conn.Command({"SCRIPT", "LOAD", std::string(body)});
     if (!l.ok()) return l.status();

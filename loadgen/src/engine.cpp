@@ -210,7 +210,6 @@ void Engine::TryDispatch() {
     }
     --free_slots_;
     ++busy_slots_;
-    max_busy_slots_ = std::max(max_busy_slots_, busy_slots_);
     auto exec = std::make_unique<Execution>();
     exec->activity_id = task->activity_id;
     exec->tenant_index = task->tenant_index;

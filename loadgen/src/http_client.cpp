@@ -12,6 +12,7 @@
 #include <unordered_set>
 #include <vector>
 
+#include "bp/decimal.h"
 #include "bp/loadgen/retry_policy.h"
 
 namespace bp::loadgen {
@@ -36,9 +37,11 @@ Result<HttpEndpoint> ParseHttpUrl(const std::string& url) {
   if (ep.host.size() > 2 && ep.host.front() == '[' && ep.host.back() == ']') {
     ep.host = ep.host.substr(1, ep.host.size() - 2);
   }
-  auto port = ParseSeconds(rest.substr(colon + 1));
-  if (!port || *port < 1 || *port > 65535 || *port != static_cast<int>(*port)) {
-    return Status::InvalidArgument(url + ": bad port");
+  // Decimal digits only: "0x1F90" or "8080.0" is not port 8080.
+  const auto port = ParseDecimalInt(rest.substr(colon + 1));
+  if (!port || *port < 1 || *port > 65535) {
+    return Status::InvalidArgument(url + ": bad port '" + rest.substr(colon + 1) +
+                                   "' (decimal 1-65535)");
   }
   ep.port = static_cast<int>(*port);
   boost::system::error_code ec;
@@ -122,7 +125,6 @@ struct HttpClient::Impl : std::enable_shared_from_this<HttpClient::Impl> {
   std::unordered_set<std::shared_ptr<Connection>> all;
   std::deque<std::shared_ptr<Call>> waiting;
   bool stopped = false;
-  int64_t opened = 0;
 
   std::chrono::milliseconds timeout() const {
     return std::chrono::milliseconds(options.timeout_ms);
@@ -143,7 +145,6 @@ struct HttpClient::Impl : std::enable_shared_from_this<HttpClient::Impl> {
     }
     call->conn = std::make_shared<Connection>(io);
     all.insert(call->conn);
-    ++opened;
     call->conn->stream.expires_after(timeout());
     call->conn->stream.async_connect(
         endpoint, [self = shared_from_this(), call](beast::error_code ec) {
@@ -240,7 +241,6 @@ struct HttpClient::Impl : std::enable_shared_from_this<HttpClient::Impl> {
       auto fresh = std::make_shared<Connection>(io);
       call->conn = fresh;
       all.insert(fresh);
-      ++opened;
       fresh->stream.expires_after(timeout());
       fresh->stream.async_connect(endpoint,
                                   [self = shared_from_this(), call](beast::error_code ec) {
@@ -310,8 +310,6 @@ void HttpClient::Shutdown() {
   std::vector<std::shared_ptr<Connection>> conns(impl_->all.begin(), impl_->all.end());
   for (auto& c : conns) impl_->Close(c);
 }
-
-int64_t HttpClient::connections_opened() const { return impl_->opened; }
 
 HttpResponse HttpRequestBlocking(const HttpEndpoint& endpoint, const std::string& method,
                                  const std::string& target, const std::string& body,

@@ -145,14 +145,18 @@ std::vector<PaperRow> GenericRows() {
            {}}};
 }
 
+// The failure row's counts (ScalarMetrics names).
+constexpr const char* kFailedCalls = "failed_calls";
+constexpr const char* kUnfinished = "unfinished_activities";
+constexpr const char* kNeverServed = "tenants_never_served";
+
 double MeanOf(const ConfigurationSummary& c, const std::string& name) {
   const MeanCi* m = c.Find(name);
   return m ? m->mean : 0.0;
 }
 
 bool HasFailures(const ConfigurationSummary& c) {
-  return MeanOf(c, "failed_calls") > 0 || MeanOf(c, "unfinished_activities") > 0 ||
-         MeanOf(c, "tenants_never_served") > 0;
+  return MeanOf(c, kFailedCalls) > 0 || MeanOf(c, kUnfinished) > 0 || MeanOf(c, kNeverServed) > 0;
 }
 
 // "12 failed (gate_reject 12: big-a 12) / 0 unfinished / 0 never served",
@@ -160,7 +164,7 @@ bool HasFailures(const ConfigurationSummary& c) {
 std::string FailureCell(const ConfigurationSummary* c) {
   if (c == nullptr) return "";
   std::ostringstream o;
-  const MeanCi* failed = c->Find("failed_calls");
+  const MeanCi* failed = c->Find(kFailedCalls);
   o << (failed ? internal::MeanCiText(*failed, 1, 1) : std::string("-")) << " failed";
   std::string causes;
   for (const auto& [name, ci] : c->metrics) {
@@ -180,8 +184,8 @@ std::string FailureCell(const ConfigurationSummary* c) {
     causes += (causes.empty() ? "" : "; ") + cause + " " + internal::Fixed(ci.mean, 1) + tenants;
   }
   if (!causes.empty()) o << " (" << causes << ")";
-  o << " / " << internal::Fixed(MeanOf(*c, "unfinished_activities"), 1) << " unfinished / "
-    << internal::Fixed(MeanOf(*c, "tenants_never_served"), 1) << " never served";
+  o << " / " << internal::Fixed(MeanOf(*c, kUnfinished), 1) << " unfinished / "
+    << internal::Fixed(MeanOf(*c, kNeverServed), 1) << " never served";
   return o.str();
 }
 
@@ -210,6 +214,22 @@ std::string Measured(const ConfigurationSummary* c, const std::vector<Part>& par
 }
 
 }  // namespace
+
+std::vector<std::string> ComparisonMetricNames() {
+  std::vector<std::string> names = {kFailedCalls, kUnfinished, kNeverServed};
+  auto add = [&names](const std::vector<PaperRow>& rows) {
+    for (const PaperRow& r : rows) {
+      for (const Part& p : r.parts) {
+        if (std::find(names.begin(), names.end(), p.metric) == names.end()) {
+          names.push_back(p.metric);
+        }
+      }
+    }
+  };
+  add(PaperRows());
+  add(GenericRows());
+  return names;
+}
 
 std::string ComparisonMarkdown(const std::vector<WorkloadSummary>& workloads) {
   const std::vector<std::string> cols = Columns(workloads);

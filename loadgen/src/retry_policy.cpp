@@ -6,6 +6,8 @@
 #include <cmath>
 #include <string>
 
+#include "bp/decimal.h"
+
 namespace bp::loadgen {
 
 bool SdkRetryable(int status) {
@@ -38,14 +40,12 @@ double LitellmRouterDelayMs(const RetryHint& hint, int retries_taken, double jit
 }
 
 std::optional<double> ParseSeconds(std::string_view value) {
-  while (!value.empty() && value.front() == ' ') value.remove_prefix(1);
-  while (!value.empty() && value.back() == ' ') value.remove_suffix(1);
-  if (value.empty() || value.size() > 32) return std::nullopt;
-  std::string s(value);
-  char* end = nullptr;
-  double v = std::strtod(s.c_str(), &end);
-  if (end != s.c_str() + s.size() || !std::isfinite(v)) return std::nullopt;
-  return v;
+  // Optional whitespace around a header value (RFC 9110 section 5.5).
+  auto ows = [](char c) { return c == ' ' || c == '\t'; };
+  while (!value.empty() && ows(value.front())) value.remove_prefix(1);
+  while (!value.empty() && ows(value.back())) value.remove_suffix(1);
+  if (value.size() > 32) return std::nullopt;
+  return ParseDecimal(value);
 }
 
 }  // namespace bp::loadgen

@@ -4,9 +4,9 @@
 
 #include <algorithm>
 #include <cctype>
-#include <cstdlib>
 #include <string>
 
+#include "bp/decimal.h"
 #include "bp/loadgen/retry_policy.h"
 
 namespace bp::loadgen {
@@ -24,10 +24,8 @@ std::optional<double> Number(const std::string& s, size_t* at) {
   while (end < s.size() && (std::isdigit(static_cast<unsigned char>(s[end])) || s[end] == '.'))
     ++end;
   if (end == *at || end - *at > 24) return std::nullopt;
-  const std::string text = s.substr(*at, end - *at);
-  char* stop = nullptr;
-  const double v = std::strtod(text.c_str(), &stop);
-  if (stop != text.c_str() + text.size()) return std::nullopt;
+  const auto v = ParseDecimal(std::string_view(s).substr(*at, end - *at));
+  if (!v) return std::nullopt;
   *at = end;
   return v;
 }

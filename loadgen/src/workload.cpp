@@ -127,26 +127,7 @@ void ParseUpstream(const json& u, UpstreamCaps* caps, std::string* error) {
   *caps = *c;
 }
 
-Result<GateMode> ParseGateMode(const std::string& s) {
-  if (s == "estimate") return GateMode::kEstimate;
-  if (s == "reconcile") return GateMode::kReconcile;
-  if (s == "reservation") return GateMode::kReservation;
-  return Status::InvalidArgument("must be estimate|reconcile|reservation, got " + s);
-}
-
 }  // namespace
-
-const char* GateModeName(GateMode mode) {
-  switch (mode) {
-    case GateMode::kEstimate:
-      return "estimate";
-    case GateMode::kReconcile:
-      return "reconcile";
-    case GateMode::kReservation:
-      return "reservation";
-  }
-  return "?";
-}
 
 int64_t Workload::total_activities() const {
   int64_t n = 0;
@@ -213,8 +194,8 @@ Result<Workload> ParseWorkload(const json& doc, const std::string& source) {
     gr.Number("adapt_window_s", 0, true, &w.gate_adapt_window_s, false);
     gr.Int("adapt_min_429", 1, 1000000, &w.gate_adapt_min_429, false);
     if (!error.empty()) return fail(error);
-    auto m = ParseGateMode(mode);
-    if (!m.ok()) return fail("gate.mode: " + m.status().message());
+    const auto m = ParseGateMode(mode);
+    if (!m) return fail(std::string("gate.mode: must be ") + kGateModeNames + ", got " + mode);
     w.gate_mode = *m;
   }
 

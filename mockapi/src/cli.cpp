@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "bp/clock.h"
+#include "bp/decimal.h"
 #include "bp/mockapi/server.h"
 #include "bp/mockapi/service.h"
 
@@ -20,7 +21,9 @@ namespace {
 namespace po = boost::program_options;
 using nlohmann::json;
 
-// "DIM:ALGO:LIMIT:WINDOW_S[:QUANTUM_S]" -> a limits[] entry.
+// "DIM:ALGO:LIMIT:WINDOW_S[:QUANTUM_S]" -> a limits[] entry. LIMIT is decimal
+// digits, WINDOW_S and QUANTUM_S decimal numbers (bp/decimal.h): "60abc" or
+// "0x3C" is an error naming the part, not 60. Ranges are ConfigFromJson's.
 Result<json> ParseLimitFlag(const std::string& text) {
   std::vector<std::string> parts;
   std::stringstream in(text);
@@ -29,13 +32,21 @@ Result<json> ParseLimitFlag(const std::string& text) {
     return Status::InvalidArgument("--limit must be DIM:ALGO:LIMIT:WINDOW_S[:QUANTUM_S], got " +
                                    text);
   }
+  auto bad = [&text](const char* part, const std::string& value, const char* rule) {
+    return Status::InvalidArgument("--limit has a non-numeric value: " + text + ": " + part +
+                                   " must be " + rule + ", got '" + value + "'");
+  };
   json limit = {{"dimension", parts[0]}, {"algorithm", parts[1]}};
-  try {
-    limit["limit"] = std::stoll(parts[2]);
-    limit["window_s"] = std::stod(parts[3]);
-    if (parts.size() == 5) limit["quantum_s"] = std::stod(parts[4]);
-  } catch (const std::exception&) {
-    return Status::InvalidArgument("--limit has a non-numeric value: " + text);
+  const auto count = ParseDecimalInt(parts[2]);
+  if (!count) return bad("LIMIT", parts[2], "decimal digits");
+  limit["limit"] = *count;
+  const auto window_s = ParseDecimal(parts[3]);
+  if (!window_s) return bad("WINDOW_S", parts[3], "a decimal number");
+  limit["window_s"] = *window_s;
+  if (parts.size() == 5) {
+    const auto quantum_s = ParseDecimal(parts[4]);
+    if (!quantum_s) return bad("QUANTUM_S", parts[4], "a decimal number");
+    limit["quantum_s"] = *quantum_s;
   }
   return limit;
 }

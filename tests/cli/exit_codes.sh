@@ -30,10 +30,14 @@ expect 2 "--host must be an IPv4 or IPv6 address" "$M" --host 999.1.1.1
 expect 2 "listen.port must be an integer in [0, 65535]" "$M" --port 70000
 expect 2 "unrecognised option '--colour'" "$M" --colour
 expect 2 "too many positional options" "$M" stray
+expect 2 "--limit has a non-numeric value: requests:fixed_window:60abc:1: LIMIT must be decimal digits, got '60abc'" \
+  "$M" --limit requests:fixed_window:60abc:1
 
 L="$BUILD/apps/loadgen"
 expect 2 "--upstream: http://999.1.1.1:8080: host must be an IP literal" \
   "$L" --workload "$W" --upstream http://999.1.1.1:8080
+expect 2 "--upstream: http://127.0.0.1:0x1F90: bad port '0x1F90'" \
+  "$L" --workload "$W" --upstream http://127.0.0.1:0x1F90
 expect 2 "--valkey: " "$L" --workload "$W" --valkey http://127.0.0.1:6379
 expect 2 "--config has an empty item in \"naive,,bp\"" "$L" --workload "$W" --config naive,,bp
 expect 2 "--gate-threads must be in [1, 256], got 0" "$L" --workload "$W" --gate-threads 0

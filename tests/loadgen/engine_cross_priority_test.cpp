@@ -5,7 +5,7 @@
 // slot time per OK call.
 //
 // mockapi is found at $BP_MOCKAPI_BIN, else BP_BINARY_DIR/apps/mockapi; the
-// test is skipped when neither exists.
+// test fails when neither exists (test_loadgen depends on the mockapi target).
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <spawn.h>
@@ -66,7 +66,10 @@ class MockapiProcess {
 
 TEST(EngineCrossPriority, NaiveInvertsPriorityBpRestoresIt) {
   std::string bin = MockapiBinary();
-  if (bin.empty()) GTEST_SKIP() << "no mockapi binary (build target mockapi or set BP_MOCKAPI_BIN)";
+  ASSERT_FALSE(bin.empty())
+      << "no mockapi binary at " BP_BINARY_DIR
+         "/apps/mockapi: build the mockapi target (test_loadgen depends on it) or set "
+         "BP_MOCKAPI_BIN";
   MockapiProcess mockapi(bin);
   ASSERT_TRUE(mockapi.running()) << "mockapi did not start: " << bin;
   bp::test::ValkeyServer valkey;

@@ -89,7 +89,7 @@ class EngineProfilesRun : public ::testing::Test {
  protected:
   void SetUp() override {
     binary_ = bp::test::MockapiBinary();
-    if (binary_.empty()) GTEST_SKIP() << "no mockapi binary (build target mockapi)";
+    ASSERT_FALSE(binary_.empty()) << bp::test::kNoMockapi;
     ASSERT_TRUE(valkey_.running()) << valkey_.error();
   }
   std::string binary_;

@@ -54,7 +54,7 @@ class EngineScenario : public ::testing::Test {
  protected:
   void SetUp() override {
     std::string bin = bp::test::MockapiBinary();
-    if (bin.empty()) GTEST_SKIP() << "no mockapi binary (build target mockapi or BP_MOCKAPI_BIN)";
+    ASSERT_FALSE(bin.empty()) << bp::test::kNoMockapi;
     mockapi_ = std::make_unique<bp::test::MockapiProcess>(bin, std::vector<std::string>{});
     ASSERT_TRUE(mockapi_->running()) << "mockapi did not start: " << bin;
     ASSERT_TRUE(valkey_.running()) << valkey_.error();

@@ -4,6 +4,7 @@
 
 #include <filesystem>
 
+#include "bp/loadgen/http_client.h"
 #include "bp/loadgen/litellm_limiter.h"
 #include "bp/loadgen/retry_policy.h"
 #include "bp/loadgen/task_queue.h"
@@ -51,6 +52,37 @@ TEST(EngineRetryPolicy, ParseSeconds) {
   EXPECT_EQ(ParseSeconds(" 0.25 "), 0.25);
   EXPECT_FALSE(ParseSeconds("Wed, 21 Oct 2015 07:28:00 GMT").has_value());
   EXPECT_FALSE(ParseSeconds("").has_value());
+  EXPECT_EQ(ParseSeconds("\t16\t"), 16.0);
+  EXPECT_EQ(ParseSeconds("0"), 0.0);
+  // Not a non-negative decimal number: ignored as absent (strtod read these).
+  for (const char* v : {"0x10", "-1", "+1", "1e3", "inf", "nan", "16abc", "1.2.3", ".", "1 6"}) {
+    EXPECT_FALSE(ParseSeconds(v).has_value()) << v;
+  }
+}
+
+TEST(EngineHttpUrl, PortIsStrictDecimal) {
+  auto ok = ParseHttpUrl("http://127.0.0.1:8080/");
+  ASSERT_TRUE(ok.ok()) << ok.status().ToString();
+  EXPECT_EQ(ok->host, "127.0.0.1");
+  EXPECT_EQ(ok->port, 8080);
+  EXPECT_EQ(ParseHttpUrl("[::1]:65535")->port, 65535);
+  // strtod read "0x1F90" as 8080 and "8080.0" as 8080: now both are errors.
+  for (const char* port :
+       {"0x1F90", "8080.0", "8e3", "+8080", " 8080", "8080x", "0", "65536", ""}) {
+    auto bad = ParseHttpUrl(std::string("http://127.0.0.1:") + port);
+    EXPECT_EQ(bad.status().message(), std::string("http://127.0.0.1:") + port + ": bad port '" +
+                                          port + "' (decimal 1-65535)")
+        << port;
+  }
+}
+
+TEST(EngineRetryPolicy, HexRetryAfterIsAbsentNotSixteenSeconds) {
+  // A 429 carrying retry-after: 0x10 gets the SDK's backoff, not 16 s.
+  RetryHint hint;
+  if (auto s = ParseSeconds("0x10")) hint.retry_after_ms = *s * 1000;
+  EXPECT_DOUBLE_EQ(SdkRetryDelayMs(hint, 0, 0.0), 500.0);
+  if (auto s = ParseSeconds("16")) hint.retry_after_ms = *s * 1000;
+  EXPECT_DOUBLE_EQ(SdkRetryDelayMs(hint, 0, 0.0), 16000.0);
 }
 
 TEST(EngineTaskQueue, TemporalBucketPacesDispatch) {

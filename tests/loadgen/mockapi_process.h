@@ -1,7 +1,9 @@
 // A mockapi binary on a free loopback port for engine tests, stopped
 // (SIGTERM, then SIGKILL after 2 s) in the destructor. The binary is
 // $BP_MOCKAPI_BIN, else BP_BINARY_DIR/apps/mockapi; MockapiBinary() is empty
-// when neither exists (tests skip). Extra flags follow --host/--port/--threads.
+// when neither exists, and tests then fail with kNoMockapi (test_loadgen
+// depends on the mockapi target, so a build of the test builds the binary).
+// Extra flags follow --host/--port/--threads.
 #pragma once
 
 #include <signal.h>
@@ -19,6 +21,10 @@
 extern char** environ;
 
 namespace bp::test {
+
+inline constexpr const char* kNoMockapi =
+    "no mockapi binary at " BP_BINARY_DIR
+    "/apps/mockapi: build the mockapi target (test_loadgen depends on it) or set BP_MOCKAPI_BIN";
 
 inline std::string MockapiBinary() {
   if (const char* env = std::getenv("BP_MOCKAPI_BIN"); env && *env) return env;

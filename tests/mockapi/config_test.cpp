@@ -88,7 +88,28 @@ TEST(CommandLine, FlagsOverrideTheFile) {
   EXPECT_EQ(cl->config.completion_tokens.value, 20);  // from the file
   const char* bad[] = {"mockapi", "--limit", "requests:fixed_window:x:1"};
   EXPECT_EQ(ParseCommandLine(3, bad).status().message(),
-            "--limit has a non-numeric value: requests:fixed_window:x:1");
+            "--limit has a non-numeric value: requests:fixed_window:x:1: LIMIT must be decimal "
+            "digits, got 'x'");
+  // stoll/stod read a number prefix: "60abc" was 60, "0x10" 0. Now the bad part is named.
+  const std::vector<std::pair<std::string, std::string>> strict = {
+      {"requests:fixed_window:60abc:1", "LIMIT must be decimal digits, got '60abc'"},
+      {"requests:fixed_window:+60:1", "LIMIT must be decimal digits, got '+60'"},
+      {"requests:fixed_window:60:0x10", "WINDOW_S must be a decimal number, got '0x10'"},
+      {"requests:fixed_window:60:1e1", "WINDOW_S must be a decimal number, got '1e1'"},
+      {"requests:fixed_window:60: 1", "WINDOW_S must be a decimal number, got ' 1'"},
+      {"requests:quantized:60:60:1s", "QUANTUM_S must be a decimal number, got '1s'"},
+  };
+  for (const auto& [flag, part] : strict) {
+    const char* argv_bad[] = {"mockapi", "--limit", flag.c_str()};
+    EXPECT_EQ(ParseCommandLine(3, argv_bad).status().message(),
+              "--limit has a non-numeric value: " + flag + ": " + part);
+  }
+  const char* fractional[] = {"mockapi", "--limit", "requests:quantized:600:60.5:.5"};
+  auto ok = ParseCommandLine(3, fractional);
+  ASSERT_TRUE(ok.ok()) << ok.status().ToString();
+  EXPECT_EQ(ok->config.limits[0].limit, 600);
+  EXPECT_EQ(ok->config.limits[0].window_s, 60.5);
+  EXPECT_EQ(ok->config.limits[0].quantum_s, 0.5);
   // Bad flags: each a usage error naming the flag or field.
   const std::vector<std::pair<std::vector<const char*>, std::string>> usage = {
       {{"mockapi", "--host", "999.1.1.1"},

@@ -224,7 +224,8 @@ TEST_F(HttpTest, AdminPutTakesEffectOnTheNextCall) {
 // The binary stops cleanly (exit 0) on SIGTERM and on SIGINT.
 TEST(MockApiBinary, StopsCleanlyOnSignals) {
   const std::string binary = std::string(BP_BINARY_DIR) + "/apps/mockapi";
-  if (access(binary.c_str(), X_OK) != 0) GTEST_SKIP() << binary << " not built";
+  ASSERT_EQ(access(binary.c_str(), X_OK), 0)
+      << binary << " is not built: build the mockapi target (test_mockapi depends on it)";
   for (int sig : {SIGTERM, SIGINT}) {
     const int port = test::FreeLoopbackPort();
     const std::string port_arg = std::to_string(port);

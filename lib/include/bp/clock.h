@@ -1,5 +1,9 @@
-// Injected clocks. Limiters, buckets and the engine model take a Clock so that
-// tests advance time exactly instead of sleeping (STYLE habit 3).
+// Injected clocks. The limiters (limiter.h: LimiterSet) and mockapi's Service
+// take a Clock, so tests advance time exactly instead of sleeping (STYLE
+// habit 3). Not yet everything does: the gate's scripts read Valkey's TIME
+// (Admit/Release take an explicit now_ms for tests instead), and the gate's
+// reconnect/warning intervals and loadgen's Engine::NowUs read
+// std::chrono::steady_clock directly.
 //
 // Time is in microseconds since the Unix epoch (wall clock), because the
 // fixed-window limiter aligns windows to the clock as providers do.

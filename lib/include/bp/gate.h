@@ -28,6 +28,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -48,6 +49,14 @@ enum class GateMode {
   kReconcile,    // debit the estimate; Release debits or refunds the difference
   kReservation,  // debit prompt + max_tokens; Release refunds the unused part
 };
+
+// The one table of mode names, used by admit.lua's ARGV, workload files
+// (gate.mode) and bpctl (--mode): "estimate", "reconcile", "reservation".
+const char* GateModeName(GateMode mode);
+// The mode named exactly (case-sensitive) by a name above; nullopt otherwise.
+std::optional<GateMode> ParseGateMode(std::string_view name);
+// The names for error messages.
+inline constexpr const char* kGateModeNames = "estimate, reconcile or reservation";
 
 // Ablations of the paper's evaluation.
 enum class GateAblation {

@@ -161,10 +161,6 @@ class Engine {
   // Records a gate answer for the report's time series (bp configurations).
   void RecordGateDecision(const Execution& exec, GateVerdict verdict);
 
-  // Counters for tests and the progress line.
-  int busy_slots() const { return busy_slots_; }
-  int max_busy_slots() const { return max_busy_slots_; }
-
  private:
   friend class ScenarioDriver;
   struct TenantState {
@@ -211,7 +207,6 @@ class Engine {
   std::vector<std::unique_ptr<Execution>> executions_;  // by activity id, live ones
   int free_slots_ = 0;
   int busy_slots_ = 0;
-  int max_busy_slots_ = 0;
   int64_t activities_done_ = 0;
   int64_t activities_total_ = 0;
   bool stopped_ = false;

@@ -20,7 +20,7 @@
 
 namespace bp::loadgen {
 
-// The OpenAI-dialect rate-limit headers of an answer (docs: /work facts,
+// The OpenAI-dialect rate-limit headers of an answer (docs/providers.md,
 // README mockapi): x-ratelimit-remaining-{requests,tokens} (counts) and
 // x-ratelimit-reset-{requests,tokens} (a Go duration such as "19.75s",
 // "750ms", "6m0s": time until the limit resets), real milliseconds.
@@ -48,6 +48,8 @@ struct HttpEndpoint {
   int port = 8080;
 };
 // "http://127.0.0.1:8080" or "127.0.0.1:8080" (a trailing "/" is allowed).
+// The port is decimal digits in [1, 65535] ("0x1F90" is an error, not 8080);
+// kInvalidArgument "URL: bad port '...'" otherwise.
 Result<HttpEndpoint> ParseHttpUrl(const std::string& url);
 
 struct HttpClientOptions {
@@ -72,8 +74,6 @@ class HttpClient {
 
   // Closes every connection; pending callbacks are dropped.
   void Shutdown();
-
-  int64_t connections_opened() const;
 
  private:
   struct Impl;

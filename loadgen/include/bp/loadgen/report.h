@@ -93,6 +93,11 @@ Status WriteWorkloadReport(const std::filesystem::path& dir, const std::vector<R
 // litellm, bp, then any others in first-seen order.
 std::string ComparisonMarkdown(const std::vector<WorkloadSummary>& workloads);
 
+// Every ScalarMetrics name ComparisonMarkdown reads: the metrics of the paper's
+// rows, of the rows for other workloads, and the failure row's counts; each
+// once, in first-use order. "class.P<k>." names assume priority classes 1-3.
+std::vector<std::string> ComparisonMetricNames();
+
 // Writes comparison.md (ComparisonMarkdown) and comparison.json (every
 // workload's summary) into dir.
 Status WriteComparison(const std::filesystem::path& dir,

@@ -47,8 +47,12 @@ double LitellmRouterDelayMs(const RetryHint& hint, int retries_taken, double jit
 // LiteLLM's proxy-local 429 carries `retry-after: 60` (seconds).
 inline constexpr double kLitellmLocalRetryAfterMs = 60000;
 
-// Parses a retry-after header value in seconds ("1", "0.25"); HTTP dates and
-// garbage give nullopt. Parses retry-after-ms ("644.5") the same way.
+// Parses a retry-after header value in seconds ("1", "0.25", " 2 "): a
+// non-negative decimal number (bp/decimal.h) between optional spaces/tabs.
+// Anything else gives nullopt, which callers treat as an absent header, as the
+// SDKs treat an unparsable one: a sign, an exponent, hex ("0x10"), a suffix,
+// and HTTP dates (the simulation runs on paper time, not the wall clock).
+// Parses retry-after-ms ("644.5") and x-ratelimit-remaining-* the same way.
 std::optional<double> ParseSeconds(std::string_view value);
 
 }  // namespace bp::loadgen

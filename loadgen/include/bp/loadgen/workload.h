@@ -86,6 +86,4 @@ nlohmann::json ScaledUpstream(const Workload& workload, double speedup);
 // A mockapi limits array scaled the same way (window_s, quantum_s / speedup).
 nlohmann::json ScaledLimits(nlohmann::json limits, double speedup);
 
-const char* GateModeName(GateMode mode);  // "estimate" | "reconcile" | "reservation"
-
 }  // namespace bp::loadgen

@@ -1,0 +1,48 @@
+// The comparison table reads metrics by name (report_comparison.cpp): every
+// name it uses must be one ScalarMetrics produces, or its cell silently shows
+// "-" beside the paper's number.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <set>
+
+#include "bp/loadgen/report.h"
+#include "metrics_fixture.h"
+
+namespace bp::loadgen {
+namespace {
+
+// The hand-made run plus tenant c in class P3 (one OK call, one finished
+// workflow), so every class P1-P3 has OK calls, HTTP answers and workflows.
+RunRecords ThreeClassRun() {
+  RunRecords r = testing::HandMadeRun();
+  r.tenants.push_back({"c", 3, 1.0, 0.2, 1, 0, 800'000});
+  r.activities.push_back(testing::Activity(7, 4, 2, 0, 40'000, 90'000, 100'000, true, 10, 2));
+  r.attempts.push_back(testing::Attempt(7, 2, 40'000, 200));
+  r.slots_held.push_back({7, 2, 40'000, 90'000});
+  r.workflows.push_back({4, 2, 0, 100'000});
+  return r;
+}
+
+TEST(ReportComparison, EveryMetricNameItReadsIsProduced) {
+  std::set<std::string> produced;
+  for (const auto& [name, value] : ScalarMetrics(ComputeRunMetrics(ThreeClassRun()))) {
+    produced.insert(name);
+  }
+  ASSERT_TRUE(produced.count("class.P3.workflow_mean_s"));  // the fixture covers P3
+  const std::vector<std::string> names = ComparisonMetricNames();
+  for (const char* known :
+       {"share_429", "drf_jain", "achievement_jain", "class.P1.ok_rps", "class.P1.http_p95_ms",
+        "class.P3.workflow_mean_s", "http.p50_ms", "failed_calls", "max_first_ok_wait_s"}) {
+    EXPECT_NE(std::find(names.begin(), names.end(), known), names.end()) << known;
+  }
+  for (const std::string& name : names) {
+    EXPECT_TRUE(produced.count(name))
+        << "report_comparison.cpp reads \"" << name << "\", which ScalarMetrics does not produce";
+  }
+  // Each name once.
+  EXPECT_EQ(std::set<std::string>(names.begin(), names.end()).size(), names.size());
+}
+
+}  // namespace
+}  // namespace bp::loadgen
