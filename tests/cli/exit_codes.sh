@@ -53,4 +53,17 @@ expect 2 "--upstream must be http://HOST:PORT" "$E" --upstream 127.0.0.1
 expect 2 "no workload 'nothing'" "$E" --workload nothing
 expect 2 "unknown option '--fast'" "$E" --fast
 
+# scenarios.sh and adaptive-caps.sh likewise (before setup.sh and servers).
+S="$SRC/scripts/scenarios.sh"
+expect 2 "--speedup must be a number in (0, 1000]" "$S" --speedup 0
+expect 2 "unknown configuration 'fast'" "$S" --config naive,fast
+expect 2 "--config has an empty item" "$S" --config naive,
+expect 2 "no scenario 'nothing'" "$S" --scenario nothing
+A="$SRC/scripts/adaptive-caps.sh"
+expect 2 "unknown case 'nope'" "$A" --case nope
+expect 2 "--speedup must be a number in (0, 1000]" "$A" --speedup 0
+expect 2 "--settle-s must be a number >= 0" "$A" --settle-s -3
+expect 2 "--case needs a value" "$A" --case
+expect 2 "--analyze-only: no results folder" "$A" --analyze-only /nonexistent/bp-results
+
 [ "$fails" -eq 0 ] || { echo "$fails case(s) failed"; exit 1; }
