@@ -20,7 +20,6 @@ Status Invalid(ChatCall* call, std::string param, std::string message) {
 // parts, each an object with a string `type` (a "text" part's `text` must be
 // a string). False on any other shape.
 bool AppendContent(const json& content, std::string* out) {
-  if (content.is_null()) return true;
   if (content.is_string()) {
     out->append(content.get_ref<const std::string&>());
     return true;
@@ -74,6 +73,11 @@ Status ParseMessage(const json& m, size_t i, bool anthropic, ChatCall* call) {
                                    "'assistant', 'tool' and 'function'.");
   }
   auto content = m.find("content");
+  // OpenAI's assistant message may also send `"content": null` (with tool
+  // calls); for every other message null is a wrong type, as at the provider.
+  if (content != m.end() && content->is_null() && !anthropic && role_name == "assistant") {
+    return Status::Ok();
+  }
   if (content == m.end() && (anthropic || role_name != "assistant")) {
     return Invalid(call, at + ".content",
                    anthropic ? at_a + ".content: Field required"
