@@ -20,10 +20,13 @@ Result<GateMode> ParseMode(const std::string& text) {
                                  text + "'");
 }
 
+constexpr int64_t kMaxAdmitPriority = 1'000'000;
+
 // The flag's integer, or `fallback` when absent.
-Result<int64_t> IntegerFlag(const Invocation& in, const char* flag, int64_t fallback, int64_t min) {
+Result<int64_t> IntegerFlag(const Invocation& in, const char* flag, int64_t fallback, int64_t min,
+                            int64_t max = kMaxCount) {
   if (!in.Has(flag)) return fallback;
-  return ParseInteger(in.Flag(flag), std::string("--") + flag, min, kMaxCount);
+  return ParseInteger(in.Flag(flag), std::string("--") + flag, min, max);
 }
 
 int Admit(const Invocation& in) {
@@ -37,7 +40,9 @@ int Admit(const Invocation& in) {
   req.tenant = *tenant;
   auto mode = ParseMode(in.Has("mode") ? in.Flag("mode") : "reconcile");
   if (!mode.ok()) return in.env.Fail(mode.status());
-  auto priority = IntegerFlag(in, "priority", 1, 1);
+  // The gate's priority is an int: a larger --priority is refused here
+  // rather than silently turned into another class.
+  auto priority = IntegerFlag(in, "priority", 1, 1, kMaxAdmitPriority);
   auto requests = IntegerFlag(in, "requests", 1, 0);
   auto tokens = IntegerFlag(in, "tokens", 0, 0);
   auto max_tokens = IntegerFlag(in, "max-tokens", 0, 0);
@@ -45,7 +50,7 @@ int Admit(const Invocation& in) {
   for (const auto* r : {&priority, &requests, &tokens, &max_tokens, &now_ms}) {
     if (!r->ok()) return in.env.Fail(r->status());
   }
-  req.priority = static_cast<int>(std::min<int64_t>(*priority, 1'000'000));
+  req.priority = static_cast<int>(*priority);
   req.cost = Cost{*requests, *tokens};
   req.max_tokens = *max_tokens;
   req.now_ms = *now_ms;
