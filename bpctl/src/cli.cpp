@@ -200,7 +200,8 @@ std::unique_ptr<Gate> Env::Connect(GateMode mode) const {
                                : url_source == "BP_VALKEY_URL"
                                    ? " (from BP_VALKEY_URL)"
                                    : " (the default; set --valkey or BP_VALKEY_URL)";
-    Fail(kExitServer, "cannot reach Valkey at " + url + source + ": " + s.ToString());
+    Fail(kExitServer,
+         "cannot reach Valkey at " + RedactValkeyUrl(url) + source + ": " + s.ToString());
     return nullptr;
   }
   return gate;

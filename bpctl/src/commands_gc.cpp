@@ -34,7 +34,8 @@ int GcCmd(const Invocation& in) {
   if (!idle.ok()) return in.env.Fail(idle.status());
   ValkeyConnection conn(ValkeyOptions{in.env.url, 1000, 5000});
   if (Status s = conn.Connect(); !s.ok()) {
-    return in.env.Fail(kExitServer, "cannot reach Valkey at " + in.env.url + ": " + s.ToString());
+    return in.env.Fail(
+        kExitServer, "cannot reach Valkey at " + RedactValkeyUrl(in.env.url) + ": " + s.ToString());
   }
   auto time = conn.Command({"TIME"});
   if (!time.ok() || time->elements.size() != 2) {

@@ -22,6 +22,7 @@
 #include "bp/gate.h"
 #include "bp/loadgen/engine.h"
 #include "bp/token_estimate.h"
+#include "bp/valkey.h"
 #include "valkey_process.h"
 
 namespace bp::loadgen {
@@ -255,8 +256,8 @@ class ScenarioDriver {
     if (cmdline_.empty()) {
       return Log(Record(a, false,
                         "not stopped: cannot read how to restart valkey pid " +
-                            std::to_string(pid) + " (CONFIG GET at " + e_.options_.valkey_url +
-                            ")"));
+                            std::to_string(pid) + " (CONFIG GET at " +
+                            RedactValkeyUrl(e_.options_.valkey_url) + ")"));
     }
     if (::kill(pid, SIGTERM) != 0) {
       return Log(Record(a, false, "cannot stop valkey pid " + std::to_string(pid)));
