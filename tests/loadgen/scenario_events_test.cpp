@@ -174,5 +174,15 @@ TEST(ScenarioEvents, ShippedScenariosParseAndCoverEveryType) {
   EXPECT_EQ(seen.size(), 7u);  // every event type
 }
 
+TEST(ScenarioEvents, AFolderIsNotAWorkloadFile) {
+  // `loadgen --workload configs/scenarios` said "not valid JSON".
+  const std::string dir = BP_SOURCE_DIR "/configs/scenarios";
+  auto w = LoadWorkload(dir);
+  ASSERT_FALSE(w.ok());
+  EXPECT_EQ(w.status().message(), dir + ": is a directory, not a workload file");
+  EXPECT_EQ(LoadWorkload(dir + "/missing.json").status().message(),
+            dir + "/missing.json: cannot read the workload file");
+}
+
 }  // namespace
 }  // namespace bp::loadgen
