@@ -112,6 +112,17 @@ Status ParseCommon(const json& j, bool anthropic, ChatCall* call) {
       return Invalid(call, kMaxTokens,
                      std::string("Invalid type for '") + kMaxTokens + "': expected an integer.");
     }
+    // Bounded so that prompt + max_tokens cannot overflow the cost (int64):
+    // 2^63 - 1 was charged as a negative cost and admitted past any limit.
+    constexpr uint64_t kMaxMaxTokens = uint64_t{1} << 53;
+    if (max_tokens->is_number_unsigned() ? max_tokens->get<uint64_t>() > kMaxMaxTokens
+                                         : max_tokens->get<int64_t>() > int64_t{1} << 53) {
+      return Invalid(call, kMaxTokens,
+                     std::string("Invalid '") + kMaxTokens +
+                         "': integer above maximum value. Expected a value <= " +
+                         std::to_string(kMaxMaxTokens) + ", but got " + max_tokens->dump() +
+                         " instead.");
+    }
     if (max_tokens->get<int64_t>() < 1) {
       return Invalid(call, kMaxTokens,
                      std::string("Invalid '") + kMaxTokens +

@@ -300,6 +300,15 @@ TEST_F(ServiceTest, MalformedInputIsAProviderShaped400) {
        "Invalid 'max_tokens': integer below minimum value. Expected a value >= 1, but got 0 "
        "instead.",
        "max_tokens"},
+      // Above 2^53: 2^63 - 1 overflowed prompt + max_tokens and was admitted.
+      {R"({"model":"m","messages":[{"role":"user","content":"x"}],"max_tokens":9223372036854775807})",
+       "Invalid 'max_tokens': integer above maximum value. Expected a value <= 9007199254740992, "
+       "but got 9223372036854775807 instead.",
+       "max_tokens"},
+      {R"({"model":"m","messages":[{"role":"user","content":"x"}],"max_tokens":18446744073709551615})",
+       "Invalid 'max_tokens': integer above maximum value. Expected a value <= 9007199254740992, "
+       "but got 18446744073709551615 instead.",
+       "max_tokens"},
       {R"({"model":"m","messages":[{"role":"user","content":"x"}],"stream":"yes"})",
        "Invalid type for 'stream': expected a boolean.", "stream"},
   };
