@@ -67,6 +67,9 @@ TEST_F(BpctlCli, BadUsageIsExit2) {
            {"reset", "--buckets", "--all"},
            {"import"},
            {"admit", "--priority", "1"},
+           // Given before the command (by Bpctl) and again after it.
+           {"status", "--target", "other"},
+           {"status", "--valkey", "redis://127.0.0.1:1"},
        }) {
     BpctlRun r = Bpctl(args);
     std::string line;
