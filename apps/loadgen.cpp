@@ -1,6 +1,8 @@
 // loadgen: runs workloads under the configurations against a running mockapi
 // and Valkey, and writes per-run and per-workload reports. Flags only; the
 // work is in bp::loadgen (runner.h, metrics.h, report.h).
+#include <unistd.h>
+
 #include <boost/program_options.hpp>
 #include <cstdio>
 #include <filesystem>
@@ -121,6 +123,18 @@ int main(int argc, char** argv) {
       return 2;
     }
     loaded.push_back(std::move(*w));
+  }
+
+  // The results folder is checked before any run (a run of minutes used to
+  // end in "cannot create directory" with nothing written).
+  if (out_dir.empty()) return Usage(desc, "--out must name a directory");
+  {
+    std::error_code ec;
+    fs::create_directories(out_dir, ec);
+    if (ec || !fs::is_directory(out_dir) || ::access(out_dir.c_str(), W_OK) != 0) {
+      return Usage(desc, "--out " + out_dir + ": cannot create or write the results directory" +
+                             (ec ? " (" + ec.message() + ")" : ""));
+    }
   }
 
   run.progress = !quiet;

@@ -40,6 +40,8 @@ expect 2 "--gate-threads must be in [1, 256], got 0" "$L" --workload "$W" --gate
 expect 2 "configuration \"bp\" twice" "$L" --workload "$W" --config bp,bp
 expect 2 "--speedup must be in (0, 1000]" "$L" --workload "$W" --speedup 0
 expect 2 "too many positional options" "$L" --workload "$W" stray
+expect 2 "--out must name a directory" "$L" --workload "$W" --out ""
+expect 2 "cannot create or write the results directory" "$L" --workload "$W" --out "$W"
 
 # experiment.sh checks its flags before setup (--no-setup not given: a setup
 # run would take minutes and exceed the timeout) and before starting servers.
