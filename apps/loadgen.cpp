@@ -122,6 +122,15 @@ int main(int argc, char** argv) {
       std::cerr << "loadgen: " << w.status().message() << "\n";
       return 2;
     }
+    for (const Workload& other : loaded) {
+      // Outputs go to OUT/<name>/...: a second workload of the same name
+      // would overwrite the first one's runs (and repeat its comparison rows).
+      if (other.name == w->name) {
+        std::cerr << "loadgen: " << path << ": workload name \"" << w->name
+                  << "\" twice (each --workload needs its own name)\n";
+        return 2;
+      }
+    }
     loaded.push_back(std::move(*w));
   }
 

@@ -41,6 +41,7 @@ expect 2 "configuration \"bp\" twice" "$L" --workload "$W" --config bp,bp
 expect 2 "--speedup must be in (0, 1000]" "$L" --workload "$W" --speedup 0
 expect 2 "too many positional options" "$L" --workload "$W" stray
 expect 2 "--out must name a directory" "$L" --workload "$W" --out ""
+expect 2 "workload name \"overload\" twice" "$L" --workload "$W" --workload "$W"
 expect 2 "cannot create or write the results directory" "$L" --workload "$W" --out "$W"
 
 # experiment.sh checks its flags before setup (--no-setup not given: a setup
