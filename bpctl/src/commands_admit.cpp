@@ -82,7 +82,7 @@ void AdmitFlags(po::options_description& d) {
   d.add_options()("tenant", po::value<std::string>()->value_name("T"),
                   "tenant id, [A-Za-z0-9_.-]{1,128} (required)")(
       "priority", po::value<std::string>()->value_name("K"),
-      "priority class, 1 = highest (default 1)")(
+      "priority class, 1 = highest, at most 1000000 (default 1)")(
       "requests", po::value<std::string>()->value_name("N"), "requests, integer >= 0 (default 1)")(
       "tokens", po::value<std::string>()->value_name("N"),
       "estimated prompt tokens, integer >= 0 (default 0)")(
