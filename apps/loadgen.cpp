@@ -1,6 +1,8 @@
 // loadgen: runs workloads under the configurations against a running mockapi
 // and Valkey, and writes per-run and per-workload reports. Flags only; the
 // work is in bp::loadgen (runner.h, metrics.h, report.h).
+#include <unistd.h>
+
 #include <boost/program_options.hpp>
 #include <cstdio>
 #include <filesystem>
@@ -136,7 +138,28 @@ int main(int argc, char** argv) {
       std::cerr << "loadgen: " << w.status().message() << "\n";
       return 2;
     }
+    for (const Workload& other : loaded) {
+      // Outputs go to OUT/<name>/...: a second workload of the same name
+      // would overwrite the first one's runs (and repeat its comparison rows).
+      if (other.name == w->name) {
+        std::cerr << "loadgen: " << path << ": workload name \"" << w->name
+                  << "\" twice (each --workload needs its own name)\n";
+        return 2;
+      }
+    }
     loaded.push_back(std::move(*w));
+  }
+
+  // The results folder is checked before any run (a run of minutes used to
+  // end in "cannot create directory" with nothing written).
+  if (out_dir.empty()) return Usage(desc, "--out must name a directory");
+  {
+    std::error_code ec;
+    fs::create_directories(out_dir, ec);
+    if (ec || !fs::is_directory(out_dir) || ::access(out_dir.c_str(), W_OK) != 0) {
+      return Usage(desc, "--out " + out_dir + ": cannot create or write the results directory" +
+                             (ec ? " (" + ec.message() + ")" : ""));
+    }
   }
 
   run.progress = !quiet;

@@ -35,20 +35,35 @@ usage: scripts/adaptive-caps.sh [--case halved,shared,midrun] [--speedup F] [--s
   the change) and achievement-Jain. About 6 minutes at speedup 5.
 EOF
 }
+die() { echo "adaptive-caps: $*" >&2; exit 2; }
+need_arg() { [ "$#" -ge 2 ] && [ -n "$2" ] || die "$1 needs a value (see --help)"; }
 while [ "$#" -gt 0 ]; do
   case "$1" in
-    --case) CASES="$2"; shift 2 ;;
-    --speedup) SPEEDUP="$2"; shift 2 ;;
-    --settle-s) SETTLE_S="$2"; shift 2 ;;
-    --out) OUT="$2"; shift 2 ;;
-    --shared-max-s) SHARED_MAX_S="$2"; shift 2 ;;
+    --case) need_arg "$@"; CASES="$2"; shift 2 ;;
+    --speedup) need_arg "$@"; SPEEDUP="$2"; shift 2 ;;
+    --settle-s) need_arg "$@"; SETTLE_S="$2"; shift 2 ;;
+    --out) need_arg "$@"; OUT="$2"; shift 2 ;;
+    --shared-max-s) need_arg "$@"; SHARED_MAX_S="$2"; shift 2 ;;
     --no-setup) SETUP=0; shift ;;
-    --analyze-only) ANALYZE_ONLY=1; OUT="$2"; shift 2 ;;
+    --analyze-only) need_arg "$@"; ANALYZE_ONLY=1; OUT="$2"; shift 2 ;;
     -h|--help) usage; exit 0 ;;
-    *) usage >&2; echo "unknown option '$1'" >&2; exit 2 ;;
+    *) usage >&2; die "unknown option '$1'" ;;
   esac
 done
-[[ "$SPEEDUP" =~ ^[0-9]+([.][0-9]+)?$ ]] || { echo "--speedup must be a number" >&2; exit 2; }
+# Everything is checked before setup.sh builds or any server starts.
+positive='^([0-9]+([.][0-9]*)?|[.][0-9]+)$'
+[[ "$SPEEDUP" =~ $positive ]] && awk -v s="$SPEEDUP" 'BEGIN { exit !(s > 0 && s <= 1000) }' ||
+  die "--speedup must be a number in (0, 1000], got '$SPEEDUP'"
+[[ "$SETTLE_S" =~ $positive ]] || die "--settle-s must be a number >= 0, got '$SETTLE_S'"
+[[ "$SHARED_MAX_S" =~ $positive ]] && awk -v s="$SHARED_MAX_S" 'BEGIN { exit !(s > 0) }' ||
+  die "--shared-max-s must be a positive number, got '$SHARED_MAX_S'"
+for c in ${CASES//,/ }; do
+  case "$c" in halved|shared|midrun) ;; *) die "unknown case '$c' (halved, shared, midrun)" ;; esac
+done
+[ -n "${CASES//,/}" ] || die "--case needs at least one of halved, shared, midrun"
+if [ "$ANALYZE_ONLY" -eq 1 ] && [ ! -d "$OUT" ]; then
+  die "--analyze-only: no results folder '$OUT'"
+fi
 [ -n "$OUT" ] || OUT="results/adaptive-$(date -u +%Y%m%dT%H%M%SZ)"
 if [ "$ANALYZE_ONLY" -eq 1 ]; then CASES=""; SETUP=0; fi
 if [ "$SETUP" -eq 1 ]; then BP_WERROR="${BP_WERROR:-ON}" ./scripts/setup.sh; fi

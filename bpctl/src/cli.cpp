@@ -98,7 +98,10 @@ int ParseGlobal(const std::vector<std::string>& args, bool has_command, Env* env
     env->url = vm["valkey"].as<std::string>();
     env->url_source = "--valkey";
   }
-  if (vm.count("target")) env->target = vm["target"].as<std::string>();
+  if (vm.count("target")) {
+    env->target = vm["target"].as<std::string>();
+    env->target_given = true;
+  }
   return -1;
 }
 
@@ -139,6 +142,15 @@ int RunCommand(const Command& cmd, const std::vector<std::string>& args, Env& en
                  std::string(cmd.name) + ": expected" +
                      (expected.empty() ? " no arguments" : expected) + ", got " +
                      std::to_string(positional.size()) + " argument(s)",
+                 cmd.name);
+  }
+  // Before and after the command, as twice before it: a usage error (the
+  // value after the command silently won).
+  if ((vm.count("valkey") && env.url_source == "--valkey") ||
+      (vm.count("target") && env.target_given)) {
+    return Usage(env.err,
+                 std::string("option '--") + (vm.count("valkey") ? "valkey" : "target") +
+                     "' cannot be specified more than once (before and after the command)",
                  cmd.name);
   }
   if (vm.count("valkey")) {
@@ -200,7 +212,8 @@ std::unique_ptr<Gate> Env::Connect(GateMode mode) const {
                                : url_source == "BP_VALKEY_URL"
                                    ? " (from BP_VALKEY_URL)"
                                    : " (the default; set --valkey or BP_VALKEY_URL)";
-    Fail(kExitServer, "cannot reach Valkey at " + url + source + ": " + s.ToString());
+    Fail(kExitServer,
+         "cannot reach Valkey at " + RedactValkeyUrl(url) + source + ": " + s.ToString());
     return nullptr;
   }
   return gate;

@@ -26,6 +26,8 @@ struct Env {
   // Where `url` came from, named in errors about it: "--valkey",
   // "BP_VALKEY_URL" or "default".
   std::string url_source = "--valkey";
+  // --target was given before the command (it may not be given again after).
+  bool target_given = false;
 
   // A gate on url/target, connected and with its scripts loaded (Ping);
   // nullptr after printing the error (then return kExitServer).

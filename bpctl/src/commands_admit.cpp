@@ -12,10 +12,13 @@ namespace {
 
 constexpr int64_t kMaxCount = int64_t{1} << 53;  // exact in the script's doubles
 
+constexpr int64_t kMaxAdmitPriority = 1'000'000;
+
 // The flag's integer, or `fallback` when absent.
-Result<int64_t> IntegerFlag(const Invocation& in, const char* flag, int64_t fallback, int64_t min) {
+Result<int64_t> IntegerFlag(const Invocation& in, const char* flag, int64_t fallback, int64_t min,
+                            int64_t max = kMaxCount) {
   if (!in.Has(flag)) return fallback;
-  return ParseInteger(in.Flag(flag), std::string("--") + flag, min, kMaxCount);
+  return ParseInteger(in.Flag(flag), std::string("--") + flag, min, max);
 }
 
 int Admit(const Invocation& in) {
@@ -33,7 +36,9 @@ int Admit(const Invocation& in) {
     return in.env.Fail(Status::InvalidArgument(std::string("--mode: must be ") + kGateModeNames +
                                                ", got '" + mode_name + "'"));
   }
-  auto priority = IntegerFlag(in, "priority", 1, 1);
+  // The gate's priority is an int: a larger --priority is refused here
+  // rather than silently turned into another class.
+  auto priority = IntegerFlag(in, "priority", 1, 1, kMaxAdmitPriority);
   auto requests = IntegerFlag(in, "requests", 1, 0);
   auto tokens = IntegerFlag(in, "tokens", 0, 0);
   auto max_tokens = IntegerFlag(in, "max-tokens", 0, 0);
@@ -41,7 +46,7 @@ int Admit(const Invocation& in) {
   for (const auto* r : {&priority, &requests, &tokens, &max_tokens, &now_ms}) {
     if (!r->ok()) return in.env.Fail(r->status());
   }
-  req.priority = static_cast<int>(std::min<int64_t>(*priority, 1'000'000));
+  req.priority = static_cast<int>(*priority);
   req.cost = Cost{*requests, *tokens};
   req.max_tokens = *max_tokens;
   req.now_ms = *now_ms;
@@ -73,7 +78,7 @@ void AdmitFlags(po::options_description& d) {
   d.add_options()("tenant", po::value<std::string>()->value_name("T"),
                   "tenant id, [A-Za-z0-9_.-]{1,128} (required)")(
       "priority", po::value<std::string>()->value_name("K"),
-      "priority class, 1 = highest (default 1)")(
+      "priority class, 1 = highest, at most 1000000 (default 1)")(
       "requests", po::value<std::string>()->value_name("N"), "requests, integer >= 0 (default 1)")(
       "tokens", po::value<std::string>()->value_name("N"),
       "estimated prompt tokens, integer >= 0 (default 0)")(

@@ -4,10 +4,14 @@
 // :seen and tickets bp:{T}:tk:<n> (tickets expire on their own). A target's
 // last use is the server time of its last admission (the `g` field of its
 // state hash); a target never admitted to (configured only) is kept.
+#include <algorithm>
 #include <cstdio>
+#include <string>
+#include <vector>
 
 #include "bp/bpctl/values.h"
 #include "bp/valkey.h"
+#include "bp/valkey_cluster.h"
 #include "cli_internal.h"
 
 namespace bp::bpctl {
@@ -29,49 +33,80 @@ std::string TargetOf(const std::string& key) {
   return ValidTenantName(t) ? t : "";
 }
 
+// The plain redis:// URLs of the nodes to scan: the URL itself, or for a
+// redis+cluster:// URL every primary of its CLUSTER SLOTS map (with the URL's
+// credentials), since SCAN sees the keys of one node only.
+Result<std::vector<std::string>> NodesToScan(const std::string& url) {
+  auto parsed = ParseValkeyUrl(url);
+  if (!parsed.ok()) return parsed.status();
+  if (!parsed->cluster) return std::vector<std::string>{url};
+  ValkeyConnection seed(ValkeyOptions{url, 1000, 5000});
+  if (Status s = seed.Connect(); !s.ok()) return s;
+  auto reply = seed.Command({"CLUSTER", "SLOTS"});
+  if (!reply.ok()) return reply.status();
+  auto ranges = ParseClusterSlots(*reply, parsed->host);
+  if (!ranges.ok()) return ranges.status();
+  std::string cred;
+  if (!parsed->password.empty()) cred = parsed->user + ":" + parsed->password + "@";
+  std::vector<std::string> nodes;
+  for (const ClusterSlotRange& r : *ranges) {
+    const std::string node = "redis://" + cred + r.host + ":" + std::to_string(r.port);
+    if (std::find(nodes.begin(), nodes.end(), node) == nodes.end()) nodes.push_back(node);
+  }
+  return nodes;
+}
+
 int GcCmd(const Invocation& in) {
   auto idle = ParseInRange(in.Has("idle-s") ? in.Flag("idle-s") : "86400", "--idle-s", 0, 1e10);
   if (!idle.ok()) return in.env.Fail(idle.status());
-  ValkeyConnection conn(ValkeyOptions{in.env.url, 1000, 5000});
-  if (Status s = conn.Connect(); !s.ok()) {
-    return in.env.Fail(kExitServer, "cannot reach Valkey at " + in.env.url + ": " + s.ToString());
+  auto nodes = NodesToScan(in.env.url);
+  if (!nodes.ok()) {
+    return in.env.Fail(kExitServer, "cannot reach Valkey at " + RedactValkeyUrl(in.env.url) + ": " +
+                                        nodes.status().ToString());
   }
-  auto time = conn.Command({"TIME"});
-  if (!time.ok() || time->elements.size() != 2) {
-    return in.env.Fail(kExitServer,
-                       "TIME failed: " + (time.ok() ? time->str : time.status().ToString()));
-  }
-  const double now_us =
-      std::stod(time->elements[0].AsString()) * 1e6 + std::stod(time->elements[1].AsString());
   std::vector<Candidate> idle_targets;
   size_t kept = 0;
-  std::string cursor = "0";
-  do {
-    auto page = conn.Command({"SCAN", cursor, "MATCH", "bp:{*}:state", "COUNT", "1000"});
-    if (!page.ok() || page->is_error() || page->elements.size() != 2) {
+  for (const std::string& node : *nodes) {
+    ValkeyConnection conn(ValkeyOptions{node, 1000, 5000});
+    if (Status s = conn.Connect(); !s.ok()) {
       return in.env.Fail(kExitServer,
-                         "SCAN failed: " + (page.ok() ? page->str : page.status().ToString()));
+                         "cannot reach Valkey at " + RedactValkeyUrl(node) + ": " + s.ToString());
     }
-    cursor = page->elements[0].AsString();
-    for (const ValkeyReply& k : page->elements[1].elements) {
-      const std::string target = TargetOf(k.str);
-      if (target.empty()) continue;  // e.g. a dry-run copy bp:{T}:dry:<hex>:state
-      auto g = conn.Command({"HGET", k.str, "g"});
-      if (!g.ok()) return in.env.Fail(kExitServer, "HGET failed: " + g.status().ToString());
-      double r = 0, t = 0, ts_us = 0;  // packed "r t ts_us ..." (admit.lua GFMT)
-      if (g->type != ValkeyReply::Type::kString ||
-          std::sscanf(g->str.c_str(), "%lf %lf %lf", &r, &t, &ts_us) != 3) {
-        ++kept;  // never admitted to: a configuration waiting for its workers
-        continue;
-      }
-      const double idle_s = (now_us - ts_us) / 1e6;
-      if (idle_s >= *idle) {
-        idle_targets.push_back({target, idle_s});
-      } else {
-        ++kept;
-      }
+    auto time = conn.Command({"TIME"});
+    if (!time.ok() || time->elements.size() != 2) {
+      return in.env.Fail(kExitServer,
+                         "TIME failed: " + (time.ok() ? time->str : time.status().ToString()));
     }
-  } while (cursor != "0");
+    const double now_us =
+        std::stod(time->elements[0].AsString()) * 1e6 + std::stod(time->elements[1].AsString());
+    std::string cursor = "0";
+    do {
+      auto page = conn.Command({"SCAN", cursor, "MATCH", "bp:{*}:state", "COUNT", "1000"});
+      if (!page.ok() || page->is_error() || page->elements.size() != 2) {
+        return in.env.Fail(kExitServer,
+                           "SCAN failed: " + (page.ok() ? page->str : page.status().ToString()));
+      }
+      cursor = page->elements[0].AsString();
+      for (const ValkeyReply& k : page->elements[1].elements) {
+        const std::string target = TargetOf(k.str);
+        if (target.empty()) continue;  // e.g. a dry-run copy bp:{T}:dry:<hex>:state
+        auto g = conn.Command({"HGET", k.str, "g"});
+        if (!g.ok()) return in.env.Fail(kExitServer, "HGET failed: " + g.status().ToString());
+        double r = 0, t = 0, ts_us = 0;  // packed "r t ts_us ..." (admit.lua GFMT)
+        if (g->type != ValkeyReply::Type::kString ||
+            std::sscanf(g->str.c_str(), "%lf %lf %lf", &r, &t, &ts_us) != 3) {
+          ++kept;  // never admitted to: a configuration waiting for its workers
+          continue;
+        }
+        const double idle_s = (now_us - ts_us) / 1e6;
+        if (idle_s >= *idle) {
+          idle_targets.push_back({target, idle_s});
+        } else {
+          ++kept;
+        }
+      }
+    } while (cursor != "0");
+  }
   const bool dry = in.Has("dry-run");
   for (const Candidate& c : idle_targets) {
     if (!dry) {
@@ -105,7 +140,8 @@ std::vector<Command> GcCommands() {
       {"gc",
        "[--idle-s S] [--dry-run]",
        "delete targets idle for S seconds (all targets)",
-       "Scans every target of the Valkey database (--target is ignored) and deletes\n"
+       "Scans every target of the Valkey database (--target is ignored; a cluster\n"
+       "URL: every primary of its slot map) and deletes\n"
        "all keys of each target whose last admission (server time) is at least S\n"
        "seconds old, default one day. Targets never admitted to are kept. Each\n"
        "loadgen run makes a fresh target; run gc on a shared Valkey now and then.\n\n"

@@ -156,16 +156,27 @@ int SetAdapt(const Invocation& in) {
   if (mode != "on" && mode != "off") {
     return in.env.Fail(kExitBadValue, "set adapt: MODE must be on or off, got '" + mode + "'");
   }
+  // Every flag is checked here, before connecting (as the other commands do),
+  // with the rule ValidateGateConfig applies: beta in (0, 1), a positive
+  // recovery time, a window >= 0, an integer threshold >= 1.
   std::optional<double> beta, recover, window, min429;
   for (auto [flag, out] : {std::pair{"beta", &beta}, std::pair{"recover-ms", &recover},
                            std::pair{"window-ms", &window}, std::pair{"min-429", &min429}}) {
     if (!in.Has(flag)) continue;
-    auto v = ParseNonNegative(in.Flag(flag), std::string("--") + flag);
+    const std::string what = std::string("--") + flag;
+    const std::string& text = in.Flag(flag);
+    auto v = what == "--window-ms" ? ParseNonNegative(text, what) : ParsePositive(text, what);
     if (!v.ok()) return in.env.Fail(v.status());
+    if (what == "--beta" && *v >= 1) {
+      return in.env.Fail(kExitBadValue, "--beta: must be in (0, 1), got '" + text + "'");
+    }
+    if (what == "--min-429" &&
+        (*v > 9007199254740992.0 || *v != static_cast<double>(static_cast<int64_t>(*v)))) {
+      return in.env.Fail(
+          kExitBadValue,
+          "--min-429: must be an integer in [1, 9007199254740992], got '" + text + "'");
+    }
     *out = *v;
-  }
-  if (min429 && *min429 != static_cast<double>(static_cast<int64_t>(*min429))) {
-    return in.env.Fail(kExitBadValue, "--min-429 must be an integer >= 1");
   }
   auto gate = in.env.Connect();
   if (!gate) return kExitServer;

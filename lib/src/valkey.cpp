@@ -68,6 +68,23 @@ std::string ValkeyReply::AsString() const {
   }
 }
 
+std::string RedactValkeyUrl(std::string_view url) {
+  const size_t scheme = url.find("://");
+  if (scheme == std::string_view::npos) return std::string(url);
+  const std::string_view name = url.substr(0, scheme);
+  if (name != "redis" && name != "redis+cluster") return std::string(url);
+  const std::string_view rest = url.substr(scheme + 3);
+  const size_t at = rest.rfind('@');
+  if (at == std::string_view::npos) return std::string(url);
+  const std::string_view cred = rest.substr(0, at);
+  const size_t colon = cred.find(':');
+  std::string out(url.substr(0, scheme + 3));
+  if (colon != std::string_view::npos) out += std::string(cred.substr(0, colon + 1));
+  out += "***";
+  out += rest.substr(at);
+  return out;
+}
+
 Result<ValkeyUrl> ParseValkeyUrl(std::string_view url) {
   ValkeyUrl out;
   constexpr std::string_view kUnix = "unix://", kRedis = "redis://";
@@ -77,12 +94,12 @@ Result<ValkeyUrl> ParseValkeyUrl(std::string_view url) {
     std::string_view rest = url.substr(kUnix.size());
     if (auto q = rest.find("?db="); q != std::string_view::npos) {
       if (!ParseInt(rest.substr(q + 4), &out.db) || out.db < 0) {
-        return Status::InvalidArgument("bad db in valkey url: " + std::string(url));
+        return Status::InvalidArgument("bad db in valkey url: " + RedactValkeyUrl(url));
       }
       rest = rest.substr(0, q);
     }
     if (rest.empty() || rest[0] != '/') {
-      return Status::InvalidArgument("unix url needs an absolute path: " + std::string(url));
+      return Status::InvalidArgument("unix url needs an absolute path: " + RedactValkeyUrl(url));
     }
     out.path = std::string(rest);
     return out;
@@ -91,7 +108,7 @@ Result<ValkeyUrl> ParseValkeyUrl(std::string_view url) {
   if (!cluster && url.substr(0, kRedis.size()) != kRedis) {
     return Status::InvalidArgument(
         "valkey url must start with redis+cluster://, redis:// or unix://, got " +
-        std::string(url));
+        RedactValkeyUrl(url));
   }
   std::string_view rest = url.substr(cluster ? kCluster.size() : kRedis.size());
   if (auto at = rest.rfind('@'); at != std::string_view::npos) {
@@ -107,10 +124,10 @@ Result<ValkeyUrl> ParseValkeyUrl(std::string_view url) {
   if (auto slash = rest.find('/'); slash != std::string_view::npos) {
     std::string_view db = rest.substr(slash + 1);
     if (!db.empty() && (!ParseInt(db, &out.db) || out.db < 0)) {
-      return Status::InvalidArgument("bad db in valkey url: " + std::string(url));
+      return Status::InvalidArgument("bad db in valkey url: " + RedactValkeyUrl(url));
     }
     if (cluster && out.db != 0) {
-      return Status::InvalidArgument("a cluster has only db 0: " + std::string(url));
+      return Status::InvalidArgument("a cluster has only db 0: " + RedactValkeyUrl(url));
     }
     rest = rest.substr(0, slash);
   }
@@ -121,13 +138,16 @@ Result<ValkeyUrl> ParseValkeyUrl(std::string_view url) {
     int port = 6379;
     if (auto colon = hp.rfind(':'); colon != std::string_view::npos) {
       if (!ParseInt(hp.substr(colon + 1), &port) || port < 1 || port > 65535) {
-        return Status::InvalidArgument("bad port in valkey url: " + std::string(url));
+        return Status::InvalidArgument("bad port in valkey url: " + RedactValkeyUrl(url));
       }
       hp = hp.substr(0, colon);
     }
-    if (hp.empty()) return Status::InvalidArgument("empty host in valkey url: " + std::string(url));
+    if (hp.empty()) {
+      return Status::InvalidArgument("empty host in valkey url: " + RedactValkeyUrl(url));
+    }
     if (hp.find(',') != std::string_view::npos) {
-      return Status::InvalidArgument("a list of hosts needs redis+cluster://: " + std::string(url));
+      return Status::InvalidArgument("a list of hosts needs redis+cluster://: " +
+                                     RedactValkeyUrl(url));
     }
     out.seeds.emplace_back(std::string(hp), port);
     if (comma == std::string_view::npos) break;
@@ -185,7 +205,8 @@ Status ValkeyConnection::Connect(int connect_timeout_ms) {
                             : redisConnectWithTimeout(url->host.c_str(), url->port, ctv);
   if (!ctx->c) return Status::Unavailable("valkey: out of memory allocating a context");
   if (ctx->c->err) {
-    return Status::Unavailable("valkey connect " + options_.url + ": " + ctx->c->errstr);
+    return Status::Unavailable("valkey connect " + RedactValkeyUrl(options_.url) + ": " +
+                               ctx->c->errstr);
   }
   // AUTH and SELECT run under the connect timeout, then the command timeout.
   redisSetTimeout(ctx->c, ctv);
@@ -237,7 +258,7 @@ Result<ValkeyReply> ValkeyConnection::Command(const std::vector<std::string>& ar
       return Status::Timeout("valkey: no answer within " +
                              std::to_string(options_.command_timeout_ms) + " ms");
     }
-    return Status::Unavailable("valkey " + options_.url + ": " + why);
+    return Status::Unavailable("valkey " + RedactValkeyUrl(options_.url) + ": " + why);
   }
   ValkeyReply out = Convert(reply);
   freeReplyObject(reply);

@@ -15,6 +15,7 @@
 
 #include "bp/loadgen/retry_policy.h"
 #include "bp/loadgen/upstream_wait.h"
+#include "bp/valkey.h"
 
 namespace bp::loadgen {
 namespace {
@@ -243,7 +244,8 @@ Result<std::unique_ptr<Configuration>> MakeBpConfiguration(const Workload& workl
   {
     Gate setup(g);
     if (Status s = setup.Ping(); !s.ok()) {
-      return Status::Unavailable("valkey " + options.valkey_url + ": " + s.message());
+      return Status::Unavailable("valkey " + RedactValkeyUrl(options.valkey_url) + ": " +
+                                 s.message());
     }
     GateCaps caps;
     caps.requests_per_s = workload.caps.requests_per_s * workload.gate_cap_factor * speedup;

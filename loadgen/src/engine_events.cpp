@@ -22,6 +22,7 @@
 #include "bp/gate.h"
 #include "bp/loadgen/engine.h"
 #include "bp/token_estimate.h"
+#include "bp/valkey.h"
 #include "valkey_process.h"
 
 namespace bp::loadgen {
@@ -30,6 +31,7 @@ namespace asio = boost::asio;
 
 using internal::ProcessRunning;
 using internal::RestartCommandOf;
+using internal::ServerPid;
 using internal::SpawnDetached;
 
 namespace {
@@ -233,10 +235,24 @@ class ScenarioDriver {
   void Outage(const ScheduledAction& a) {
     const ScenarioEvent& ev = Event(a.event_index);
     const int pid = ResolvePid();
-    if (pid <= 0 || !ProcessRunning(pid)) {
+    if (pid <= 0) {
+      return Log(
+          Record(a, false,
+                 e_.options_.valkey_pidfile.empty()
+                     ? "not applied: no --valkey-pid / --valkey-pidfile given"
+                     : "not applied: no pid in --valkey-pidfile " + e_.options_.valkey_pidfile));
+    }
+    if (!ProcessRunning(pid)) {
+      return Log(Record(a, false, "not applied: no running process " + std::to_string(pid)));
+    }
+    // Never signal a process that is not the server at --valkey: a wrong
+    // --valkey-pid would otherwise stop (or kill) an unrelated process.
+    if (const int served = ServerPid(e_.options_.valkey_url); served > 0 && served != pid) {
       return Log(Record(a, false,
-                        pid <= 0 ? "not applied: no --valkey-pid / --valkey-pidfile given"
-                                 : "not applied: no running process " + std::to_string(pid)));
+                        "not applied: pid " + std::to_string(pid) +
+                            " is not the Valkey server at " +
+                            RedactValkeyUrl(e_.options_.valkey_url) + " (its process_id is " +
+                            std::to_string(served) + ")"));
     }
     if (ev.mode == OutageMode::kPause) {
       if (::kill(pid, SIGSTOP) != 0) return Log(Record(a, false, "SIGSTOP failed"));
@@ -255,8 +271,8 @@ class ScenarioDriver {
     if (cmdline_.empty()) {
       return Log(Record(a, false,
                         "not stopped: cannot read how to restart valkey pid " +
-                            std::to_string(pid) + " (CONFIG GET at " + e_.options_.valkey_url +
-                            ")"));
+                            std::to_string(pid) + " (CONFIG GET at " +
+                            RedactValkeyUrl(e_.options_.valkey_url) + ")"));
     }
     if (::kill(pid, SIGTERM) != 0) {
       return Log(Record(a, false, "cannot stop valkey pid " + std::to_string(pid)));

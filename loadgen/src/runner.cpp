@@ -146,6 +146,9 @@ Result<RunRecords> RunOnce(const Workload& workload, const RunOptions& options) 
   }
   int64_t failed = 0, unfinished = 0;
   for (const ActivityRecord& a : records.activities) {
+    // A cancelled activity (its tenant left, scenario) is completed and not
+    // OK, but it is no failure (as in the metrics and table.md).
+    if (a.cancelled) continue;
     failed += !a.ok && a.completed_us >= 0 ? 1 : 0;
     unfinished += a.completed_us < 0 ? 1 : 0;
   }

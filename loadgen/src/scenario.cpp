@@ -7,6 +7,7 @@
 #include <map>
 #include <set>
 
+#include "bp/limiter.h"
 #include "bp/loadgen/workload.h"
 
 namespace bp::loadgen {
@@ -137,12 +138,38 @@ Result<UpstreamCaps> CapsOfLimits(const json& limits, const std::string& path) {
     const json& l = limits[i];
     if (!l.is_object()) return Status::InvalidArgument(p + ": must be an object");
     EventReader r(l, p);
-    std::string dim;
-    double limit = 0, window_s = 0;
+    std::string dim, algorithm = "fixed_window";
+    double limit = 0, window_s = 0, quantum_s = 1;
+    r.OnlyKeys({"dimension", "algorithm", "limit", "window_s", "quantum_s"}, "limit");
     r.String("dimension", &dim, true);
+    r.String("algorithm", &algorithm, false);
     r.Number("limit", 0, false, &limit, true);
     r.Number("window_s", 0, false, &window_s, true);
+    r.Number("quantum_s", 0, false, &quantum_s, false);
     if (!r.ok()) return Status::InvalidArgument(r.error());
+    // What mockapi would refuse (a 400 to loadgen's PUT, found only when the
+    // run or the event comes) is refused here, with the file and the field.
+    auto alg = ParseLimiterAlgorithm(algorithm);
+    if (!alg.ok()) {
+      return Status::InvalidArgument(
+          p + ".algorithm: must be fixed_window|sliding_window|token_bucket|quantized, got " +
+          algorithm);
+    }
+    if (limit != std::floor(limit) || limit > 1125899906842624.0) {  // mockapi's range
+      return Status::InvalidArgument(
+          p + ".limit: must be a whole number in [1, 1125899906842624], got " + l["limit"].dump());
+    }
+    if (auto d = ParseDimension(dim); d.ok()) {
+      LimiterOptions o;
+      o.dimension = *d;
+      o.algorithm = *alg;
+      o.limit = static_cast<int64_t>(limit);
+      o.window_s = window_s;
+      o.quantum_s = quantum_s;  // mockapi's default 1 when absent
+      if (Status s = ValidateLimiterOptions(o); !s.ok()) {
+        return Status::InvalidArgument(p + ": " + s.message());
+      }
+    }
     // The largest single cost this limit ever admits (mockapi's capacity()).
     double capacity = limit;
     if (l.value("algorithm", "") == "quantized" && l.contains("quantum_s") &&

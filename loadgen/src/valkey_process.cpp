@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <spawn.h>
 
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -59,6 +60,24 @@ std::vector<std::string> RestartCommandOf(int pid, const std::string& url) {
   argv.push_back("--daemonize");
   argv.push_back("no");
   return argv;
+}
+
+int ServerPid(const std::string& url) {
+  auto parsed = ParseValkeyUrl(url);
+  if (!parsed.ok() || parsed->cluster) return -1;
+  ValkeyOptions o;
+  o.url = url;
+  o.connect_timeout_ms = 1000;
+  o.command_timeout_ms = 1000;
+  ValkeyConnection c(o);
+  auto r = c.Command({"INFO", "server"});
+  if (!r.ok() || r->is_error()) return -1;
+  const std::string text = r->AsString();
+  const std::string field = "process_id:";
+  const size_t at = text.find(field);
+  if (at == std::string::npos) return -1;
+  const int pid = std::atoi(text.c_str() + at + field.size());
+  return pid > 0 ? pid : -1;
 }
 
 int SpawnDetached(std::vector<std::string> command) {

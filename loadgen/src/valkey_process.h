@@ -21,6 +21,11 @@ bool ProcessRunning(int pid);
 // the executable or the server's port cannot be read.
 std::vector<std::string> RestartCommandOf(int pid, const std::string& url);
 
+// The process_id the server at `url` reports (INFO server), or -1 when it
+// does not answer, has no such field, or `url` is a cluster URL (then the
+// node answering is not known in advance).
+int ServerPid(const std::string& url);
+
 // Starts command[0] with argv command[1..] in a new session (so Ctrl-C to
 // loadgen does not reach it), stdout/stderr to /dev/null. The pid, or -1.
 int SpawnDetached(std::vector<std::string> command);

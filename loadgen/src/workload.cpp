@@ -3,6 +3,8 @@
 #include "bp/loadgen/workload.h"
 
 #include <cmath>
+#include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <set>
 #include <sstream>
@@ -63,8 +65,10 @@ class Reader {
     bool ok = v.is_number() && std::isfinite(v.get<double>()) &&
               (inclusive ? v.get<double>() >= min : v.get<double>() > min);
     if (!ok) {
-      Fail(key, std::string("must be a finite number ") + (inclusive ? ">= " : "> ") +
-                    std::to_string(min) + ", got " + v.dump());
+      char shown[32];  // "%g": 0, not std::to_string's 0.000000
+      std::snprintf(shown, sizeof shown, "%g", min);
+      Fail(key, std::string("must be a finite number ") + (inclusive ? ">= " : "> ") + shown +
+                    ", got " + v.dump());
       return;
     }
     *out = v.get<double>();
@@ -98,7 +102,8 @@ void ParseTenant(const json& t, const std::string& path, int classes, TenantSpec
   r.OnlyKeys({"id", "priority", "weight", "concurrency", "workflows", "activities_per_workflow",
               "prompt_tokens", "max_tokens"});
   r.String("id", &out->id, true);
-  if (error->empty() && !bp::ValidTenantName(out->id)) r.Fail("id", "must match [A-Za-z0-9_.-]{1,128}");
+  if (error->empty() && !bp::ValidTenantName(out->id))
+    r.Fail("id", "must match [A-Za-z0-9_.-]{1,128}");
   r.Int("priority", 1, classes, &out->priority, true);
   r.Number("weight", 0, false, &out->weight, false);
   r.Int("concurrency", 1, 100000, &out->concurrency, true);
@@ -217,8 +222,7 @@ Result<Workload> ParseWorkload(const json& doc, const std::string& source) {
   if (!error.empty()) return fail(error);
   w.upstream = doc["upstream"];
   if (doc.contains("events")) {
-    auto events =
-        ParseEvents(doc["events"], w.tenants, w.priority_classes(), w.run_length_cap_s);
+    auto events = ParseEvents(doc["events"], w.tenants, w.priority_classes(), w.run_length_cap_s);
     if (!events.ok()) return fail(events.status().message());
     w.events = std::move(*events);
   }
@@ -226,6 +230,10 @@ Result<Workload> ParseWorkload(const json& doc, const std::string& source) {
 }
 
 Result<Workload> LoadWorkload(const std::string& path) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) {
+    return Status::NotFound(path + ": is a directory, not a workload file");
+  }
   std::ifstream in(path);
   if (!in) return Status::NotFound(path + ": cannot read the workload file");
   std::stringstream text;

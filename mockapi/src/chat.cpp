@@ -20,7 +20,6 @@ Status Invalid(ChatCall* call, std::string param, std::string message) {
 // parts, each an object with a string `type` (a "text" part's `text` must be
 // a string). False on any other shape.
 bool AppendContent(const json& content, std::string* out) {
-  if (content.is_null()) return true;
   if (content.is_string()) {
     out->append(content.get_ref<const std::string&>());
     return true;
@@ -74,6 +73,11 @@ Status ParseMessage(const json& m, size_t i, bool anthropic, ChatCall* call) {
                                    "'assistant', 'tool' and 'function'.");
   }
   auto content = m.find("content");
+  // OpenAI's assistant message may also send `"content": null` (with tool
+  // calls); for every other message null is a wrong type, as at the provider.
+  if (content != m.end() && content->is_null() && !anthropic && role_name == "assistant") {
+    return Status::Ok();
+  }
   if (content == m.end() && (anthropic || role_name != "assistant")) {
     return Invalid(call, at + ".content",
                    anthropic ? at_a + ".content: Field required"
@@ -107,6 +111,17 @@ Status ParseCommon(const json& j, bool anthropic, ChatCall* call) {
     if (!max_tokens->is_number_integer()) {
       return Invalid(call, kMaxTokens,
                      std::string("Invalid type for '") + kMaxTokens + "': expected an integer.");
+    }
+    // Bounded so that prompt + max_tokens cannot overflow the cost (int64):
+    // 2^63 - 1 was charged as a negative cost and admitted past any limit.
+    constexpr uint64_t kMaxMaxTokens = uint64_t{1} << 53;
+    if (max_tokens->is_number_unsigned() ? max_tokens->get<uint64_t>() > kMaxMaxTokens
+                                         : max_tokens->get<int64_t>() > int64_t{1} << 53) {
+      return Invalid(call, kMaxTokens,
+                     std::string("Invalid '") + kMaxTokens +
+                         "': integer above maximum value. Expected a value <= " +
+                         std::to_string(kMaxMaxTokens) + ", but got " + max_tokens->dump() +
+                         " instead.");
     }
     if (max_tokens->get<int64_t>() < 1) {
       return Invalid(call, kMaxTokens,

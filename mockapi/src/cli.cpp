@@ -81,7 +81,7 @@ Result<CommandLine> ParseCommandLine(int argc, const char* const* argv) {
       "latency-min-ms", po::value<double>(), "service time lower bound, ms")(
       "latency-max-ms", po::value<double>(), "service time upper bound, ms")(
       "per-output-token-ms", po::value<double>(), "extra service time per completion token, ms")(
-      "zero-latency", "answer at once (benchmarks)")("seed", po::value<uint64_t>(), "random seed")(
+      "zero-latency", "answer at once (benchmarks)")("seed", po::value<int64_t>(), "random seed")(
       "body-limit-bytes", po::value<int64_t>(), "request body limit (413 above)")(
       "read-timeout-ms", po::value<double>(), "time to read one request")(
       "idle-timeout-ms", po::value<double>(), "keep-alive wait for the next request");
@@ -157,7 +157,7 @@ Result<CommandLine> ParseCommandLine(int argc, const char* const* argv) {
   patch["latency"] = {{"min_ms", latency.min_ms},
                       {"max_ms", latency.max_ms},
                       {"per_output_token_ms", latency.per_output_token_ms}};
-  if (vm.count("seed")) patch["seed"] = vm["seed"].as<uint64_t>();
+  if (vm.count("seed")) patch["seed"] = vm["seed"].as<int64_t>();
   if (vm.count("body-limit-bytes"))
     patch["body_limit_bytes"] = vm["body-limit-bytes"].as<int64_t>();
   if (vm.count("read-timeout-ms")) patch["read_timeout_ms"] = vm["read-timeout-ms"].as<double>();

@@ -3,6 +3,7 @@
 #include "bp/mockapi/config.h"
 
 #include <cmath>
+#include <filesystem>
 #include <fstream>
 #include <initializer_list>
 #include <sstream>
@@ -287,6 +288,10 @@ json ConfigToJson(const MockConfig& c) {
 }
 
 Result<MockConfig> LoadConfigFile(const std::string& path) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) {
+    return Status::NotFound(path + ": is a directory, not a config file");
+  }
   std::ifstream in(path);
   if (!in) return Status::NotFound("cannot read config file " + path);
   std::stringstream text;

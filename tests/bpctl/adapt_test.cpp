@@ -2,6 +2,8 @@
 // `status`, and `reset --learned`. The 429 is reported at a script time an
 // hour ahead of the server's clock, so status (computed at the server's time)
 // sees the learned fraction before any recovery: exact values.
+#include <tuple>
+
 #include "bpctl/bpctl_fixture.h"
 
 namespace bp::test {
@@ -99,6 +101,27 @@ TEST_F(BpctlAdapt, BadValuesChangeNothing) {
         std::vector<std::string>{"set", "adapt", "on", "--min-429", "0"}}) {
     BpctlRun r = Bpctl(args);
     EXPECT_EQ(r.rc, kExitBadValue) << args.back() << " " << r.err;
+  }
+  // Checked before connecting, with the flag and the rule named: exit 3 even
+  // against a closed port (these were exit 4 there, and `--recover-ms -1`
+  // said ">= 0" while 0 is refused too).
+  const std::string closed = "redis://127.0.0.1:" + std::to_string(FreeLoopbackPort());
+  for (const auto& [flag, value, message] :
+       std::vector<std::tuple<std::string, std::string, std::string>>{
+           {"--beta", "1", "bpctl: --beta: must be in (0, 1), got '1'\n"},
+           {"--beta", "0", "bpctl: --beta: must be a positive finite number, got '0'\n"},
+           {"--recover-ms", "0",
+            "bpctl: --recover-ms: must be a positive finite number, got '0'\n"},
+           {"--recover-ms", "-1",
+            "bpctl: --recover-ms: must be a positive finite number, got '-1'\n"},
+           {"--window-ms", "-1", "bpctl: --window-ms: must be a finite number >= 0, got '-1'\n"},
+           {"--min-429", "1.5",
+            "bpctl: --min-429: must be an integer in [1, 9007199254740992], got '1.5'\n"},
+           {"--min-429", "1e300",
+            "bpctl: --min-429: must be an integer in [1, 9007199254740992], got '1e300'\n"}}) {
+    BpctlRun r = BpctlRaw({"--valkey", closed, "set", "adapt", "on", flag, value});
+    EXPECT_EQ(r.rc, kExitBadValue) << flag << " " << value << " " << r.err;
+    EXPECT_EQ(r.err, message);
   }
   EXPECT_EQ(Bpctl({"reset", "--learned", "--all"}).rc, kExitUsage);
   EXPECT_EQ(Bpctl({"set", "adapt"}).rc, kExitUsage);

@@ -67,6 +67,9 @@ TEST_F(BpctlCli, BadUsageIsExit2) {
            {"reset", "--buckets", "--all"},
            {"import"},
            {"admit", "--priority", "1"},
+           // Given before the command (by Bpctl) and again after it.
+           {"status", "--target", "other"},
+           {"status", "--valkey", "redis://127.0.0.1:1"},
        }) {
     BpctlRun r = Bpctl(args);
     std::string line;
@@ -115,6 +118,9 @@ TEST_F(BpctlCli, BadValuesAreExit3AndChangeNothing) {
       {{"watch", "--interval", "0"}, "--interval: must be a positive finite number"},
       {{"watch", "--count", "-1"}, "--count: must be an integer in [0, "},
       {{"admit", "--tenant", "acme", "--priority", "0"}, "--priority: must be an integer in [1, "},
+      // Was clamped to 1000000 and admitted (a queue at priority 1000000).
+      {{"admit", "--tenant", "acme", "--priority", "99999999999"},
+       "--priority: must be an integer in [1, 1000000], got '99999999999'"},
       {{"admit", "--tenant", "acme", "--tokens", "-5"}, "--tokens: must be an integer in [0, "},
       {{"admit", "--tenant", "acme", "--tokens", "1.5"}, "--tokens: must be an integer in [0, "},
       {{"admit", "--tenant", "", "--dry-run"}, "--tenant: must be 1-128 bytes"},
@@ -222,6 +228,11 @@ TEST_F(BpctlCli, ImportFileErrors) {
        "caps.requests_per_s: must be in [1.6666666666666667e-05, 16666666.666666666] (0.001 to "
        "1e9 rpm), got 1e+300"},
       {R"({"version":1,"caps":{"requests_per_s":NaN}})", "invalid JSON (truncated?): "},
+      // The ranges of `set cap --max-cost-*` (import took 1e300).
+      {R"({"version":1,"caps":{"requests_per_s":1,"max_cost_requests":1e300}})",
+       "caps.max_cost_requests: must be in [0, 1e+09], got 1e+300"},
+      {R"({"version":1,"caps":{"requests_per_s":1,"max_cost_tokens":2e12}})",
+       "caps.max_cost_tokens: must be in [0, 1e+12], got 2e+12"},
   };
   for (size_t i = 0; i < bad_files.size(); ++i) {
     const std::string name = "bad" + std::to_string(i) + ".json";

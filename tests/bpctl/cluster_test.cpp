@@ -68,6 +68,43 @@ TEST(BpctlCluster, ConfiguresAndAdmitsOnTheOwningPrimary) {
   EXPECT_TRUE(keys->elements.empty());
 }
 
+// gc scans every primary: with one target on each, all three idle targets
+// are found (it used to SCAN one node and miss the targets of the others).
+TEST(BpctlCluster, GcScansEveryPrimary) {
+  ValkeyTestCluster cluster;
+  ASSERT_TRUE(cluster.ok()) << cluster.error();
+  std::vector<std::string> targets(ValkeyTestCluster::kNodes);
+  for (int n = 0; n < 1000; ++n) {
+    const std::string name = "gc-t" + std::to_string(n);
+    std::string& slot_target = targets[cluster.OwnerOf(KeySlot(name))];
+    if (slot_target.empty()) slot_target = name;
+  }
+  for (const std::string& t : targets) {
+    ASSERT_FALSE(t.empty());
+    const std::vector<std::string> global = {"--valkey", cluster.url(), "--target", t};
+    std::vector<std::string> args = global;
+    for (const char* a : {"set", "cap", "--rpm", "60"}) args.push_back(a);
+    ASSERT_EQ(Bpctl(args).rc, bpctl::kExitOk);
+    args = global;  // admitted at a script time long ago: idle
+    for (const char* a : {"admit", "--tenant", "a", "--now-ms", "1000"}) args.push_back(a);
+    ASSERT_EQ(Bpctl(args).rc, bpctl::kExitOk);
+  }
+  CtlRun r = Bpctl({"--valkey", cluster.url(), "gc", "--idle-s", "3600", "--dry-run"});
+  ASSERT_EQ(r.rc, bpctl::kExitOk) << r.err;
+  for (const std::string& t : targets) {
+    EXPECT_NE(r.out.find("would delete target " + t + " "), std::string::npos) << r.out;
+  }
+  EXPECT_NE(r.out.find("3 target(s) idle >= 3600 s to delete, 0 kept"), std::string::npos) << r.out;
+  r = Bpctl({"--valkey", cluster.url(), "gc", "--idle-s", "3600"});
+  ASSERT_EQ(r.rc, bpctl::kExitOk) << r.err;
+  for (int node = 0; node < ValkeyTestCluster::kNodes; ++node) {
+    ValkeyConnection c(ValkeyOptions{cluster.node_url(node), 1000, 2000});
+    auto keys = c.Command({"KEYS", "bp:*"});
+    ASSERT_TRUE(keys.ok());
+    EXPECT_TRUE(keys->elements.empty()) << node;
+  }
+}
+
 TEST(BpctlCluster, BadClusterUrlIsAUsageError) {
   CtlRun r = Bpctl({"--valkey", "redis+cluster://127.0.0.1:7000/3", "status"});
   EXPECT_EQ(r.rc, bpctl::kExitBadValue);

@@ -44,6 +44,9 @@ expect 2 "--gate-threads must be in [1, 256], got 0" "$L" --workload "$W" --gate
 expect 2 "configuration \"bp\" twice" "$L" --workload "$W" --config bp,bp
 expect 2 "--speedup must be in (0, 1000]" "$L" --workload "$W" --speedup 0
 expect 2 "too many positional options" "$L" --workload "$W" stray
+expect 2 "--out must name a directory" "$L" --workload "$W" --out ""
+expect 2 "workload name \"overload\" twice" "$L" --workload "$W" --workload "$W"
+expect 2 "cannot create or write the results directory" "$L" --workload "$W" --out "$W"
 
 # experiment.sh checks its flags before setup (--no-setup not given: a setup
 # run would take minutes and exceed the timeout) and before starting servers.
@@ -56,5 +59,18 @@ expect 2 "--valkey must be redis://" "$E" --valkey http://127.0.0.1:6379
 expect 2 "--upstream must be http://HOST:PORT" "$E" --upstream 127.0.0.1
 expect 2 "no workload 'nothing'" "$E" --workload nothing
 expect 2 "unknown option '--fast'" "$E" --fast
+
+# scenarios.sh and adaptive-caps.sh likewise (before setup.sh and servers).
+S="$SRC/scripts/scenarios.sh"
+expect 2 "--speedup must be a number in (0, 1000]" "$S" --speedup 0
+expect 2 "unknown configuration 'fast'" "$S" --config naive,fast
+expect 2 "--config has an empty item" "$S" --config naive,
+expect 2 "no scenario 'nothing'" "$S" --scenario nothing
+A="$SRC/scripts/adaptive-caps.sh"
+expect 2 "unknown case 'nope'" "$A" --case nope
+expect 2 "--speedup must be a number in (0, 1000]" "$A" --speedup 0
+expect 2 "--settle-s must be a number >= 0" "$A" --settle-s -3
+expect 2 "--case needs a value" "$A" --case
+expect 2 "--analyze-only: no results folder" "$A" --analyze-only /nonexistent/bp-results
 
 [ "$fails" -eq 0 ] || { echo "$fails case(s) failed"; exit 1; }

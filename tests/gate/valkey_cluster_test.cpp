@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include "bp/valkey.h"
+#include "support/valkey_server.h"
 
 namespace bp {
 namespace {
@@ -66,6 +67,27 @@ TEST(ClusterUrl, BadInputFailsWithItsMessage) {
   EXPECT_FALSE(ParseValkeyUrl("redis+cluster://").ok());
   EXPECT_FALSE(ParseValkeyUrl("redis://h:1,h:2").ok());  // lists only for clusters
   EXPECT_FALSE(ParseValkeyUrl("rediss+cluster://h:1").ok());
+}
+
+// Messages and logs never show a password from the URL.
+TEST(ValkeyUrlRedaction, PasswordsAreMasked) {
+  EXPECT_EQ(RedactValkeyUrl("redis://alice:s3cret@h:1/2"), "redis://alice:***@h:1/2");
+  EXPECT_EQ(RedactValkeyUrl("redis://s3cret@h"), "redis://***@h");
+  EXPECT_EQ(RedactValkeyUrl("redis://:s3cret@h:1"), "redis://:***@h:1");
+  EXPECT_EQ(RedactValkeyUrl("redis+cluster://a:p@w@h:1,h:2"), "redis+cluster://a:***@h:1,h:2");
+  EXPECT_EQ(RedactValkeyUrl("redis://h:1"), "redis://h:1");
+  EXPECT_EQ(RedactValkeyUrl("unix:///run/v.sock"), "unix:///run/v.sock");
+  EXPECT_EQ(RedactValkeyUrl("not a url"), "not a url");
+  auto bad = ParseValkeyUrl("redis://alice:s3cret@h:99999");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.status().message(), "bad port in valkey url: redis://alice:***@h:99999");
+  // A refused connection names the URL without its password.
+  ValkeyConnection conn(ValkeyOptions{
+      "redis://alice:s3cret@127.0.0.1:" + std::to_string(test::FreeLoopbackPort()), 100, 100});
+  const Status s = conn.Connect();
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.message().find("s3cret"), std::string::npos) << s.message();
+  EXPECT_NE(s.message().find("redis://alice:***@127.0.0.1:"), std::string::npos) << s.message();
 }
 
 ValkeyReply Error(const std::string& text) {

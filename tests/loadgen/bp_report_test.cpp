@@ -129,7 +129,8 @@ TEST(BpReport, GateSectionAdaptFields) {
   for (auto [field, value, message] :
        {std::tuple{"adapt", nlohmann::json("yes"), "x.json: gate.adapt: must be true or false"},
         std::tuple{"adapt_beta", nlohmann::json(1), "x.json: gate.adapt_beta: must be in (0, 1)"},
-        std::tuple{"cap_factor", nlohmann::json(0), "x.json: gate.cap_factor: must be a finite"},
+        std::tuple{"cap_factor", nlohmann::json(0),
+                   "x.json: gate.cap_factor: must be a finite number > 0, got 0"},
         std::tuple{"adapt_min_429", nlohmann::json(0), "x.json: gate.adapt_min_429: must be"}}) {
     doc["gate"] = {{field, value}};
     auto bad = ParseWorkload(doc, "x.json");

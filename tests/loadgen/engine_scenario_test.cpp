@@ -4,7 +4,11 @@
 // the gate hold afterwards, that outside calls are kept apart, and that a
 // paused or restarted Valkey loses no activity.
 #include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
+#include <fstream>
 #include <set>
 
 #include "bp/gate.h"
@@ -212,6 +216,49 @@ TEST_F(EngineScenario, StoppedValkeyIsRestartedWithItsConfiguration) {
   ::kill(new_pid, SIGTERM);              // the restarted server is this process's child
   int status = 0;
   ::waitpid(new_pid, &status, 0);
+}
+
+TEST_F(EngineScenario, OutageNeverSignalsAProcessThatIsNotTheServer) {
+  Workload w = ScenarioWorkload(json::parse(R"([
+    {"type": "state_outage", "at_s": 0.5, "duration_s": 1, "mode": "stop"}])"),
+                                40, 30);
+  const pid_t other = ::fork();  // a bystander: a wrong --valkey-pid
+  if (other == 0) {
+    ::pause();
+    ::_exit(0);
+  }
+  ASSERT_GT(other, 0);
+  RunOptions o;
+  o.configuration = "bp";
+  o.speedup = 10;
+  o.upstream_url = mockapi_->url();
+  o.valkey_url = valkey_.url();
+  o.valkey_pid = other;
+  auto r = RunOnce(w, o);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  ASSERT_GE(r->events.size(), 1u);
+  EXPECT_FALSE(r->events[0].applied);
+  EXPECT_EQ(r->events[0].detail.rfind("not applied: pid " + std::to_string(other) +
+                                          " is not the Valkey server at " + valkey_.url() +
+                                          " (its process_id is " + std::to_string(valkey_.pid()),
+                                      0),
+            0u)
+      << r->events[0].detail;
+  int status = 0;
+  EXPECT_EQ(::waitpid(other, &status, WNOHANG), 0);  // not stopped, not killed
+  ::kill(other, SIGKILL);
+  ::waitpid(other, &status, 0);
+  // A pid file without a pid is named as such (it said "no --valkey-pid /
+  // --valkey-pidfile given").
+  const std::string pidfile = ::testing::TempDir() + "bp-garbage.pid";
+  std::ofstream(pidfile) << "garbage\n";
+  o.valkey_pid = 0;
+  o.valkey_pidfile = pidfile;
+  r = RunOnce(w, o);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  ASSERT_GE(r->events.size(), 1u);
+  EXPECT_EQ(r->events[0].detail, "not applied: no pid in --valkey-pidfile " + pidfile);
+  ASSERT_TRUE(Gate(GateOptions{.url = valkey_.url(), .target = "x"}).Ping().ok());
 }
 
 }  // namespace

@@ -114,6 +114,37 @@ TEST(ScenarioEvents, BadEventsNameTheField) {
                       {"at_s", 1},
                       {"limits", {{{"dimension", "tokens"}, {"limit", 5}, {"window_s", 1}}}}}}),
             "s.json: events[0].limits: needs a \"requests\" limit (the cap C_requests)");
+  // What mockapi would answer 400 to (found only when the event came, the
+  // event then not applied) is refused with the file and the field.
+  auto limit_error = [](json limit) {
+    return ErrorOf({{{"type", "upstream_limits"}, {"at_s", 1}, {"limits", {limit}}}});
+  };
+  const json requests = {{"dimension", "requests"}, {"limit", 30}, {"window_s", 1}};
+  json l = requests;
+  l["algorithm"] = "x";
+  EXPECT_EQ(limit_error(l),
+            "s.json: events[0].limits[0].algorithm: must be "
+            "fixed_window|sliding_window|token_bucket|quantized, got x");
+  l = requests;
+  l["foo"] = 1;
+  EXPECT_EQ(limit_error(l), "s.json: events[0].limits[0].foo: unknown field for type limit");
+  l = requests;
+  l["limit"] = 0.5;
+  EXPECT_EQ(limit_error(l),
+            "s.json: events[0].limits[0].limit: must be a whole number in [1, "
+            "1125899906842624], got 0.5");
+  l = requests;
+  l["limit"] = 1e300;
+  EXPECT_EQ(limit_error(l),
+            "s.json: events[0].limits[0].limit: must be a whole number in [1, "
+            "1125899906842624], got 1e+300");
+  l = requests;
+  l["algorithm"] = "quantized";
+  l["quantum_s"] = 5;
+  EXPECT_EQ(
+      limit_error(l).rfind("s.json: events[0].limits[0]: quantum_s must be in (0, window_s]", 0),
+      0u)
+      << limit_error(l);
   EXPECT_EQ(ErrorOf({{{"type", "state_outage"}, {"at_s", 1}, {"duration_s", 2}, {"mode", "nap"}}}),
             "s.json: events[0].mode: must be pause|stop, got nap");
   EXPECT_EQ(ErrorOf({{{"type", "state_outage"}, {"at_s", 10}, {"duration_s", 5}},
@@ -172,6 +203,16 @@ TEST(ScenarioEvents, ShippedScenariosParseAndCoverEveryType) {
   }
   EXPECT_GE(files, 5);
   EXPECT_EQ(seen.size(), 7u);  // every event type
+}
+
+TEST(ScenarioEvents, AFolderIsNotAWorkloadFile) {
+  // `loadgen --workload configs/scenarios` said "not valid JSON".
+  const std::string dir = BP_SOURCE_DIR "/configs/scenarios";
+  auto w = LoadWorkload(dir);
+  ASSERT_FALSE(w.ok());
+  EXPECT_EQ(w.status().message(), dir + ": is a directory, not a workload file");
+  EXPECT_EQ(LoadWorkload(dir + "/missing.json").status().message(),
+            dir + "/missing.json: cannot read the workload file");
 }
 
 }  // namespace

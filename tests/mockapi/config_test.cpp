@@ -43,6 +43,9 @@ TEST(Config, ShippedConfigsLoad) {
   EXPECT_EQ(multi->limits[1].limit, 12000);
   EXPECT_EQ(multi->limits[1].algorithm, LimiterAlgorithm::kFixedWindow);
   EXPECT_EQ(LoadConfigFile("/nonexistent.json").status().code(), StatusCode::kNotFound);
+  // A directory is named as such (it read as "not valid JSON").
+  EXPECT_EQ(LoadConfigFile(BP_SOURCE_DIR).status().message(),
+            std::string(BP_SOURCE_DIR) + ": is a directory, not a config file");
 }
 
 TEST(Config, BadValuesFailWithTheirMessage) {
@@ -125,6 +128,9 @@ TEST(CommandLine, FlagsOverrideTheFile) {
        "dialect must be openai | anthropic | azure, got \"gemini\""},
       {{"mockapi", "--latency-min-ms", "-1"},
        "latency.min_ms must be a number in [0, 3.6e+06], got -1.0"},
+      // Read as a signed number, so a negative seed is named as typed (it
+      // was read as uint64_t and reported as 18446744073709551615).
+      {{"mockapi", "--seed", "-1"}, "seed must be an integer in [0, 9223372036854775807], got -1"},
   };
   for (const auto& [args, message] : usage) {
     auto r = ParseCommandLine(static_cast<int>(args.size()), args.data());

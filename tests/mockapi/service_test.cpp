@@ -290,9 +290,24 @@ TEST_F(ServiceTest, MalformedInputIsAProviderShaped400) {
       {R"({"model":"m","messages":[{"role":"user","content":[{"type":"text","text":7}]}]})",
        "Invalid type for 'messages[0].content': expected a string or an array of content parts.",
        "messages[0].content"},
+      {R"({"model":"m","messages":[{"role":"user","content":null}]})",
+       "Invalid type for 'messages[0].content': expected a string or an array of content parts.",
+       "messages[0].content"},
+      {R"({"model":"m","messages":[{"role":"tool","content":null}]})",
+       "Invalid type for 'messages[0].content': expected a string or an array of content parts.",
+       "messages[0].content"},
       {R"({"model":"m","messages":[{"role":"user","content":"x"}],"max_tokens":0})",
        "Invalid 'max_tokens': integer below minimum value. Expected a value >= 1, but got 0 "
        "instead.",
+       "max_tokens"},
+      // Above 2^53: 2^63 - 1 overflowed prompt + max_tokens and was admitted.
+      {R"({"model":"m","messages":[{"role":"user","content":"x"}],"max_tokens":9223372036854775807})",
+       "Invalid 'max_tokens': integer above maximum value. Expected a value <= 9007199254740992, "
+       "but got 9223372036854775807 instead.",
+       "max_tokens"},
+      {R"({"model":"m","messages":[{"role":"user","content":"x"}],"max_tokens":18446744073709551615})",
+       "Invalid 'max_tokens': integer above maximum value. Expected a value <= 9007199254740992, "
+       "but got 18446744073709551615 instead.",
        "max_tokens"},
       {R"({"model":"m","messages":[{"role":"user","content":"x"}],"stream":"yes"})",
        "Invalid type for 'stream': expected a boolean.", "stream"},
@@ -318,6 +333,8 @@ TEST_F(ServiceTest, MalformedInputIsAProviderShaped400) {
        "messages.0.content: Field required"},
       {R"({"model":"m","max_tokens":5,"messages":[{"role":"user","content":false}]})",
        "messages.0.content: Input should be a valid string or a list of content blocks"},
+      {R"({"model":"m","max_tokens":5,"messages":[{"role":"assistant","content":null}]})",
+       "messages.0.content: Input should be a valid string or a list of content blocks"},
   };
   for (const auto& [body, message] : anthropic) {
     r = Post("/v1/messages", body);
@@ -330,6 +347,11 @@ TEST_F(ServiceTest, MalformedInputIsAProviderShaped400) {
                  R"({"model":"m","messages":[{"role":"user","content":"x"},{"role":"assistant"}]})")
                 .status,
             200);
+  EXPECT_EQ(
+      Post("/v1/chat/completions", R"({"model":"m","messages":[{"role":"user","content":"x"},)"
+                                   R"({"role":"assistant","content":null}]})")
+          .status,
+      200);
   r = Call("GET", "/v1/chat/completions");
   EXPECT_EQ(r.status, 405);
   EXPECT_EQ(Header(r, "allow"), "POST");

@@ -57,6 +57,11 @@ struct ValkeyUrl {
 // (unknown scheme, empty host, port outside 1..65535, non-numeric db).
 Result<ValkeyUrl> ParseValkeyUrl(std::string_view url);
 
+// The URL as it may be shown in messages and logs: the password of a
+// redis:// or redis+cluster:// URL replaced by "***" (`redis://u:***@h:1`,
+// `redis://***@h`); any other text unchanged.
+std::string RedactValkeyUrl(std::string_view url);
+
 // One decoded RESP2 reply.
 struct ValkeyReply {
   enum class Type { kNil, kInteger, kString, kStatus, kError, kArray };
