@@ -7,70 +7,23 @@
 // mockapi is found at $BP_MOCKAPI_BIN, else BP_BINARY_DIR/apps/mockapi; the
 // test fails when neither exists (test_loadgen depends on the mockapi target).
 #include <gtest/gtest.h>
-#include <signal.h>
-#include <spawn.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
-#include <cstdlib>
-#include <filesystem>
 
 #include "bp/loadgen/metrics.h"
 #include "bp/loadgen/runner.h"
+#include "mockapi_process.h"
 #include "support/valkey_server.h"
-
-extern char** environ;
 
 namespace bp::loadgen {
 namespace {
 
-std::string MockapiBinary() {
-  if (const char* env = std::getenv("BP_MOCKAPI_BIN"); env && *env) return env;
-  std::string built = BP_BINARY_DIR "/apps/mockapi";
-  return std::filesystem::exists(built) ? built : std::string();
-}
-
-// A mockapi process on a free loopback port, stopped in the destructor.
-class MockapiProcess {
- public:
-  explicit MockapiProcess(const std::string& binary) {
-    port_ = bp::test::FreeLoopbackPort();
-    std::string port = std::to_string(port_);
-    std::vector<std::string> args = {binary, "--host",    "127.0.0.1", "--port",
-                                     port,   "--threads", "1"};
-    std::vector<char*> argv;
-    for (auto& a : args) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    if (posix_spawn(&pid_, binary.c_str(), nullptr, nullptr, argv.data(), environ) != 0) pid_ = -1;
-    if (pid_ > 0 && !bp::test::WaitForPort(port_, 5000)) Stop();
-  }
-  ~MockapiProcess() { Stop(); }
-  bool running() const { return pid_ > 0; }
-  std::string url() const { return "http://127.0.0.1:" + std::to_string(port_); }
-
- private:
-  void Stop() {
-    if (pid_ <= 0) return;
-    ::kill(pid_, SIGTERM);
-    int status = 0;
-    for (int i = 0; i < 200 && ::waitpid(pid_, &status, WNOHANG) == 0; ++i) ::usleep(10000);
-    if (::waitpid(pid_, &status, WNOHANG) == 0) {
-      ::kill(pid_, SIGKILL);
-      ::waitpid(pid_, &status, 0);
-    }
-    pid_ = -1;
-  }
-  pid_t pid_ = -1;
-  int port_ = 0;
-};
+using bp::test::kNoMockapi;
+using bp::test::MockapiBinary;
+using bp::test::MockapiProcess;
 
 TEST(EngineCrossPriority, NaiveInvertsPriorityBpRestoresIt) {
   std::string bin = MockapiBinary();
-  ASSERT_FALSE(bin.empty())
-      << "no mockapi binary at " BP_BINARY_DIR
-         "/apps/mockapi: build the mockapi target (test_loadgen depends on it) or set "
-         "BP_MOCKAPI_BIN";
-  MockapiProcess mockapi(bin);
+  ASSERT_FALSE(bin.empty()) << kNoMockapi;
+  MockapiProcess mockapi(bin, {});
   ASSERT_TRUE(mockapi.running()) << "mockapi did not start: " << bin;
   bp::test::ValkeyServer valkey;
   ASSERT_TRUE(valkey.running()) << valkey.error();
