@@ -88,6 +88,7 @@ RunMetrics ComputeRunMetrics(const RunRecords& r, const MetricsOptions& options)
   m.tenants.resize(r.tenants.size());
   std::vector<double> tokens_sum(r.tenants.size(), 0.0), prompt_sum(r.tenants.size(), 0.0);
   std::vector<int64_t> activity_count(r.tenants.size(), 0);
+  std::vector<int64_t> cancelled_count(r.tenants.size(), 0);
   std::vector<double> dominant_sum(r.tenants.size(), 0.0);
   std::map<int, ClassSamples> classes;
   for (int t = 0; t < n_tenants; ++t) classes[r.tenants[t].priority];
@@ -104,6 +105,7 @@ RunMetrics ComputeRunMetrics(const RunRecords& r, const MetricsOptions& options)
     TenantMetrics& tm = m.tenants[t];
     if (a.cancelled) {  // its tenant left (scenario): neither OK nor failed
       ++m.cancelled_calls;
+      ++cancelled_count[t];
       continue;
     }
     if (!a.ok) {
@@ -165,8 +167,10 @@ RunMetrics ComputeRunMetrics(const RunRecords& r, const MetricsOptions& options)
     tm.weight = info.weight * info.priority_weight;
     tm.finish_s = info.finish_us >= 0 ? pt.Seconds(info.finish_us) : -1.0;
     const int64_t done = tm.ok_calls + tm.failed_calls;
-    tm.unfinished = std::max<int64_t>(0, std::max(info.total_activities, activity_count[t]) - done);
+    tm.unfinished = std::max<int64_t>(0, activity_count[t] - cancelled_count[t] - done);
+    tm.not_started = std::max<int64_t>(0, info.total_activities - activity_count[t]);
     m.unfinished_activities += tm.unfinished;
+    m.not_started_activities += tm.not_started;
     if (info.total_activities > 0 || activity_count[t] > 0) {
       if (tm.first_ok_wait_s < 0) {
         ++m.tenants_never_served;

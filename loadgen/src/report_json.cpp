@@ -73,6 +73,7 @@ nlohmann::json RunMetricsJson(const RunMetrics& m) {
   j["failed_calls"] = m.failed_calls;
   j["failed_by_cause"] = m.failed_by_cause;
   j["unfinished_activities"] = m.unfinished_activities;
+  j["not_started_activities"] = m.not_started_activities;
   j["tenants_never_served"] = m.tenants_never_served;
   j["max_first_ok_wait_s"] = m.max_first_ok_wait_s;
   j["cancelled_calls"] = m.cancelled_calls;
@@ -113,7 +114,8 @@ nlohmann::json RunMetricsJson(const RunMetrics& m) {
                        {"first_ok_wait_s", t.first_ok_wait_s},
                        {"failed_calls", t.failed_calls},
                        {"failed_by_cause", t.failed_by_cause},
-                       {"unfinished", t.unfinished}});
+                       {"unfinished", t.unfinished},
+                       {"not_started", t.not_started}});
   }
   j["tenants"] = std::move(tenants);
   nlohmann::json classes = nlohmann::json::array();

@@ -112,17 +112,23 @@ std::string CauseList(const std::map<std::string, int64_t>& by_cause) {
   return s;
 }
 
-// The warning at the top of table.md when activities failed, were never
-// finished, or a tenant was never served; empty for a clean run.
+// The warning at the top of table.md when activities failed, were scheduled
+// and never finished, or a tenant was never served; a note when only work
+// that was never scheduled remains (a run stopped at its length cap, e.g. a
+// scenario whose tenants have more work than the run); empty for a clean run.
 std::string FailureNotice(const RunMetrics& m) {
   if (m.failed_calls == 0 && m.unfinished_activities == 0 && m.tenants_never_served == 0) {
-    return "";
+    if (m.not_started_activities == 0) return "";
+    return "Stopped before all work was scheduled: " + std::to_string(m.not_started_activities) +
+           " activities never started (the run length cap or the scenario ended them).\n\n";
   }
   std::ostringstream o;
   o << "**Incomplete run:** " << m.failed_calls << " failed activities";
   if (m.failed_calls > 0) o << " (" << CauseList(m.failed_by_cause) << ")";
   o << ", " << m.unfinished_activities << " unfinished, " << m.tenants_never_served
-    << " tenant(s) never served. Per tenant:";
+    << " tenant(s) never served";
+  if (m.not_started_activities > 0) o << ", " << m.not_started_activities << " never started";
+  o << ". Per tenant:";
   for (const TenantMetrics& t : m.tenants) {
     if (t.failed_calls == 0 && t.unfinished == 0 && t.first_ok_wait_s >= 0) continue;
     o << " " << t.id << " (failed " << t.failed_calls;

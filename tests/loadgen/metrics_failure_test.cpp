@@ -54,7 +54,13 @@ TEST(FailureMetricsTest, AFailedTenantDoesNotEndTheContentionWindow) {
 
 TEST(FailureMetricsTest, FailuresPerTenantAndCauseUnfinishedAndFirstOk) {
   RunRecords r = RunWithRejectedTenant();
-  r.tenants[0].total_activities = 4;  // a: 3 records completed, 1 never started
+  // a: 3 records completed, 1 scheduled and never completed, 1 never started
+  r.tenants[0].total_activities = 5;
+  ActivityRecord pending;
+  pending.id = 99;
+  pending.tenant_index = 0;
+  pending.scheduled_us = 300'000;
+  r.activities.push_back(pending);
   const RunMetrics m = ComputeRunMetrics(r);
   EXPECT_EQ(m.failed_calls, 4);  // b's given-up call + c's 3 REJECTs
   EXPECT_EQ(m.failed_by_cause, (std::map<std::string, int64_t>{{"failed", 1}, {"gate_reject", 3}}));
@@ -62,8 +68,10 @@ TEST(FailureMetricsTest, FailuresPerTenantAndCauseUnfinishedAndFirstOk) {
   EXPECT_EQ(m.tenants[2].failed_by_cause.at("gate_reject"), 3);
   EXPECT_EQ(m.tenants[1].failed_by_cause.at("failed"), 1);
   EXPECT_EQ(m.tenants[0].failed_calls, 0);
-  EXPECT_EQ(m.tenants[0].unfinished, 1);
+  EXPECT_EQ(m.tenants[0].unfinished, 1);   // scheduled, never completed
+  EXPECT_EQ(m.tenants[0].not_started, 1);  // 5 - 4 recorded
   EXPECT_EQ(m.unfinished_activities, 1);
+  EXPECT_EQ(m.not_started_activities, 1);
   // First OK answer: a at 60 ms real = 0.12 paper s, b at 520 ms = 1.04 s; c never.
   EXPECT_DOUBLE_EQ(m.tenants[0].first_ok_wait_s, 0.12);
   EXPECT_DOUBLE_EQ(m.tenants[1].first_ok_wait_s, 1.04);
@@ -135,6 +143,32 @@ TEST(FailureMetricsTest, ACleanRunHasNoNoticeAndNoFailureRow) {
   o.figures = false;
   ASSERT_TRUE(WriteRunOutputs(dir, r, m, o).ok());
   EXPECT_EQ(Slurp(dir / "table.md").find("Incomplete run"), std::string::npos);
+}
+
+// A run whose tenants had more work than the run (a scenario, or a run
+// stopped at its length cap): work never scheduled is a note, not an
+// "Incomplete run", and it is not counted as unfinished.
+TEST(FailureMetricsTest, WorkNeverStartedIsANoteNotAFailure) {
+  RunRecords r = testing::HandMadeRun();
+  r.activities.pop_back();  // drop b's given-up call: every recorded call OK
+  r.tenants[0].total_activities = 100000;
+  r.tenants[1].total_activities = 2;
+  const RunMetrics m = ComputeRunMetrics(r);
+  EXPECT_EQ(m.unfinished_activities, 0);
+  EXPECT_EQ(m.not_started_activities, 100000 - m.tenants[0].ok_calls);
+  const fs::path dir = fs::path(BP_BINARY_DIR) / "test-output" / "metrics_failure" / "capped";
+  fs::remove_all(dir);
+  ReportOptions o;
+  o.figures = false;
+  ASSERT_TRUE(WriteRunOutputs(dir, r, m, o).ok());
+  const std::string table = Slurp(dir / "table.md");
+  EXPECT_EQ(table.find("Incomplete run"), std::string::npos) << table;
+  EXPECT_NE(table.find("Stopped before all work was scheduled: " +
+                       std::to_string(m.not_started_activities) + " activities never started"),
+            std::string::npos)
+      << table;
+  const auto j = nlohmann::json::parse(Slurp(dir / "summary.json"));
+  EXPECT_EQ(j["not_started_activities"].get<int64_t>(), m.not_started_activities);
 }
 
 }  // namespace

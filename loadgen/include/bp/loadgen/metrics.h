@@ -120,11 +120,15 @@ struct TenantMetrics {
   double ideal_dominant_share = 0;
   double drf_achievement = 0;  // dominant_share / ideal_dominant_share
   double finish_s = -1;        // last activity completed (paper s; -1 never)
-  // Failed activities (completed, not OK) by ActivityRecord::fail_cause, and
-  // activities never completed (total_activities - OK - failed).
+  // Failed activities (completed, not OK) by ActivityRecord::fail_cause;
+  // unfinished: scheduled (recorded) but never completed, cancelled ones
+  // aside; not_started: never scheduled by the run end (total_activities -
+  // recorded; a scenario tenant with more work than its run length, or a run
+  // stopped at its length cap).
   int64_t failed_calls = 0;
   std::map<std::string, int64_t> failed_by_cause;
   int64_t unfinished = 0;
+  int64_t not_started = 0;
   // First OK answer after the tenant's start, paper s (-1: never served).
   double first_ok_wait_s = -1;
 };
@@ -183,6 +187,7 @@ struct RunMetrics {
   int64_t failed_calls = 0;  // activities completed without success (not unfinished ones)
   std::map<std::string, int64_t> failed_by_cause;  // failed_calls split by fail_cause
   int64_t unfinished_activities = 0;               // sum of TenantMetrics::unfinished
+  int64_t not_started_activities = 0;              // sum of TenantMetrics::not_started
   // Starvation: the longest first_ok_wait_s over tenants with work, and how
   // many tenants with work never got an OK answer (then the max is over the rest).
   double max_first_ok_wait_s = 0;
