@@ -81,12 +81,14 @@ bp_start_valkey() {
 }
 
 bp_free_port_block() {  # n: a base p with p..p+n-1 and their bus ports (+10000) all free
+  # Below the kernel's ephemeral range (32768-60999 by default), so no
+  # outgoing connection holds one of them: p in [20000, 22500), bus < 32768.
   local n=$1 p i busy
   for _ in $(seq 1 50); do
-    p=$(( 20000 + RANDOM % 30000 ))
+    p=$(( 20000 + RANDOM % 2500 ))
     busy=0
     for i in $(seq 0 $(( n - 1 ))); do
-      if ss -ltn 2>/dev/null | grep -qE ":($(( p + i ))|$(( p + i + 10000 ))) "; then busy=1; break; fi
+      if ss -tan 2>/dev/null | grep -qE "[:.]($(( p + i ))|$(( p + i + 10000 )))[[:space:]]"; then busy=1; break; fi
     done
     [ "$busy" -eq 1 ] || { echo "$p"; return 0; }
   done
@@ -94,24 +96,40 @@ bp_free_port_block() {  # n: a base p with p..p+n-1 and their bus ports (+10000)
 }
 
 bp_start_valkey_cluster() {  # [primaries]
-  local n=${1:-3} bin cli port i ports=() addrs=() seeds=""
+  local n=${1:-3} bin cli port i attempt base pid ok
   bin=$(command -v valkey-server || command -v redis-server || true)
   cli=$(command -v valkey-cli || command -v redis-cli || true)
   [ -n "$bin" ] && [ -n "$cli" ] || { echo "valkey/redis server and cli needed (run scripts/setup.sh)" >&2; return 1; }
-  local base
-  base=$(bp_free_port_block "$n") || { echo "no free ports for the cluster" >&2; return 1; }
-  for i in $(seq 0 $(( n - 1 ))); do
-    port=$(( base + i ))
-    mkdir -p "$BP_TMP/cluster-$port"
-    (cd "$BP_TMP/cluster-$port" && exec "$bin" --port "$port" --bind 127.0.0.1 --save "" \
-      --appendonly no --daemonize no --loglevel warning --logfile "$BP_TMP/cluster-$port.log" \
-      --cluster-enabled yes --cluster-config-file "$BP_TMP/cluster-$port/nodes.conf" \
-      --cluster-node-timeout 2000 --cluster-require-full-coverage no) &
-    BP_STARTED_PIDS+=($!)
-    ports+=("$port")
+  local ports=() pids=() addrs=() seeds=""
+  for attempt in 1 2 3 4 5; do  # a port taken between the check and the bind: try others
+    base=$(bp_free_port_block "$n") || { echo "no free ports for the cluster" >&2; return 1; }
+    ports=() pids=()
+    for i in $(seq 0 $(( n - 1 ))); do
+      port=$(( base + i ))
+      mkdir -p "$BP_TMP/cluster-$port"
+      (cd "$BP_TMP/cluster-$port" && exec "$bin" --port "$port" --bind 127.0.0.1 --save "" \
+        --appendonly no --daemonize no --loglevel warning --logfile "$BP_TMP/cluster-$port.log" \
+        --cluster-enabled yes --cluster-config-file "$BP_TMP/cluster-$port/nodes.conf" \
+        --cluster-node-timeout 2000 --cluster-require-full-coverage no) &
+      pids+=($!)
+      BP_STARTED_PIDS+=($!)
+      ports+=("$port")
+    done
+    ok=1
+    for i in $(seq 0 $(( n - 1 ))); do
+      if ! bp_wait_port "${ports[$i]}" 10 || ! kill -0 "${pids[$i]}" 2>/dev/null; then
+        echo "cluster node did not start on ${ports[$i]} (attempt $attempt):" >&2
+        tail -n 3 "$BP_TMP/cluster-${ports[$i]}.log" >&2 2>/dev/null || true
+        ok=0
+        break
+      fi
+    done
+    [ "$ok" -eq 1 ] && break
+    for pid in "${pids[@]}"; do kill -TERM "$pid" 2>/dev/null || true; done
+    for pid in "${pids[@]}"; do wait "$pid" 2>/dev/null || true; done
   done
+  [ "$ok" -eq 1 ] || { echo "could not start the cluster nodes" >&2; return 1; }
   for port in "${ports[@]}"; do
-    bp_wait_port "$port" 10 || { echo "cluster node did not start on $port" >&2; return 1; }
     addrs+=("127.0.0.1:$port")
     seeds="$seeds${seeds:+,}127.0.0.1:$port"
   done
