@@ -1,66 +1,18 @@
 // Service as a pure function request -> response on a FakeClock: exact
-// rate-limit headers, 429 bodies per dialect, cost accounting, malformed
-// input and admin updates. No sockets.
+// rate-limit headers, 429 bodies per dialect, cost accounting, admin
+// updates (malformed input: service_input_test.cpp). No sockets.
 #include "bp/mockapi/service.h"
 
 #include <gtest/gtest.h>
 
 #include "bp/token_estimate.h"
+#include "service_fixture.h"
 
 namespace bp::mockapi {
 namespace {
 
+using namespace bp::mockapi::testing;  // NOLINT(build/namespaces): the fixture
 using nlohmann::json;
-constexpr int64_t kS = 1'000'000;
-
-std::string Header(const HttpResponse& r, const std::string& name) {
-  for (const auto& [n, v] : r.headers) {
-    if (name == n) return v;
-  }
-  return "<absent>";
-}
-
-LimiterOptions Limit(Dimension d, LimiterAlgorithm a, int64_t limit, double window_s) {
-  LimiterOptions o;
-  o.dimension = d;
-  o.algorithm = a;
-  o.limit = limit;
-  o.window_s = window_s;
-  return o;
-}
-
-std::string Chat(int64_t prompt_tokens, const std::string& extra = "") {
-  return R"({"model":"gpt-4o-mini","messages":[{"role":"user","content":")" +
-         TextOfTokens(prompt_tokens) + "\"}]" + extra + "}";
-}
-
-class ServiceTest : public ::testing::Test {
- protected:
-  void Start(MockConfig c) {
-    c.latency = {0, 0, 0};
-    auto s = Service::Create(c, clock_);
-    ASSERT_TRUE(s.ok()) << s.status().ToString();
-    service_ = std::move(*s);
-  }
-  HttpResponse Post(const std::string& path, const std::string& body, std::string_view auth = "") {
-    HttpRequest r;
-    r.method = "POST";
-    r.target = path;
-    r.body = body;
-    r.authorization = auth;
-    return service_->Handle(r);
-  }
-  HttpResponse Call(std::string_view method, std::string_view path, std::string_view body = "") {
-    HttpRequest r;
-    r.method = method;
-    r.target = path;
-    r.body = body;
-    return service_->Handle(r);
-  }
-
-  FakeClock clock_{1000 * kS + 250'000};  // 1000.25 s: 19.75 s before a minute edge
-  std::unique_ptr<Service> service_;
-};
 
 TEST_F(ServiceTest, OpenAI429ExactlyAfterTheCap) {
   MockConfig c;
@@ -250,115 +202,6 @@ TEST_F(ServiceTest, PacedStreamSpendsTheTokenTimeBetweenEvents) {
   HttpResponse r = (*s)->Handle(HttpRequest{"POST", "/v1/chat/completions", "", "", body});
   EXPECT_EQ(r.delay_us, 10'000);
   EXPECT_EQ(r.stream_interval_us, 40'000 / 24);
-}
-
-TEST_F(ServiceTest, MalformedInputIsAProviderShaped400) {
-  MockConfig c;
-  c.limits = {Limit(Dimension::kRequests, LimiterAlgorithm::kFixedWindow, 5, 60)};
-  Start(c);
-  struct Case {
-    std::string body, message, param;
-  };
-  const std::vector<Case> cases = {
-      {"{bad",
-       "We could not parse the JSON body of your request. The API expects a JSON payload, but what "
-       "was sent was not valid JSON.",
-       ""},
-      {"[1]", "Invalid request body: expected a JSON object.", ""},
-      {R"({"messages":[{"role":"user","content":"x"}]})", "you must provide a model parameter",
-       "model"},
-      {R"({"model":"m"})", "Missing required parameter: 'messages'.", "messages"},
-      {R"({"model":"m","messages":[]})",
-       "Invalid 'messages': expected a non-empty array of messages.", "messages"},
-      {R"({"model":"m","messages":[{"content":"x"}]})",
-       "Missing required parameter: 'messages[0].role'.", "messages[0].role"},
-      {R"({"model":"m","messages":[{"role":"user","content":5}]})",
-       "Invalid type for 'messages[0].content': expected a string or an array of content parts.",
-       "messages[0].content"},
-      {R"({"model":"m","messages":[{"role":"user"}]})",
-       "Missing required parameter: 'messages[0].content'.", "messages[0].content"},
-      {R"({"model":"m","messages":[{"role":"user","content":"x"},{"role":"robot","content":"y"}]})",
-       "Invalid value for 'messages[1].role': \"robot\". Supported values are: 'system', "
-       "'developer', 'user', 'assistant', 'tool' and 'function'.",
-       "messages[1].role"},
-      {R"({"model":"m","messages":[{"role":"user","content":{"text":"x"}}]})",
-       "Invalid type for 'messages[0].content': expected a string or an array of content parts.",
-       "messages[0].content"},
-      {R"({"model":"m","messages":[{"role":"user","content":["x"]}]})",
-       "Invalid type for 'messages[0].content': expected a string or an array of content parts.",
-       "messages[0].content"},
-      {R"({"model":"m","messages":[{"role":"user","content":[{"type":"text","text":7}]}]})",
-       "Invalid type for 'messages[0].content': expected a string or an array of content parts.",
-       "messages[0].content"},
-      {R"({"model":"m","messages":[{"role":"user","content":null}]})",
-       "Invalid type for 'messages[0].content': expected a string or an array of content parts.",
-       "messages[0].content"},
-      {R"({"model":"m","messages":[{"role":"tool","content":null}]})",
-       "Invalid type for 'messages[0].content': expected a string or an array of content parts.",
-       "messages[0].content"},
-      {R"({"model":"m","messages":[{"role":"user","content":"x"}],"max_tokens":0})",
-       "Invalid 'max_tokens': integer below minimum value. Expected a value >= 1, but got 0 "
-       "instead.",
-       "max_tokens"},
-      // Above 2^53: 2^63 - 1 overflowed prompt + max_tokens and was admitted.
-      {R"({"model":"m","messages":[{"role":"user","content":"x"}],"max_tokens":9223372036854775807})",
-       "Invalid 'max_tokens': integer above maximum value. Expected a value <= 9007199254740992, "
-       "but got 9223372036854775807 instead.",
-       "max_tokens"},
-      {R"({"model":"m","messages":[{"role":"user","content":"x"}],"max_tokens":18446744073709551615})",
-       "Invalid 'max_tokens': integer above maximum value. Expected a value <= 9007199254740992, "
-       "but got 18446744073709551615 instead.",
-       "max_tokens"},
-      {R"({"model":"m","messages":[{"role":"user","content":"x"}],"stream":"yes"})",
-       "Invalid type for 'stream': expected a boolean.", "stream"},
-  };
-  for (const Case& k : cases) {
-    HttpResponse r = Post("/v1/chat/completions", k.body);
-    EXPECT_EQ(r.status, 400) << k.body;
-    const json err = json::parse(r.body);
-    EXPECT_EQ(err["error"]["message"], k.message) << k.body;
-    EXPECT_EQ(err["error"]["type"], "invalid_request_error");
-    EXPECT_EQ(err["error"]["param"], k.param.empty() ? json(nullptr) : json(k.param));
-    EXPECT_EQ(Header(r, "x-ratelimit-remaining-requests"), "5");  // a 400 costs nothing
-  }
-  HttpResponse r =
-      Post("/v1/messages", R"({"model":"m","messages":[{"role":"user","content":"x"}]})");
-  EXPECT_EQ(r.status, 400);
-  EXPECT_EQ(json::parse(r.body)["error"]["message"], "max_tokens: Field required");
-  // Anthropic: only user and assistant roles, content always required.
-  const std::vector<std::pair<std::string, std::string>> anthropic = {
-      {R"({"model":"m","max_tokens":5,"messages":[{"role":"system","content":"x"}]})",
-       "messages.0.role: Input should be 'user' or 'assistant', got \"system\""},
-      {R"({"model":"m","max_tokens":5,"messages":[{"role":"assistant"}]})",
-       "messages.0.content: Field required"},
-      {R"({"model":"m","max_tokens":5,"messages":[{"role":"user","content":false}]})",
-       "messages.0.content: Input should be a valid string or a list of content blocks"},
-      {R"({"model":"m","max_tokens":5,"messages":[{"role":"assistant","content":null}]})",
-       "messages.0.content: Input should be a valid string or a list of content blocks"},
-  };
-  for (const auto& [body, message] : anthropic) {
-    r = Post("/v1/messages", body);
-    EXPECT_EQ(r.status, 400) << body;
-    EXPECT_EQ(json::parse(r.body)["error"]["message"], message) << body;
-    EXPECT_EQ(json::parse(r.body)["type"], "error");
-  }
-  // OpenAI: an assistant message may omit content (a tool call).
-  EXPECT_EQ(Post("/v1/chat/completions",
-                 R"({"model":"m","messages":[{"role":"user","content":"x"},{"role":"assistant"}]})")
-                .status,
-            200);
-  EXPECT_EQ(
-      Post("/v1/chat/completions", R"({"model":"m","messages":[{"role":"user","content":"x"},)"
-                                   R"({"role":"assistant","content":null}]})")
-          .status,
-      200);
-  r = Call("GET", "/v1/chat/completions");
-  EXPECT_EQ(r.status, 405);
-  EXPECT_EQ(Header(r, "allow"), "POST");
-  r = Call("GET", "/v2/nothing");
-  EXPECT_EQ(r.status, 404);
-  EXPECT_EQ(json::parse(r.body)["error"]["message"], "Invalid URL (GET /v2/nothing)");
-  EXPECT_EQ(service_->TransportError(413, "/v1/messages").status, 413);
 }
 
 TEST_F(ServiceTest, AdminPutTakesEffectOnTheNextCall) {
