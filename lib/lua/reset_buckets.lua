@@ -10,16 +10,10 @@
 -- old counter, so tickets issued after the reset never reuse a number. The
 -- caller deletes the stale tickets, numbered 1..counter.
 --
--- KEYS[1] = "bp:{target}"
+-- KEYS[1] = "bp:{target}:state" (the zsets are named from it; prelude.lua)
 -- Reply: the ticket counter at the reset.
 
-local P = KEYS[1]
-local H = P .. ':state'
-local g = redis.call('HGET', H, 'g')
-local seq = 0
-if g then
-  seq = tonumber(string.match(g, '^%S+ %S+ %S+ %S+ %S+ %S+ (%S+) %S+$')) or 0
-end
+local seq = select(7, g_unpack(redis.call('HGET', H, 'g'))) or 0
 local drop = {}
 for _, f in ipairs(redis.call('HKEYS', H)) do
   local head = string.sub(f, 1, 2)
@@ -28,9 +22,6 @@ end
 for i = 1, #drop, 1000 do  -- unpack() has a stack limit
   redis.call('HDEL', H, unpack(drop, i, math.min(i + 999, #drop)))
 end
-redis.call('DEL', P .. ':bl', P .. ':bx', P .. ':seen')
-if seq > 0 then
-  -- GFMT of admit.lua: r t ts_us V Dr Dt seq evt_us
-  redis.call('HSET', H, 'g', string.format('0 0 0 0 0 0 %d 0', seq))
-end
+redis.call('DEL', BL, BX, SEEN)
+if seq > 0 then redis.call('HSET', H, 'g', g_pack(0, 0, 0, 0, 0, 0, seq, 0)) end
 return seq

@@ -65,7 +65,11 @@ enum class GateAblation {
   kNoPriority,  // one class: no L2 split, priority weights ignored
 };
 
-// The tenant id rule: 1-128 bytes of [A-Za-z0-9_.-].
+// The tenant id rule: 1-128 bytes of [A-Za-z0-9_.-]. The rule's owner is
+// lib/lua/prelude.lua (valid_tenant), which admit.lua and configure.lua
+// enforce; this is a mirror for checks before any call (bpctl flags, workload
+// files), compared with the script on every byte value and on the length
+// bounds by GateSchema.TenantRuleMirrorsThePrelude.
 bool ValidTenantName(std::string_view tenant);
 
 enum class Verdict { kAdmit, kDefer, kReject, kFailOpen };
@@ -124,7 +128,10 @@ struct GateOptions {
 };
 
 // Tuning of the fairness rule, stored in Valkey next to the caps (README "The
-// gate"). Defaults apply to fields never set.
+// gate"). Defaults apply to fields never set; their owner is
+// lib/lua/prelude.lua (default()), which the scripts apply. The initializers
+// below mirror them for a GateTuning built in C++, compared with the prelude
+// by GateSchema.TuningDefaultsMirrorThePrelude.
 struct GateTuning {
   // A queue ahead of the least backlogged tag is still admitted while it is
   // at most this far ahead in time at the fair rate (or one own quantum).
@@ -204,6 +211,10 @@ struct GateState {
   double l1_requests = 0;     // L1 level at l1_at_ms
   double l1_tokens = 0;
   double l1_at_ms = 0;        // script time of the last refill
+  // The target has bucket state: admitted to at least once (kept, at time 0,
+  // by ResetBuckets once a ticket was issued). Else the L1 levels above are
+  // the full cold bucket (0 when not configured).
+  bool has_bucket_state = false;
   double server_time_ms = 0;  // the server's TIME when State() read it
   double virtual_time = 0;    // V: least tag among backlogged queues
   // Adaptive caps, as of server_time_ms: the tuning switch, and each learned
@@ -270,15 +281,17 @@ class Gate {
   Status UnsetTenantWeight(const std::string& tenant);
   Status SetTuning(const GateTuning& tuning);
 
-  // Reads the target's configuration and state: O(active queues) commands,
-  // for tools and tests, not for the admission path.
+  // Reads the target's configuration and state in one atomic script call
+  // (lib/lua/state.lua; O(active queues) work on the server), for tools and
+  // tests, not for the admission path.
   Result<GateState> State();
   // Deletes every key of the target (configuration included). For tests and
   // between experiment runs; never while workers admit.
   Status Reset();
 
-  // Tools (bpctl), not the admission path. The target's configuration
-  // (O(configured tenants) commands); defaults for tuning fields never set.
+  // Tools (bpctl), not the admission path. The target's configuration in one
+  // script call (state.lua; O(fields of the state hash) on the server);
+  // defaults for tuning fields never set.
   Result<GateConfig> Config();
   // Replaces the whole configuration in one atomic configure.lua call: caps,
   // priority weights and tuning are written, and priority classes and tenant
