@@ -230,8 +230,9 @@ Decision Gate::Admit(const AdmitRequest& request) {
   {
     std::lock_guard lock(impl_->mu);
     Status s = impl_->EnsureConnected(o.command_timeout_ms);
-    Result<ValkeyReply> r = s.ok() ? impl_->conn.EvalScript(lua::kAdmitLua, {impl_->state_key}, args)
-                                   : Result<ValkeyReply>(s);
+    Result<ValkeyReply> r = s.ok()
+                                ? impl_->conn.EvalScript(lua::kAdmitLua, {impl_->state_key}, args)
+                                : Result<ValkeyReply>(s);
     failure = ParseAdmitReply(r, &d);
     if (failure.empty()) {
       if (d.verdict == Verdict::kAdmit) impl_->admits++;

@@ -210,7 +210,7 @@ struct GateState {
   std::vector<double> omega;  // omega_1..omega_K as configured
   double l1_requests = 0;     // L1 level at l1_at_ms
   double l1_tokens = 0;
-  double l1_at_ms = 0;        // script time of the last refill
+  double l1_at_ms = 0;  // script time of the last refill
   // The target has bucket state: admitted to at least once (kept, at time 0,
   // by ResetBuckets once a ticket was issued). Else the L1 levels above are
   // the full cold bucket (0 when not configured).
