@@ -46,7 +46,14 @@ if not creq or not ctok or creq < 0 or ctok < 0 or maxtok < 0 or creq ~= math.fl
   return redis.error_reply('ERR bp: costs must be integers >= 0')
 end
 if now <= 0 then now = server_us() end
-if ablation == 'nopriority' then k = 1 end
+-- The class as text: ARGV[2] itself when canonical (formatting a number
+-- costs more than this match), else the number formatted.
+local kstr = ARGV[2]
+if ablation == 'nopriority' then
+  k, kstr = 1, '1'
+elseif not string.find(kstr, '^[1-9]%d*$') then
+  kstr = string.format('%d', k)
+end
 -- L1 debits tdebit (reservation: the worst case prompt + max_tokens, so L1
 -- never admits more than the cap). The fair rule charges ttag, the estimate
 -- (prompt tokens), in every mode: release corrects the tag to the actual
@@ -55,11 +62,12 @@ if ablation == 'nopriority' then k = 1 end
 -- C_t / (prompt + max_tokens) calls per second).
 local tdebit, ttag = ctok, ctok
 if mode == 'reservation' then tdebit = ctok + maxtok end
-local qid = k .. ':' .. tenant
+local qid = kstr .. ':' .. tenant
+local qfield, cfield = 'q:' .. qid, 'c:' .. kstr
 
 ---------------------------------------------------------------- one read
-local s = redis.call('HMGET', H, 'cfg', 'omega:' .. k, 'tw:' .. tenant, 'g', 'q:' .. qid,
-  'c:' .. k, 'ad', 'l1hold')
+local s = redis.call('HMGET', H, 'cfg', 'omega:' .. kstr, 'tw:' .. tenant, 'g', qfield, cfield,
+  'ad', 'l1hold')
 -- cfg (configure.lua; read on every call: hot updates, I2)
 local Cr, Ct, burst, omega_sum, lend, slack_us, grace_us, ticket_ttl, maxr, maxt =
   cfg_unpack(s[1])
@@ -119,23 +127,23 @@ if ts < now then ts = now end
 -- D_d (eq. 1). SEEN scores are refreshed every ttl / 8, so an idle queue is
 -- evicted after between 7/8 and 1 times the TTL.
 local qF, qT, qdr, qdt, qbl, qzs, qna, qnd, qnl = q_unpack(s[5])
-local function leave_backlog(id)
-  local F, T, dr, dt, _, zs, na, nd, nl
-  if id == qid then
-    F, T, dr, dt, zs, na, nd, nl = qF, qT, qdr, qdt, qzs, qna, qnd, qnl
-    qdr, qdt, qbl = 0, 0, 0
-  else
-    F, T, dr, dt, _, zs, na, nd, nl = q_unpack(redis.call('HGET', H, 'q:' .. id))
-  end
-  if F then
-    Dr, Dt = Dr - (dr or 0), Dt - (dt or 0)
-    redis.call('HSET', H, 'q:' .. id, q_pack(F, T or 0, 0, 0, 0, zs or 0, na or 0, nd or 0,
-      nl or 0))
-  end
-  redis.call('ZREM', BL, id)
-  redis.call('ZREM', BX, id)
-end
 if not evt or now >= evt + 10000 or now < evt then
+  local function leave_backlog(id)
+    local F, T, dr, dt, _, zs, na, nd, nl
+    if id == qid then
+      F, T, dr, dt, zs, na, nd, nl = qF, qT, qdr, qdt, qzs, qna, qnd, qnl
+      qdr, qdt, qbl = 0, 0, 0
+    else
+      F, T, dr, dt, _, zs, na, nd, nl = q_unpack(redis.call('HGET', H, 'q:' .. id))
+    end
+    if F then
+      Dr, Dt = Dr - (dr or 0), Dt - (dt or 0)
+      redis.call('HSET', H, 'q:' .. id, q_pack(F, T or 0, 0, 0, 0, zs or 0, na or 0, nd or 0,
+        nl or 0))
+    end
+    redis.call('ZREM', BL, id)
+    redis.call('ZREM', BX, id)
+  end
   evt = now
   for _, id in ipairs(redis.call('ZRANGEBYSCORE', BX, '-inf', now, 'LIMIT', '0', '8')) do
     leave_backlog(id)
@@ -219,16 +227,20 @@ if l1_ok and (fair or lent) then
   if mode ~= 'estimate' then
     seq = seq + 1
     ticket = string.format('%d', seq)
-    local abl = (ablation == 'nodrf' and 1) or (ablation == 'nopriority' and 2) or 0
-    redis.call('SET', P .. ':tk:' .. ticket, string.format('%d %d %d %d %s %d', k, creq, tdebit,
-      abl, qid, ttag), 'PX', string.format('%d', ticket_ttl))
+    -- The ticket's text from the arguments' own text where it can (no
+    -- number formatting); release.lua reads it with tonumber.
+    local abl = (ablation == 'nodrf' and ' 1 ') or (ablation == 'nopriority' and ' 2 ') or ' 0 '
+    local debit_text = ARGV[4]
+    if tdebit ~= ctok then debit_text = string.format('%d', tdebit) end
+    redis.call('SET', P .. ':tk:' .. ticket, kstr .. ' ' .. ARGV[3] .. ' ' .. debit_text .. abl
+      .. qid .. ' ' .. ARGV[4], 'PX', string.format('%d', ticket_ttl))
   end
   local cr, ct = c_unpack(s[6])  -- per-class admitted requests and tokens (L2 view)
   if hold_q == qid then redis.call('HDEL', H, 'l1hold') end  -- the holder got its turn
   redis.call('HSET', H, 'g', g_pack(r, t, ts, V, Dr, Dt, seq, evt),
-    'q:' .. qid, q_pack(F, qT or 0, qdr or 0, qdt or 0, qbl or 0, zs, (qna or 0) + 1, qnd or 0,
+    qfield, q_pack(F, qT or 0, qdr or 0, qdt or 0, qbl or 0, zs, (qna or 0) + 1, qnd or 0,
       (qnl or 0) + (lent and 1 or 0)),
-    'c:' .. k, c_pack(cr + creq, ct + tdebit))
+    cfield, c_pack(cr + creq, ct + tdebit))
   return {'ADMIT', ticket}
 end
 
@@ -274,6 +286,6 @@ end
 redis.call('ZADD', BL, S, qid)
 redis.call('ZADD', BX, 'GT', now + (delta_ms * 1000) + grace_us, qid)
 redis.call('HSET', H, 'g', g_pack(r, t, ts, V, Dr, Dt, seq, evt),
-  'q:' .. qid, q_pack(S, now + delta_ms * 1000, my_dr, my_dt, 1, zs, qna or 0, (qnd or 0) + 1,
+  qfield, q_pack(S, now + delta_ms * 1000, my_dr, my_dt, 1, zs, qna or 0, (qnd or 0) + 1,
     qnl or 0))
 return {'DEFER', delta_ms, binding}
