@@ -33,7 +33,7 @@ local k = tonumber(ARGV[2])
 local creq, ctok = tonumber(ARGV[3]), tonumber(ARGV[4])
 local maxtok = tonumber(ARGV[5]) or 0
 local mode, ablation = ARGV[6], ARGV[7]
-local ttl = (tonumber(ARGV[8]) or default('queue_ttl_ms')) * 1000
+local ttl = (tonumber(ARGV[8]) or DEFAULT_QUEUE_TTL_MS) * 1000
 local now = (tonumber(ARGV[9] or '0') or 0) * 1000
 if not valid_tenant(tenant) then
   return redis.error_reply('ERR bp: tenant must match ' .. TENANT_RULE)
@@ -70,7 +70,7 @@ local s = redis.call('HMGET', H, 'cfg', 'omega:' .. kstr, 'tw:' .. tenant, 'g', 
   'ad', 'l1hold')
 -- cfg (configure.lua; read on every call: hot updates, I2)
 local Cr, Ct, burst, omega_sum, lend, slack_us, grace_us, ticket_ttl, maxr, maxt =
-  cfg_unpack(s[1])
+  rec(CFGREC, CFGLEN, s[1])
 if not Cr or Cr <= 0 then
   return redis.error_reply('ERR bp: target not configured (set caps)')
 end
@@ -113,7 +113,7 @@ if s[7] then
 end
 
 ---------------------------------------------------------------- L1 refill
-local r, t, ts, V, Dr, Dt, seq, evt = g_unpack(s[4])
+local r, t, ts, V, Dr, Dt, seq, evt = rec(GREC, GLEN, s[4])
 r, t, ts = r or capr, t or capt, ts or now
 V, Dr, Dt, seq = V or 0, Dr or 0, Dt or 0, seq or 0
 local el = math.max(0, now - ts)
@@ -126,7 +126,7 @@ if ts < now then ts = now end
 -- at most once per 10 ms. Leaving the backlog subtracts the queue's share of
 -- D_d (eq. 1). SEEN scores are refreshed every ttl / 8, so an idle queue is
 -- evicted after between 7/8 and 1 times the TTL.
-local qF, qT, qdr, qdt, qbl, qzs, qna, qnd, qnl = q_unpack(s[5])
+local qF, qT, qdr, qdt, qbl, qzs, qna, qnd, qnl = rec(QREC, QLEN, s[5])
 if not evt or now >= evt + 10000 or now < evt then
   local function leave_backlog(id)
     local F, T, dr, dt, _, zs, na, nd, nl
@@ -134,12 +134,12 @@ if not evt or now >= evt + 10000 or now < evt then
       F, T, dr, dt, zs, na, nd, nl = qF, qT, qdr, qdt, qzs, qna, qnd, qnl
       qdr, qdt, qbl = 0, 0, 0
     else
-      F, T, dr, dt, _, zs, na, nd, nl = q_unpack(redis.call('HGET', H, 'q:' .. id))
+      F, T, dr, dt, _, zs, na, nd, nl = rec(QREC, QLEN, redis.call('HGET', H, 'q:' .. id))
     end
     if F then
       Dr, Dt = Dr - (dr or 0), Dt - (dt or 0)
-      redis.call('HSET', H, 'q:' .. id, q_pack(F, T or 0, 0, 0, 0, zs or 0, na or 0, nd or 0,
-        nl or 0))
+      redis.call('HSET', H, 'q:' .. id, struct.pack(QREC, 1, F, T or 0, 0, 0, 0, zs or 0, na or 0,
+        nd or 0, nl or 0))
     end
     redis.call('ZREM', BL, id)
     redis.call('ZREM', BX, id)
@@ -235,12 +235,12 @@ if l1_ok and (fair or lent) then
     redis.call('SET', P .. ':tk:' .. ticket, kstr .. ' ' .. ARGV[3] .. ' ' .. debit_text .. abl
       .. qid .. ' ' .. ARGV[4], 'PX', string.format('%d', ticket_ttl))
   end
-  local cr, ct = c_unpack(s[6])  -- per-class admitted requests and tokens (L2 view)
+  local cr, ct = rec(CREC, CLEN, s[6])  -- per-class admitted requests and tokens (L2 view)
   if hold_q == qid then redis.call('HDEL', H, 'l1hold') end  -- the holder got its turn
-  redis.call('HSET', H, 'g', g_pack(r, t, ts, V, Dr, Dt, seq, evt),
-    qfield, q_pack(F, qT or 0, qdr or 0, qdt or 0, qbl or 0, zs, (qna or 0) + 1, qnd or 0,
-      (qnl or 0) + (lent and 1 or 0)),
-    cfield, c_pack(cr + creq, ct + tdebit))
+  redis.call('HSET', H, 'g', struct.pack(GREC, 1, r, t, ts, V, Dr, Dt, seq, evt),
+    qfield, struct.pack(QREC, 1, F, qT or 0, qdr or 0, qdt or 0, qbl or 0, zs, (qna or 0) + 1,
+      qnd or 0, (qnl or 0) + (lent and 1 or 0)),
+    cfield, struct.pack(CREC, 1, (cr or 0) + creq, (ct or 0) + tdebit))
   return {'ADMIT', ticket}
 end
 
@@ -285,7 +285,7 @@ else
 end
 redis.call('ZADD', BL, S, qid)
 redis.call('ZADD', BX, 'GT', now + (delta_ms * 1000) + grace_us, qid)
-redis.call('HSET', H, 'g', g_pack(r, t, ts, V, Dr, Dt, seq, evt),
-  qfield, q_pack(S, now + delta_ms * 1000, my_dr, my_dt, 1, zs, qna or 0, (qnd or 0) + 1,
-    qnl or 0))
+redis.call('HSET', H, 'g', struct.pack(GREC, 1, r, t, ts, V, Dr, Dt, seq, evt),
+  qfield, struct.pack(QREC, 1, S, now + delta_ms * 1000, my_dr, my_dt, 1, zs, qna or 0,
+    (qnd or 0) + 1, qnl or 0))
 return {'DEFER', delta_ms, binding}

@@ -64,7 +64,7 @@ if ad[1] ~= '1' then
   redis.call('HDEL', H, 'ad')
 elseif ad[2] then
   local a = ad_unpack(ad[2])
-  local tau = (tonumber(ad[3]) or default('adapt_recover_ms')) * 1000
+  local tau = (tonumber(ad[3]) or DEFAULT_ADAPT_RECOVER_MS) * 1000
   if a and a[5] ~= tau and tau > 0 then
     local now = server_us()
     for _, i in ipairs({1, 3}) do
@@ -83,7 +83,9 @@ if not f[1] then
   return 0
 end
 local function num(i, d) return tonumber(f[i]) or d end
-redis.call('HSET', H, 'cfg', cfg_pack(num(1, 0), num(2, 0), num(3, default('burst_s')),
-  num(4, 0), num(5, default('lend_fraction')), num(6, default('slack_ms')),
-  num(7, default('grace_ms')), num(8, default('ticket_ttl_ms')), num(9, 0), num(10, 0)))
+-- cfg = Cr Ct burst omega_sum lend slack_ms grace_ms ticket_ttl_ms
+--       max_cost_requests max_cost_tokens (prelude.lua)
+redis.call('HSET', H, 'cfg', struct.pack(CFGREC, 1, num(1, 0), num(2, 0), num(3, DEFAULT_BURST_S),
+  num(4, 0), num(5, DEFAULT_LEND_FRACTION), num(6, DEFAULT_SLACK_MS), num(7, DEFAULT_GRACE_MS),
+  num(8, DEFAULT_TICKET_TTL_MS), num(9, 0), num(10, 0)))
 return 1

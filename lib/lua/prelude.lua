@@ -6,7 +6,7 @@
 -- only here: the key names, the layout of the packed records and their
 -- decoding, the tuning defaults, the tenant-name rule and the queue weight
 -- rule. C++ decodes none of them (bp::Gate reads through state.lua, which
--- answers named fields). It runs on every call, so it only defines (a few
+-- answers named fields). It runs on every call, so it only defines (six
 -- closures, no tables) and checks KEYS[1]; it calls no command.
 
 ---------------------------------------------------------------- keys
@@ -41,41 +41,16 @@ local BL, BX, SEEN = P .. ':bl', P .. ':bx', P .. ':seen'
 --             rebuilt by configure.lua from the fields below with the
 --             defaults applied (omega_sum 0 = no priority weights, max cost
 --             0 = the default, one minute of cap)
-local GREC, QREC, CREC, CFGREC = '<Bdddddddd', '<Bddddddddd', '<Bdd', '<Bdddddddddd'
-local function g_unpack(s)  -- r, t, ts_us, V, Dr, Dt, seq, evt_us
-  if s and #s == 65 and string.byte(s) == 1 then
-    local _, r, t, ts, V, Dr, Dt, seq, evt = struct.unpack(GREC, s)
-    return r, t, ts, V, Dr, Dt, seq, evt
-  end
-end
-local function g_pack(r, t, ts, V, Dr, Dt, seq, evt)
-  return struct.pack(GREC, 1, r, t, ts, V, Dr, Dt, seq, evt)
-end
-local function q_unpack(s)  -- F, T_us, dr, dt, bl, zs_us, admits, defers, lent
-  if s and #s == 73 and string.byte(s) == 1 then
-    local _, F, T, dr, dt, bl, zs, na, nd, nl = struct.unpack(QREC, s)
-    return F, T, dr, dt, bl, zs, na, nd, nl
-  end
-end
-local function q_pack(F, T, dr, dt, bl, zs, na, nd, nl)
-  return struct.pack(QREC, 1, F, T, dr, dt, bl, zs, na, nd, nl)
-end
-local function c_unpack(s)  -- requests, tokens (0, 0 when absent)
-  if s and #s == 17 and string.byte(s) == 1 then
-    local _, r, t = struct.unpack(CREC, s)
-    return r, t
-  end
-  return 0, 0
-end
-local function c_pack(r, t) return struct.pack(CREC, 1, r, t) end
-local function cfg_unpack(s)  -- the cfg values above, or nil (not configured)
-  if s and #s == 81 and string.byte(s) == 1 then
-    local _, Cr, Ct, burst, osum, lend, slack, grace, ttl, mr, mt = struct.unpack(CFGREC, s)
-    return Cr, Ct, burst, osum, lend, slack, grace, ttl, mr, mt
-  end
-end
-local function cfg_pack(Cr, Ct, burst, osum, lend, slack, grace, ttl, mr, mt)
-  return struct.pack(CFGREC, 1, Cr, Ct, burst, osum, lend, slack, grace, ttl, mr, mt)
+local GREC, GLEN = '<Bdddddddd', 65
+local QREC, QLEN = '<Bddddddddd', 73
+local CREC, CLEN = '<Bdd', 17
+local CFGREC, CFGLEN = '<Bdddddddddd', 81
+-- The values of record s in the order above, or nothing when s is absent or
+-- foreign: rec(GREC, GLEN, s). Writing one: struct.pack(GREC, 1, values...).
+-- (Helpers are few on purpose: every function here is a closure made anew
+-- on each call, and closures and their garbage cost measurably.)
+local function rec(fmt, len, s)
+  if s and #s == len and string.byte(s) == 1 then return select(2, struct.unpack(fmt, s)) end
 end
 
 -- Text fields (rarely written): 'ad' (adaptive caps, release.lua) =
@@ -99,22 +74,13 @@ local function learned(f, t, tau, now)
 end
 
 ---------------------------------------------------------------- defaults
--- Tuning defaults (bp::GateTuning mirrors them; a test compares), used for
--- fields never set: configure.lua puts them into cfg, release.lua and
--- state.lua read them here.
-local function default(field)
-  if field == 'burst_s' then return 1
-  elseif field == 'lend_fraction' then return 0.5
-  elseif field == 'slack_ms' then return 50
-  elseif field == 'grace_ms' then return 200
-  elseif field == 'ticket_ttl_ms' then return 600000
-  elseif field == 'adapt_beta' then return 0.7
-  elseif field == 'adapt_recover_ms' then return 120000
-  elseif field == 'adapt_window_ms' then return 2000
-  elseif field == 'adapt_min_429' then return 4
-  elseif field == 'queue_ttl_ms' then return 10000
-  end
-end
+-- Tuning defaults for fields never set (bp::GateTuning mirrors them; a test
+-- compares): configure.lua puts them into cfg, release.lua and state.lua
+-- read them here.
+local DEFAULT_BURST_S, DEFAULT_LEND_FRACTION, DEFAULT_SLACK_MS = 1, 0.5, 50
+local DEFAULT_GRACE_MS, DEFAULT_TICKET_TTL_MS, DEFAULT_QUEUE_TTL_MS = 200, 600000, 10000
+local DEFAULT_ADAPT_BETA, DEFAULT_ADAPT_RECOVER_MS = 0.7, 120000
+local DEFAULT_ADAPT_WINDOW_MS, DEFAULT_ADAPT_MIN_429 = 2000, 4
 
 ---------------------------------------------------------------- rules
 -- Tenant ids: 1-128 bytes of [A-Za-z0-9_.-] (bp::ValidTenantName mirrors

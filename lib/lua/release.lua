@@ -61,20 +61,21 @@ if now <= 0 then now = server_us() end
 local s = redis.call('HMGET', H, 'cfg', 'g', 'q:' .. qid, 'c:' .. k, 'tw:' .. tenant,
   'omega:' .. k, 'ad', 'adapt', 'adapt_beta', 'adapt_recover_ms', 'adapt_window_ms',
   'adapt_min_429')
-local Cr, Ct, burst = cfg_unpack(s[1])
+local Cr, Ct, burst = rec(CFGREC, CFGLEN, s[1])
 if not Cr or Cr <= 0 then return 1 end
 local capr, capt = Cr * burst, Ct * burst
 
 -- Adaptive caps: the learned fractions now, then a 429's decrease.
 local a = ad_unpack(s[7]) or {}
-local tau = a[5] or (tonumber(s[10]) or default('adapt_recover_ms')) * 1000
+local tau = a[5] or (tonumber(s[10]) or DEFAULT_ADAPT_RECOVER_MS) * 1000
 local fr, ft = learned(a[1], a[2], tau, now), learned(a[3], a[4], tau, now)
 if s[8] == '1' and ARGV[5] == '429' then
   local function arg(i) return tonumber(ARGV[i] or '') or -1 end
   local bound, ra = ARGV[6] or '', arg(7)
   local rem_r, rst_r, rem_t, rst_t = arg(8), arg(9), arg(10), arg(11)
-  local win = (tonumber(s[11]) or default('adapt_window_ms')) * 1000
-  local beta, m = tonumber(s[9]) or default('adapt_beta'), tonumber(s[12]) or default('adapt_min_429')
+  local win = (tonumber(s[11]) or DEFAULT_ADAPT_WINDOW_MS) * 1000
+  local beta = tonumber(s[9]) or DEFAULT_ADAPT_BETA
+  local m = tonumber(s[12]) or DEFAULT_ADAPT_MIN_429
   local ws, n, h = a[6], {a[7] or 0, a[8] or 0}, {a[9] or 0, a[10] or 0}
   local f, t = {fr, ft}, {a[2] or now, a[4] or now}
   local base = {a[1] or 1, a[3] or 1}
@@ -113,17 +114,18 @@ if refused then dr = 0 end
 
 -- L1: refill to now, then apply the signed difference (may go below zero:
 -- a debt that later admissions wait out).
-local r, t, ts, V, Dr, Dt, seq, evt = g_unpack(s[2])
+local r, t, ts, V, Dr, Dt, seq, evt = rec(GREC, GLEN, s[2])
 r, t, ts = r or capr, t or capt, ts or now
 local el = math.max(0, now - ts)
 r = math.min(capr, r + Cr * el / 1e6 - dr)
 t = math.min(capt, t + Ct * el / 1e6 - dt)
-local hw = {'g', g_pack(r, t, math.max(ts, now), V or 0, Dr or 0, Dt or 0, seq or 0, evt or 0)}
-local cr, ct = c_unpack(s[4])
-hw[3], hw[4] = 'c:' .. k, c_pack(cr + dr, ct + dt)
+local hw = {'g', struct.pack(GREC, 1, r, t, math.max(ts, now), V or 0, Dr or 0, Dt or 0, seq or 0,
+  evt or 0)}
+local cr, ct = rec(CREC, CLEN, s[4])
+hw[3], hw[4] = 'c:' .. k, struct.pack(CREC, 1, (cr or 0) + dr, (ct or 0) + dt)
 
 -- L3: the queue's tag moves by the change in its dominant share.
-local qF, qT, qdr, qdt, qbl, qzs, qna, qnd, qnl = q_unpack(s[3])
+local qF, qT, qdr, qdt, qbl, qzs, qna, qnd, qnl = rec(QREC, QLEN, s[3])
 if qF then
   local function sig(req, tok)
     local x = req / Cr
@@ -135,7 +137,7 @@ if qF then
   if refused then dF = -sig(dreq, ttok) / w end
   if dF ~= 0 then
     qF = qF + dF
-    hw[5], hw[6] = 'q:' .. qid, q_pack(qF, qT, qdr, qdt, qbl, qzs, qna, qnd, qnl)
+    hw[5], hw[6] = 'q:' .. qid, struct.pack(QREC, 1, qF, qT, qdr, qdt, qbl, qzs, qna, qnd, qnl)
     redis.call('ZADD', BL, 'XX', qF, qid)  -- only if backlogged
   end
 end

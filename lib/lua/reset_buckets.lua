@@ -13,7 +13,7 @@
 -- KEYS[1] = "bp:{target}:state" (the zsets are named from it; prelude.lua)
 -- Reply: the ticket counter at the reset.
 
-local seq = select(7, g_unpack(redis.call('HGET', H, 'g'))) or 0
+local seq = select(7, rec(GREC, GLEN, redis.call('HGET', H, 'g'))) or 0
 local drop = {}
 for _, f in ipairs(redis.call('HKEYS', H)) do
   local head = string.sub(f, 1, 2)
@@ -23,5 +23,7 @@ for i = 1, #drop, 1000 do  -- unpack() has a stack limit
   redis.call('HDEL', H, unpack(drop, i, math.min(i + 999, #drop)))
 end
 redis.call('DEL', BL, BX, SEEN)
-if seq > 0 then redis.call('HSET', H, 'g', g_pack(0, 0, 0, 0, 0, 0, seq, 0)) end
+if seq > 0 then  -- empty buckets at time 0, the counter kept
+  redis.call('HSET', H, 'g', struct.pack(GREC, 1, 0, 0, 0, 0, 0, 0, seq, 0))
+end
 return seq

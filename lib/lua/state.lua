@@ -41,7 +41,7 @@ put('configured', configured and '1' or '0')
 if configured then
   put('requests_per_s', fmt(tonumber(c[1]) or 0))
   put('tokens_per_s', fmt(tonumber(c[2]) or 0))
-  put('burst_s', fmt(tonumber(c[3]) or default('burst_s')))
+  put('burst_s', fmt(tonumber(c[3]) or DEFAULT_BURST_S))
   put('max_cost_requests', fmt(tonumber(c[4]) or 0))
   put('max_cost_tokens', fmt(tonumber(c[5]) or 0))
 end
@@ -52,10 +52,13 @@ put('omega', omega)
 put('adapt', c[7] == '1' and '1' or '0')
 
 if what == 'config' then
-  local fields = {'slack_ms', 'lend_fraction', 'grace_ms', 'ticket_ttl_ms', 'adapt_beta',
-    'adapt_recover_ms', 'adapt_window_ms', 'adapt_min_429'}
-  local v = redis.call('HMGET', H, unpack(fields))
-  for i, name in ipairs(fields) do put(name, fmt(tonumber(v[i]) or default(name))) end
+  local fields = {'slack_ms', DEFAULT_SLACK_MS, 'lend_fraction', DEFAULT_LEND_FRACTION,
+    'grace_ms', DEFAULT_GRACE_MS, 'ticket_ttl_ms', DEFAULT_TICKET_TTL_MS, 'adapt_beta',
+    DEFAULT_ADAPT_BETA, 'adapt_recover_ms', DEFAULT_ADAPT_RECOVER_MS, 'adapt_window_ms',
+    DEFAULT_ADAPT_WINDOW_MS, 'adapt_min_429', DEFAULT_ADAPT_MIN_429}
+  for i = 1, #fields, 2 do
+    put(fields[i], fmt(tonumber(redis.call('HGET', H, fields[i])) or fields[i + 1]))
+  end
   local tw, cursor = {}, '0'
   repeat
     local page = redis.call('HSCAN', H, cursor, 'MATCH', 'tw:*', 'COUNT', '1000')
@@ -71,14 +74,14 @@ end
 
 local creq, ctok = {}, {}
 for k = 1, math.max(classes, 1) do
-  creq[k], ctok[k] = c_unpack(redis.call('HGET', H, 'c:' .. k))
-  creq[k], ctok[k] = fmt(creq[k]), fmt(ctok[k])
+  local r, t = rec(CREC, CLEN, redis.call('HGET', H, 'c:' .. k))
+  creq[k], ctok[k] = fmt(r or 0), fmt(t or 0)
 end
 put('class_requests', creq)
 put('class_tokens', ctok)
 local now = server_us()
 put('server_time_ms', fmt(now / 1000))
-local r, t, ts, V, _, _, seq = g_unpack(redis.call('HGET', H, 'g'))
+local r, t, ts, V, _, _, seq = rec(GREC, GLEN, redis.call('HGET', H, 'g'))
 if r then
   put('l1_requests', fmt(r))
   put('l1_tokens', fmt(t))
@@ -86,7 +89,7 @@ if r then
   put('virtual_time', fmt(V))
   put('tickets', fmt(seq))
 elseif configured then  -- never admitted to: a cold bucket is full
-  local burst = tonumber(c[3]) or default('burst_s')
+  local burst = tonumber(c[3]) or DEFAULT_BURST_S
   put('l1_requests', fmt((tonumber(c[1]) or 0) * burst))
   put('l1_tokens', fmt((tonumber(c[2]) or 0) * burst))
 end
@@ -102,7 +105,7 @@ local queues = {}
 for _, id in ipairs(redis.call('ZRANGE', SEEN, '0', '-1')) do
   local k, tenant = string.match(id, '^([^:]*):(.*)$')
   local qv = redis.call('HMGET', H, 'q:' .. id, 'tw:' .. (tenant or ''), 'omega:' .. (k or ''))
-  local F, _, _, _, bl, _, na, nd, nl = q_unpack(qv[1])
+  local F, _, _, _, bl, _, na, nd, nl = rec(QREC, QLEN, qv[1])
   if k and F then
     queues[#queues + 1] = {'tenant', tenant, 'priority', k, 'weight',
       fmt(queue_weight(qv[2], qv[3], no_priority)), 'tag', fmt(F), 'backlogged',
