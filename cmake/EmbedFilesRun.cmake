@@ -16,7 +16,12 @@ foreach(f IN LISTS FILES)
     string(APPEND sym "${first}${rest}")
   endforeach()
   file(READ "${f}" body)
-  string(APPEND content "extern const std::string_view ${sym};\nconst std::string_view ${sym} = R\"__bp_embed__(${prelude}${body})__bp_embed__\";\n")
+  if(PRELUDE)
+    # A first line naming the script: texts that share the prelude then
+    # differ from their first bytes (clients cache scripts by their text).
+    set(body "-- ${name}: lib/lua/prelude.lua, then ${name}\n${prelude}${body}")
+  endif()
+  string(APPEND content "extern const std::string_view ${sym};\nconst std::string_view ${sym} = R\"__bp_embed__(${body})__bp_embed__\";\n")
 endforeach()
 string(APPEND content "}  // namespace ${NS}\n")
 file(WRITE "${OUT}" "${content}")
