@@ -19,7 +19,8 @@ foreach(f IN LISTS FILES)
   if(PRELUDE)
     # A first line naming the script: texts that share the prelude then
     # differ from their first bytes (clients cache scripts by their text).
-    set(body "-- ${name}: lib/lua/prelude.lua, then ${name}\n${prelude}${body}")
+    get_filename_component(prelude_name "${PRELUDE}" NAME)
+    set(body "-- ${name}: ${prelude_name}, then ${name}\n${prelude}${body}")
   endif()
   string(APPEND content "extern const std::string_view ${sym};\nconst std::string_view ${sym} = R\"__bp_embed__(${body})__bp_embed__\";\n")
 endforeach()

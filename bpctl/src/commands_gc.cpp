@@ -85,7 +85,7 @@ int GcCmd(const Invocation& in) {
         const std::string target = TargetOf(k.str);
         if (target.empty()) continue;  // e.g. a dry-run copy bp:{T}:dry:<hex>:state
         // The target's last admission, read through the gate's state.lua
-        // (the record layouts belong to lib/lua/prelude.lua), on this node.
+        // (the record layouts belong to lib/gate/lua/prelude.lua), on this node.
         GateOptions o;
         o.url = node;
         o.target = target;

@@ -2,7 +2,7 @@
 // (I2: the admit script reads them on every call) through configure.lua, the
 // state snapshot used by bpctl and the tests (state.lua's named fields, read
 // in one atomic call), and Reset. The key schema and its records belong to
-// lib/lua/prelude.lua; nothing here decodes them.
+// lib/gate/lua/prelude.lua; nothing here decodes them.
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>

@@ -66,7 +66,7 @@ enum class GateAblation {
 };
 
 // The tenant id rule: 1-128 bytes of [A-Za-z0-9_.-]. The rule's owner is
-// lib/lua/prelude.lua (valid_tenant), which admit.lua and configure.lua
+// lib/gate/lua/prelude.lua (valid_tenant), which admit.lua and configure.lua
 // enforce; this is a mirror for checks before any call (bpctl flags, workload
 // files), compared with the script on every byte value and on the length
 // bounds by GateSchema.TenantRuleMirrorsThePrelude.
@@ -129,7 +129,7 @@ struct GateOptions {
 
 // Tuning of the fairness rule, stored in Valkey next to the caps (README "The
 // gate"). Defaults apply to fields never set; their owner is
-// lib/lua/prelude.lua (default()), which the scripts apply. The initializers
+// lib/gate/lua/prelude.lua (DEFAULT_*), which the scripts apply. The initializers
 // below mirror them for a GateTuning built in C++, compared with the prelude
 // by GateSchema.TuningDefaultsMirrorThePrelude.
 struct GateTuning {
@@ -282,7 +282,7 @@ class Gate {
   Status SetTuning(const GateTuning& tuning);
 
   // Reads the target's configuration and state in one atomic script call
-  // (lib/lua/state.lua; O(active queues) work on the server), for tools and
+  // (lib/gate/lua/state.lua; O(active queues) work on the server), for tools and
   // tests, not for the admission path.
   Result<GateState> State();
   // Deletes every key of the target (configuration included). For tests and
