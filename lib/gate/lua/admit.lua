@@ -13,7 +13,7 @@
 -- split omega_k / sum(omega)) is realized by the weights; per-class admitted
 -- totals are kept for bpctl.
 --
--- Cost: 5-7 Valkey commands per call (TIME, an HMGET of eight fields and an
+-- Cost: 5-7 Valkey commands per call (TIME, an HMGET of six fields and an
 -- HSET of three records of the state hash, a ZRANGE of the two least tags,
 -- a ZADD when backlogged, a SET for the ticket), O(log n) in the n active
 -- queues. Eviction is bounded (at most 12 queues) and runs at most once per
@@ -66,23 +66,26 @@ local qid = kstr .. ':' .. tenant
 local qfield, cfield = 'q:' .. qid, 'c:' .. kstr
 
 ---------------------------------------------------------------- one read
-local s = redis.call('HMGET', H, 'cfg', 'omega:' .. kstr, 'tw:' .. tenant, 'g', qfield, cfield,
-  'ad', 'l1hold')
--- cfg (configure.lua; read on every call: hot updates, I2)
-local Cr, Ct, burst, omega_sum, lend, slack_us, grace_us, ticket_ttl, maxr, maxt =
-  rec(CFGREC, CFGLEN, s[1])
+local s = redis.call('HMGET', H, 'cfg', 'tw:' .. tenant, 'g', qfield, cfield, 'l1hold')
+-- cfg (configure.lua; read on every call: hot updates, I2), with omega_k
+local Cr, Ct, burst, omega_sum, lend, slack_us, grace_us, ticket_ttl, maxr, maxt, adapt,
+  classes = rec(CFGREC, CFGLEN, s[1])
 if not Cr or Cr <= 0 then
   return redis.error_reply('ERR bp: target not configured (set caps)')
 end
 slack_us, grace_us = slack_us * 1000, grace_us * 1000
+local omega
+if k <= classes and #s[1] >= CFGLEN + 8 * k then
+  omega = struct.unpack('<d', s[1], CFGLEN + 1 + 8 * (k - 1))
+end
 -- A class beyond the configured omega_1..omega_K would get the default weight
 -- 1 and could outrank P1 (omega_1 < 1): refuse it. Without priority weights
 -- (omega_sum 0) every class has weight 1.
-if not s[2] and omega_sum > 0 then
+if not omega and omega_sum > 0 then
   return {'REJECT', string.format('priority %d above the configured classes 1..%s',
     k, redis.call('HGET', H, 'classes') or '?')}
 end
-local w = queue_weight(s[3], s[2], ablation == 'nopriority')
+local w = queue_weight(s[2], omega, ablation == 'nopriority')
 local capr, capt = Cr * burst, Ct * burst
 -- Largest admissible cost per dimension: the provider's own capacity for one
 -- window (max_cost_*, set by the operator), else one minute of cap (RPM, TPM),
@@ -104,8 +107,8 @@ end
 -- tuning switch adapt is on): the learned fraction f_d of each cap. L1
 -- refills and equation (1) use the learned caps; the burst capacity (and so
 -- REJECT) stays at the configured ones.
-if s[7] then
-  local a = ad_unpack(s[7])
+if adapt == 1 then
+  local a = ad_unpack(redis.call('HGET', H, 'ad'))
   if a then
     Cr = Cr * learned(a[1], a[2], a[5], now)
     Ct = Ct * learned(a[3], a[4], a[5], now)
@@ -113,7 +116,7 @@ if s[7] then
 end
 
 ---------------------------------------------------------------- L1 refill
-local r, t, ts, V, Dr, Dt, seq, evt = rec(GREC, GLEN, s[4])
+local r, t, ts, V, Dr, Dt, seq, evt = rec(GREC, GLEN, s[3])
 r, t, ts = r or capr, t or capt, ts or now
 V, Dr, Dt, seq = V or 0, Dr or 0, Dt or 0, seq or 0
 local el = math.max(0, now - ts)
@@ -126,7 +129,7 @@ if ts < now then ts = now end
 -- at most once per 10 ms. Leaving the backlog subtracts the queue's share of
 -- D_d (eq. 1). SEEN scores are refreshed every ttl / 8, so an idle queue is
 -- evicted after between 7/8 and 1 times the TTL.
-local qF, qT, qdr, qdt, qbl, qzs, qna, qnd, qnl = rec(QREC, QLEN, s[5])
+local qF, qT, qdr, qdt, qbl, qzs, qna, qnd, qnl = rec(QREC, QLEN, s[4])
 if not evt or now >= evt + 10000 or now < evt then
   local function leave_backlog(id)
     local F, T, dr, dt, _, zs, na, nd, nl
@@ -199,8 +202,8 @@ local l1_ok = r >= needr - 1e-9 and (Ct == 0 or t >= needt - 1e-9)
 -- l1hold "<until_us> <queue id>": a queue that is due waits for L1 to refill
 -- (e.g. for a full bucket); nobody borrows that refill meanwhile.
 local hold_us, hold_q = 0, nil
-if s[8] then
-  hold_us, hold_q = string.match(s[8], '^(%S+) (%S+)$')
+if s[6] then
+  hold_us, hold_q = string.match(s[6], '^(%S+) (%S+)$')
   hold_us = tonumber(hold_us) or 0
 end
 local lent = false
@@ -235,7 +238,7 @@ if l1_ok and (fair or lent) then
     redis.call('SET', P .. ':tk:' .. ticket, kstr .. ' ' .. ARGV[3] .. ' ' .. debit_text .. abl
       .. qid .. ' ' .. ARGV[4], 'PX', string.format('%d', ticket_ttl))
   end
-  local cr, ct = rec(CREC, CLEN, s[6])  -- per-class admitted requests and tokens (L2 view)
+  local cr, ct = rec(CREC, CLEN, s[5])  -- per-class admitted requests and tokens (L2 view)
   if hold_q == qid then redis.call('HDEL', H, 'l1hold') end  -- the holder got its turn
   redis.call('HSET', H, 'g', struct.pack(GREC, 1, r, t, ts, V, Dr, Dt, seq, evt),
     qfield, struct.pack(QREC, 1, F, qT or 0, qdr or 0, qdt or 0, qbl or 0, zs, (qna or 0) + 1,

@@ -2,7 +2,8 @@
 -- step.
 --
 -- Sets (or, with an empty value, deletes) fields of the state hash and
--- rebuilds the packed 'cfg' record that admit.lua reads on every call, with
+-- rebuilds the packed 'cfg' record that admit.lua reads on every call (the
+-- caps, tuning, the adapt switch and omega_1..omega_K), with
 -- the defaults of prelude.lua for fields never set. Fields: requests_per_s,
 -- tokens_per_s, burst_s, max_cost_requests, max_cost_tokens, omega:<k>,
 -- omega_sum, classes, tw:<tenant>, lend_fraction, slack_ms, grace_ms,
@@ -77,15 +78,19 @@ elseif ad[2] then
 end
 local f = redis.call('HMGET', H, 'requests_per_s', 'tokens_per_s', 'burst_s', 'omega_sum',
   'lend_fraction', 'slack_ms', 'grace_ms', 'ticket_ttl_ms', 'max_cost_requests',
-  'max_cost_tokens')
+  'max_cost_tokens', 'adapt', 'classes')
 if not f[1] then
   redis.call('HDEL', H, 'cfg')
   return 0
 end
 local function num(i, d) return tonumber(f[i]) or d end
+local classes = math.max(0, math.floor(num(12, 0)))
+local omega = {}
+for c = 1, classes do omega[c] = tonumber(redis.call('HGET', H, 'omega:' .. c)) or 1 end
 -- cfg = Cr Ct burst omega_sum lend slack_ms grace_ms ticket_ttl_ms
---       max_cost_requests max_cost_tokens (prelude.lua)
-redis.call('HSET', H, 'cfg', struct.pack(CFGREC, 1, num(1, 0), num(2, 0), num(3, DEFAULT_BURST_S),
-  num(4, 0), num(5, DEFAULT_LEND_FRACTION), num(6, DEFAULT_SLACK_MS), num(7, DEFAULT_GRACE_MS),
-  num(8, DEFAULT_TICKET_TTL_MS), num(9, 0), num(10, 0)))
+--       max_cost_requests max_cost_tokens adapt K omega_1..omega_K (prelude.lua)
+redis.call('HSET', H, 'cfg', struct.pack(CFGREC .. string.rep('d', classes), 1, num(1, 0),
+  num(2, 0), num(3, DEFAULT_BURST_S), num(4, 0), num(5, DEFAULT_LEND_FRACTION),
+  num(6, DEFAULT_SLACK_MS), num(7, DEFAULT_GRACE_MS), num(8, DEFAULT_TICKET_TTL_MS), num(9, 0),
+  num(10, 0), f[11] == '1' and 1 or 0, classes, unpack(omega)))
 return 1

@@ -37,20 +37,21 @@ local BL, BX, SEEN = P .. ':bl', P .. ':bx', P .. ':seen'
 --             (1/0), last seen, counters
 --   c:<k>   = requests tokens    admitted by class k (release-corrected)
 --   cfg     = Cr Ct burst omega_sum lend slack_ms grace_ms ticket_ttl_ms
---             max_cost_requests max_cost_tokens    what admit.lua reads,
---             rebuilt by configure.lua from the fields below with the
---             defaults applied (omega_sum 0 = no priority weights, max cost
---             0 = the default, one minute of cap)
+--             max_cost_requests max_cost_tokens adapt K, then omega_1..omega_K
+--             (K more doubles)    what admit.lua reads, rebuilt by
+--             configure.lua from the fields below with the defaults applied
+--             (omega_sum 0 = no priority weights, max cost 0 = the default,
+--             one minute of cap, adapt 1 = on, K = classes)
 local GREC, GLEN = '<Bdddddddd', 65
 local QREC, QLEN = '<Bddddddddd', 73
 local CREC, CLEN = '<Bdd', 17
-local CFGREC, CFGLEN = '<Bdddddddddd', 81
+local CFGREC, CFGLEN = '<Bdddddddddddd', 97  -- the fixed part; omega_k at CFGLEN + 1 + 8(k-1)
 -- The values of record s in the order above, or nothing when s is absent or
 -- foreign: rec(GREC, GLEN, s). Writing one: struct.pack(GREC, 1, values...).
 -- (Helpers are few on purpose: every function here is a closure made anew
 -- on each call, and closures and their garbage cost measurably.)
 local function rec(fmt, len, s)
-  if s and #s == len and string.byte(s) == 1 then return select(2, struct.unpack(fmt, s)) end
+  if s and #s >= len and string.byte(s) == 1 then return select(2, struct.unpack(fmt, s)) end
 end
 
 -- Text fields (rarely written): 'ad' (adaptive caps, release.lua) =
