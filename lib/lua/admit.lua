@@ -15,7 +15,8 @@
 --
 -- Cost: 4-6 Valkey commands per call (an HMGET of six and an HSET of three
 -- packed fields of the state hash, a ZRANGE of the two least tags, a ZADD when
--- backlogged, a SET for the ticket), O(log n) in the n active queues.
+-- backlogged, a SET for the ticket; reservation: a ZADD and a fourth field),
+-- O(log n) in the n active queues.
 -- Eviction is bounded (at most 12 queues) and runs at most once per 10 ms.
 -- Numbers are packed into space-separated fields because converting numbers
 -- to strings dominates a script's cost; times are integer microseconds.
@@ -83,7 +84,7 @@ local qid = k .. ':' .. tenant
 
 ---------------------------------------------------------------- one read
 local s = redis.call('HMGET', H, 'cfg', 'omega:' .. k, 'tw:' .. tenant, 'g', 'q:' .. qid,
-  'c:' .. k, 'ad', 'max_cost_requests', 'max_cost_tokens', 'l1hold')
+  'c:' .. k, 'ad', 'max_cost_requests', 'max_cost_tokens', 'l1hold', 'rsv')
 -- cfg: Cr Ct burst_s omega_sum lend_fraction slack_ms grace_ms ticket_ttl_ms
 -- (written by configure.lua; read on every call: hot updates, I2)
 local c = nums(s[1], P8)
@@ -143,8 +144,16 @@ local ts = g[3] or now
 local V, Dr, Dt = g[4] or 0, g[5] or 0, g[6] or 0
 local seq, evt = g[7] or 0, g[8]
 local el = math.max(0, now - ts)
+-- Reservation mode (issue 12): 'rsv' = O, the max_tokens that admitted calls
+-- not yet released have reserved beyond their prompts (release.lua takes a
+-- call's part out, and drops expired tickets). The token level refills up to
+-- capt + O: the reserved part is mostly refunded later, and a bucket capped at
+-- capt would throw away the refill (and the refunds) that the pending refunds
+-- already stand for. A level above the top (after a release) is not lowered.
+-- Bound: README "The gate", P1 in reservation mode.
+local rsv = tonumber(s[11]) or 0
 r = math.min(capr, r + Cr * el / 1e6)
-t = math.min(capt, t + Ct * el / 1e6)
+if t < capt + rsv then t = math.min(capt + rsv, t + Ct * el / 1e6) end
 if ts < now then ts = now end
 
 ---------------------------------------------------------------- eviction
@@ -242,7 +251,7 @@ if l1_ok and (fair or lent) then
   elseif not others then
     V = math.max(V, S)
   end
-  local ticket = '0'
+  local ticket, rsv_f = '0', {}
   if mode ~= 'estimate' then
     seq = seq + 1
     ticket = string.format('%d', seq)
@@ -250,6 +259,11 @@ if l1_ok and (fair or lent) then
     local abl = (ablation == 'nodrf' and 1) or (ablation == 'nopriority' and 2) or 0
     redis.call('SET', P .. ':tk:' .. ticket, string.format('%d %d %d %d %s %d', k, creq, tdebit,
       abl, qid, ttag), 'PX', math.floor(ticket_ttl))
+    if tdebit > ttag then  -- reservation: O grows; the entry expires with the ticket
+      redis.call('ZADD', P .. ':rsv', now + ticket_ttl * 1000,
+        string.format('%s %d', ticket, tdebit - ttag))
+      rsv_f = {'rsv', string.format('%d', rsv + tdebit - ttag)}
+    end
   end
   local cl = nums(s[6], P2)  -- per-class admitted requests and tokens (L2 view)
   if hold_q == qid then redis.call('HDEL', H, 'l1hold') end  -- the holder got its turn
@@ -259,7 +273,7 @@ if l1_ok and (fair or lent) then
     'q:' .. qid, string.format('%.17g %s %s %s %s %d %d %s %d', F, qraw[2] or '0',
       qraw[3] or '0', qraw[4] or '0', qraw[5] or '0', zs, (q[7] or 0) + 1, qraw[8] or '0',
       (q[9] or 0) + (lent and 1 or 0)),
-    'c:' .. k, string.format('%d %d', (cl[1] or 0) + creq, (cl[2] or 0) + tdebit))
+    'c:' .. k, string.format('%d %d', (cl[1] or 0) + creq, (cl[2] or 0) + tdebit), unpack(rsv_f))
   return {'ADMIT', ticket}
 end
 
@@ -284,15 +298,23 @@ if not l1_ok then
   end
 end
 local line = q[2]
--- A due call above the bucket waits only for the full bucket (it holds the
--- refill, l1hold): sending it behind its queue's line would idle the cap.
+-- A due call that only L1 holds back takes the L1 hold (l1hold: nobody lends
+-- the refill it waits for) when nobody holds it, or when its own queue's hold
+-- has reached its wake-up (the holder is back, or late). The holder wakes
+-- when L1 holds its cost, not behind its queue's line: lending is off until
+-- then, so a later wake-up would idle the cap (issue 12: a reservation of
+-- most of a 0.1 s bucket held it for the whole line, about 8 fair gaps).
+-- Other callers of the holding queue line up and leave the hold alone. A due
+-- call above the bucket waits only for the full bucket for the same reason.
+local holds = fair and not l1_ok
+  and (now >= hold_us or (hold_q == qid and now + grace_us >= hold_us))
 local oversized = creq > capr or (Ct > 0 and tdebit > capt)
-if fair and oversized and not l1_ok then line = nil end
+if fair and not l1_ok and (oversized or holds) then line = nil end
 if line and line > now and X < math.huge then
   delta = math.max(delta, line - now + quantum / X * 1e6)
 end
 local delta_ms = math.max(1, math.min(60000, math.ceil(delta / 1000 - 1e-6)))
-if fair and not l1_ok and (now >= hold_us or hold_q == qid) then
+if holds then
   -- Due, and only L1 is short: hold lending off until this wake-up (+ grace).
   redis.call('HSET', H, 'l1hold', string.format('%d %s', now + delta_ms * 1000 + grace_us, qid))
 end
@@ -306,6 +328,7 @@ redis.call('ZADD', BL, S, qid)
 redis.call('ZADD', BX, 'GT', now + (delta_ms * 1000) + grace_us, qid)
 redis.call('HSET', H,
   'g', string.format(GFMT, r, t, ts, V, Dr, Dt, seq, evt),
-  'q:' .. qid, string.format(QFMT, S, now + delta_ms * 1000, my_dr, my_dt, 1, zs, q[7] or 0,
-    (q[8] or 0) + 1, q[9] or 0))
+  -- T_q: the last promised wake-up (a holder's earlier one keeps the line).
+  'q:' .. qid, string.format(QFMT, S, math.max(q[2] or 0, now + delta_ms * 1000), my_dr, my_dt,
+    1, zs, q[7] or 0, (q[8] or 0) + 1, q[9] or 0))
 return {'DEFER', delta_ms, binding}

@@ -75,7 +75,7 @@ if now <= 0 then
 end
 local s = redis.call('HMGET', H, 'cfg', 'g', 'q:' .. qid, 'c:' .. k, 'tw:' .. tenant,
   'omega:' .. k, 'ad', 'adapt', 'adapt_beta', 'adapt_recover_ms', 'adapt_window_ms',
-  'adapt_min_429')
+  'adapt_min_429', 'rsv')
 local c = nums(s[1], P8)
 local Cr, Ct = c[1], c[2] or 0
 if not Cr or Cr <= 0 then return 1 end
@@ -132,13 +132,38 @@ local dr, dt = areq - dreq, atok - dtok
 if Ct == 0 or refused then dt = 0 end
 if refused then dr = 0 end
 
+-- Reservation mode (issue 12): O ('rsv') is the max_tokens reserved beyond
+-- the prompts by calls not yet released; the ZSET bp:{target}:rsv holds one
+-- "<ticket> <tokens>" entry per such call, scored by its ticket's expiry.
+-- This ticket's part leaves O, and so do expired tickets (a worker that died
+-- mid-call): at most 8 per release, so O never keeps a dead reservation.
+local extra = math.max(0, dtok - ttok)
+local O = tonumber(s[13]) or 0
+if extra > 0 or O > 0 then
+  local RS = P .. ':rsv'
+  if extra > 0 and redis.call('ZREM', RS, ARGV[1] .. ' ' .. string.format('%d', extra)) == 0 then
+    extra = 0  -- not counted (issued before a reset): nothing to take out
+  end
+  for _, m in ipairs(redis.call('ZRANGEBYSCORE', RS, '-inf', now, 'LIMIT', 0, 8)) do
+    O = O - (tonumber(string.match(m, ' (%d+)$')) or 0)
+    redis.call('ZREM', RS, m)
+  end
+  O = math.max(0, O)
+end
+
 -- L1: refill to now, then apply the signed difference (may go below zero:
--- a debt that later admissions wait out).
+-- a debt that later admissions wait out). The token level tops out at
+-- capt + O (admit.lua), O still counting this call; then the call leaves O.
+-- So a refund that finds the bucket at capt is kept as credit, up to the
+-- call's reserved part, that the next admissions spend (issue 12: clipped at
+-- capt, most refunds of a 0.1 s bucket were lost), and the level stays within
+-- capt + O + the largest max_tokens (P1 bound: gate.h). Outside reservation
+-- mode O = 0: the plain bucket, clipped at capt.
 local g = nums(s[2], P8)
 local r, t, ts = g[1] or capr, g[2] or capt, g[3] or now
 local el = math.max(0, now - ts)
 r = math.min(capr, r + Cr * el / 1e6 - dr)
-t = math.min(capt, t + Ct * el / 1e6 - dt)
+t = math.min(capt + O, t + Ct * el / 1e6 - dt)
 local hw = {'g', string.format('%.17g %.17g %d %.17g %.17g %.17g %d %d', r, t, math.max(ts, now),
   g[4] or 0, g[5] or 0, g[6] or 0, g[7] or 0, g[8] or 0)}
 local cl = nums(s[4], P2)
@@ -161,6 +186,9 @@ if q[1] then
       q[2] or 0, q[3] or 0, q[4] or 0, q[5] or 0, q[6] or 0, q[7] or 0, q[8] or 0, q[9] or 0)
     redis.call('ZADD', BL, 'XX', q[1], qid)  -- only if backlogged
   end
+end
+if extra > 0 or O ~= (tonumber(s[13]) or 0) then
+  hw[#hw + 1], hw[#hw + 2] = 'rsv', string.format('%d', math.max(0, O - extra))
 end
 redis.call('HSET', H, unpack(hw))
 return 1

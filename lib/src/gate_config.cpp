@@ -222,6 +222,9 @@ Result<GateState> Gate::State() {
   st.l1_tokens = gv.size() > 1 ? gv[1] : st.caps.tokens_per_s * st.caps.burst_s;
   st.l1_at_ms = gv.size() > 2 ? gv[2] / 1000 : 0;
   st.virtual_time = gv.size() > 3 ? gv[3] : 0;
+  auto rsv = impl_->Run({"HGET", p + ":state", "rsv"});  // reservation mode (release.lua)
+  if (Status s = CheckReply(rsv, "state"); !s.ok()) return s;
+  st.reserved_tokens = ReplyToDouble(*rsv, 0);
   auto tm = impl_->Run({"TIME"});
   if (Status s = CheckReply(tm, "state"); !s.ok()) return s;
   if (tm->elements.size() == 2) {
