@@ -233,7 +233,13 @@ local hold_us, hold_q = string.match(s[10] or '', '^(%S+) (%S+)$')
 hold_us = tonumber(hold_us) or 0
 local lent = false
 if l1_ok and not fair and (now >= hold_us or hold_q == qid) then
-  lent = (r - creq) >= lend * capr and (Ct == 0 or (t - tdebit) >= lend * capt)
+  -- Per dimension: after the debit L1 keeps lend_fraction of its capacity, or
+  -- L1 is full (at its top: its refill is being thrown away, so the cap
+  -- idles, P3) and the cost fits in the bucket (no debt is lent). The second
+  -- case matters for costs above (1 - lend_fraction) of the bucket, e.g.
+  -- reservations (issue 12).
+  lent = ((r - creq) >= lend * capr or (r >= capr - 1e-9 and creq <= capr))
+    and (Ct == 0 or (t - tdebit) >= lend * capt or (t >= capt + rsv - 1e-9 and tdebit <= capt))
 end
 
 if l1_ok and (fair or lent) then
