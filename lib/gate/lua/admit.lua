@@ -13,12 +13,13 @@
 -- split omega_k / sum(omega)) is realized by the weights; per-class admitted
 -- totals are kept for bpctl.
 --
--- Cost: 5-7 Valkey commands per call (TIME, an HMGET of six fields and an
+-- Cost: 5-7 Valkey commands per call (TIME, an HMGET of seven fields and an
 -- HSET of three records of the state hash, a ZRANGE of the two least tags,
--- a ZADD when backlogged, a SET for the ticket), O(log n) in the n active
--- queues. Eviction is bounded (at most 12 queues) and runs at most once per
--- 10 ms. The records are struct-packed (prelude.lua): converting numbers to
--- and from text dominated the script's cost. Times are integer microseconds.
+-- a ZADD when backlogged, a SET for the ticket; reservation mode: a ZADD and
+-- a fourth field), O(log n) in the n active queues. Eviction is bounded (at
+-- most 12 queues) and runs at most once per 10 ms. The records are
+-- struct-packed (prelude.lua): converting numbers to and from text dominated
+-- the script's cost. Times are integer microseconds.
 -- The key names, record layouts, defaults, the tenant rule and the weight
 -- rule are prelude.lua's (embedded before this text at build time).
 --
@@ -66,7 +67,7 @@ local qid = kstr .. ':' .. tenant
 local qfield, cfield = 'q:' .. qid, 'c:' .. kstr
 
 ---------------------------------------------------------------- one read
-local s = redis.call('HMGET', H, 'cfg', 'tw:' .. tenant, 'g', qfield, cfield, 'l1hold')
+local s = redis.call('HMGET', H, 'cfg', 'tw:' .. tenant, 'g', qfield, cfield, 'l1hold', 'rsv')
 -- cfg (configure.lua; read on every call: hot updates, I2), with omega_k
 local Cr, Ct, burst, omega_sum, lend, slack_us, grace_us, ticket_ttl, maxr, maxt, adapt,
   classes = rec(CFGREC, CFGLEN, s[1])
@@ -120,8 +121,16 @@ local r, t, ts, V, Dr, Dt, seq, evt = rec(GREC, GLEN, s[3])
 r, t, ts = r or capr, t or capt, ts or now
 V, Dr, Dt, seq = V or 0, Dr or 0, Dt or 0, seq or 0
 local el = math.max(0, now - ts)
+-- Reservation mode (issue 12): 'rsv' = O, the max_tokens that admitted calls
+-- not yet released have reserved beyond their prompts (release.lua takes a
+-- call's part out, and drops expired tickets). The token level refills up to
+-- capt + O: the reserved part is mostly refunded later, and a bucket capped at
+-- capt would throw away the refill (and the refunds) that the pending refunds
+-- already stand for. A level above the top (after a release) is not lowered.
+-- Bound: README "The gate", P1 in reservation mode.
+local rsv = tonumber(s[7]) or 0
 r = math.min(capr, r + Cr * el / 1e6)
-t = math.min(capt, t + Ct * el / 1e6)
+if t < capt + rsv then t = math.min(capt + rsv, t + Ct * el / 1e6) end
 if ts < now then ts = now end
 
 ---------------------------------------------------------------- eviction
@@ -208,7 +217,13 @@ if s[6] then
 end
 local lent = false
 if l1_ok and not fair and (now >= hold_us or hold_q == qid) then
-  lent = (r - creq) >= lend * capr and (Ct == 0 or (t - tdebit) >= lend * capt)
+  -- Per dimension: after the debit L1 keeps lend_fraction of its capacity, or
+  -- L1 is full (at its top: its refill is being thrown away, so the cap
+  -- idles, P3) and the cost fits in the bucket (no debt is lent). The second
+  -- case matters for costs above (1 - lend_fraction) of the bucket, e.g.
+  -- reservations (issue 12).
+  lent = ((r - creq) >= lend * capr or (r >= capr - 1e-9 and creq <= capr))
+    and (Ct == 0 or (t - tdebit) >= lend * capt or (t >= capt + rsv - 1e-9 and tdebit <= capt))
 end
 
 if l1_ok and (fair or lent) then
@@ -226,7 +241,7 @@ if l1_ok and (fair or lent) then
   elseif not others then
     V = math.max(V, S)
   end
-  local ticket = '0'
+  local ticket, rsv_f = '0', {}
   if mode ~= 'estimate' then
     seq = seq + 1
     ticket = string.format('%d', seq)
@@ -237,13 +252,17 @@ if l1_ok and (fair or lent) then
     if tdebit ~= ctok then debit_text = string.format('%d', tdebit) end
     redis.call('SET', P .. ':tk:' .. ticket, kstr .. ' ' .. ARGV[3] .. ' ' .. debit_text .. abl
       .. qid .. ' ' .. ARGV[4], 'PX', string.format('%d', ticket_ttl))
+    if tdebit > ttag then  -- reservation: O grows; the entry expires with the ticket
+      redis.call('ZADD', RSV, now + ticket_ttl * 1000, string.format('%s %d', ticket, tdebit - ttag))
+      rsv_f = {'rsv', string.format('%d', rsv + tdebit - ttag)}
+    end
   end
   local cr, ct = rec(CREC, CLEN, s[5])  -- per-class admitted requests and tokens (L2 view)
   if hold_q == qid then redis.call('HDEL', H, 'l1hold') end  -- the holder got its turn
   redis.call('HSET', H, 'g', struct.pack(GREC, 1, r, t, ts, V, Dr, Dt, seq, evt),
     qfield, struct.pack(QREC, 1, F, qT or 0, qdr or 0, qdt or 0, qbl or 0, zs, (qna or 0) + 1,
       qnd or 0, (qnl or 0) + (lent and 1 or 0)),
-    cfield, struct.pack(CREC, 1, (cr or 0) + creq, (ct or 0) + tdebit))
+    cfield, struct.pack(CREC, 1, (cr or 0) + creq, (ct or 0) + tdebit), unpack(rsv_f))
   return {'ADMIT', ticket}
 end
 
@@ -268,15 +287,23 @@ if not l1_ok then
   end
 end
 local line = qT
--- A due call above the bucket waits only for the full bucket (it holds the
--- refill, l1hold): sending it behind its queue's line would idle the cap.
+-- A due call that only L1 holds back takes the L1 hold (l1hold: nobody lends
+-- the refill it waits for) when nobody holds it, or when its own queue's hold
+-- has reached its wake-up (the holder is back, or late). The holder wakes
+-- when L1 holds its cost, not behind its queue's line: lending is off until
+-- then, so a later wake-up would idle the cap (issue 12: a reservation of
+-- most of a 0.1 s bucket held it for the whole line, about 8 fair gaps).
+-- Other callers of the holding queue line up and leave the hold alone. A due
+-- call above the bucket waits only for the full bucket for the same reason.
+local holds = fair and not l1_ok
+  and (now >= hold_us or (hold_q == qid and now + grace_us >= hold_us))
 local oversized = creq > capr or (Ct > 0 and tdebit > capt)
-if fair and oversized and not l1_ok then line = nil end
+if fair and not l1_ok and (oversized or holds) then line = nil end
 if line and line > now and X < math.huge then
   delta = math.max(delta, line - now + quantum / X * 1e6)
 end
 local delta_ms = math.max(1, math.min(60000, math.ceil(delta / 1000 - 1e-6)))
-if fair and not l1_ok and (now >= hold_us or hold_q == qid) then
+if holds then
   -- Due, and only L1 is short: hold lending off until this wake-up (+ grace).
   redis.call('HSET', H, 'l1hold', string.format('%d %s', now + delta_ms * 1000 + grace_us, qid))
 end
@@ -288,7 +315,8 @@ else
 end
 redis.call('ZADD', BL, S, qid)
 redis.call('ZADD', BX, 'GT', now + (delta_ms * 1000) + grace_us, qid)
+-- T_q: the last promised wake-up (a holder's earlier one keeps the line).
 redis.call('HSET', H, 'g', struct.pack(GREC, 1, r, t, ts, V, Dr, Dt, seq, evt),
-  qfield, struct.pack(QREC, 1, S, now + delta_ms * 1000, my_dr, my_dt, 1, zs, qna or 0,
-    (qnd or 0) + 1, qnl or 0))
+  qfield, struct.pack(QREC, 1, S, math.max(qT or 0, now + delta_ms * 1000), my_dr, my_dt, 1, zs,
+    qna or 0, (qnd or 0) + 1, qnl or 0))
 return {'DEFER', delta_ms, binding}

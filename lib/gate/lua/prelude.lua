@@ -13,7 +13,8 @@
 -- KEYS[1] = "bp:{T}:state", the target's state hash, is the one key every
 -- script declares (it exists while the target is configured). The others
 -- are named from it and share its hash tag {T}, hence its cluster slot:
--- "bp:{T}:bl", ":bx", ":seen" and the tickets ":tk:<n>" (whose numbers
+-- "bp:{T}:bl", ":bx", ":seen", ":rsv" (reservation mode's outstanding
+-- reservations, issue 12) and the tickets ":tk:<n>" (whose numbers
 -- admit.lua picks, so they cannot be declared beforehand). Declaring the
 -- zsets too would make a slot migration answer TRYAGAIN whenever one of them
 -- is empty (absent), so they are not.
@@ -22,7 +23,7 @@ if type(H) ~= 'string' or string.sub(H, -6) ~= ':state' then
   return redis.error_reply('ERR bp: KEYS[1] must be the state key bp:{<target>}:state')
 end
 local P = string.sub(H, 1, -7)  -- "bp:{T}"
-local BL, BX, SEEN = P .. ':bl', P .. ':bx', P .. ':seen'
+local BL, BX, SEEN, RSV = P .. ':bl', P .. ':bx', P .. ':seen', P .. ':rsv'
 
 ---------------------------------------------------------------- records
 -- The hot records of the state hash are struct-packed little-endian doubles

@@ -60,7 +60,7 @@ local tenant = string.match(qid, '^[^:]+:(.+)$')
 if now <= 0 then now = server_us() end
 local s = redis.call('HMGET', H, 'cfg', 'g', 'q:' .. qid, 'c:' .. k, 'tw:' .. tenant,
   'omega:' .. k, 'ad', 'adapt', 'adapt_beta', 'adapt_recover_ms', 'adapt_window_ms',
-  'adapt_min_429')
+  'adapt_min_429', 'rsv')
 local Cr, Ct, burst = rec(CFGREC, CFGLEN, s[1])
 if not Cr or Cr <= 0 then return 1 end
 local capr, capt = Cr * burst, Ct * burst
@@ -112,13 +112,37 @@ local dr, dt = areq - dreq, atok - dtok
 if Ct == 0 or refused then dt = 0 end
 if refused then dr = 0 end
 
+-- Reservation mode (issue 12): O ('rsv') is the max_tokens reserved beyond
+-- the prompts by calls not yet released; the ZSET bp:{target}:rsv holds one
+-- "<ticket> <tokens>" entry per such call, scored by its ticket's expiry.
+-- This ticket's part leaves O, and so do expired tickets (a worker that died
+-- mid-call): at most 8 per release, so O never keeps a dead reservation.
+local extra = math.max(0, dtok - ttok)
+local O = tonumber(s[13]) or 0
+if extra > 0 or O > 0 then
+  if extra > 0 and redis.call('ZREM', RSV, ARGV[1] .. ' ' .. string.format('%d', extra)) == 0 then
+    extra = 0  -- not counted (issued before a reset): nothing to take out
+  end
+  for _, m in ipairs(redis.call('ZRANGEBYSCORE', RSV, '-inf', now, 'LIMIT', 0, 8)) do
+    O = O - (tonumber(string.match(m, ' (%d+)$')) or 0)
+    redis.call('ZREM', RSV, m)
+  end
+  O = math.max(0, O)
+end
+
 -- L1: refill to now, then apply the signed difference (may go below zero:
--- a debt that later admissions wait out).
+-- a debt that later admissions wait out). The token level tops out at
+-- capt + O (admit.lua), O still counting this call; then the call leaves O.
+-- So a refund that finds the bucket at capt is kept as credit, up to the
+-- call's reserved part, that the next admissions spend (issue 12: clipped at
+-- capt, most refunds of a 0.1 s bucket were lost), and the level stays within
+-- capt + O + the largest max_tokens (P1 bound: gate.h). Outside reservation
+-- mode O = 0: the plain bucket, clipped at capt.
 local r, t, ts, V, Dr, Dt, seq, evt = rec(GREC, GLEN, s[2])
 r, t, ts = r or capr, t or capt, ts or now
 local el = math.max(0, now - ts)
 r = math.min(capr, r + Cr * el / 1e6 - dr)
-t = math.min(capt, t + Ct * el / 1e6 - dt)
+t = math.min(capt + O, t + Ct * el / 1e6 - dt)
 local hw = {'g', struct.pack(GREC, 1, r, t, math.max(ts, now), V or 0, Dr or 0, Dt or 0, seq or 0,
   evt or 0)}
 local cr, ct = rec(CREC, CLEN, s[4])
@@ -140,6 +164,9 @@ if qF then
     hw[5], hw[6] = 'q:' .. qid, struct.pack(QREC, 1, qF, qT, qdr, qdt, qbl, qzs, qna, qnd, qnl)
     redis.call('ZADD', BL, 'XX', qF, qid)  -- only if backlogged
   end
+end
+if extra > 0 or O ~= (tonumber(s[13]) or 0) then
+  hw[#hw + 1], hw[#hw + 2] = 'rsv', string.format('%d', math.max(0, O - extra))
 end
 redis.call('HSET', H, unpack(hw))
 return 1

@@ -16,7 +16,8 @@
 --     defaults for fields never set), tenant_weights (tenant, weight, ...).
 --     O(fields of the state hash): tenant weights are found by HSCAN.
 --   state: configured, the caps as above, omega, class_requests and
---     class_tokens (classes 1..max(K, 1)), server_time_ms (TIME); when
+--     class_tokens (classes 1..max(K, 1)), server_time_ms (TIME),
+--     reserved_tokens (O, reservation mode; 0 otherwise); when
 --     the target has bucket state ('g'): l1_requests, l1_tokens, l1_at_ms,
 --     virtual_time, tickets (the ticket counter), else when configured the
 --     full cold bucket l1_requests, l1_tokens; adapt, and when a cap is
@@ -81,6 +82,7 @@ put('class_requests', creq)
 put('class_tokens', ctok)
 local now = server_us()
 put('server_time_ms', fmt(now / 1000))
+put('reserved_tokens', fmt(tonumber(redis.call('HGET', H, 'rsv')) or 0))  -- O (issue 12)
 local r, t, ts, V, _, _, seq = rec(GREC, GLEN, redis.call('HGET', H, 'g'))
 if r then
   put('l1_requests', fmt(r))

@@ -110,7 +110,7 @@ Decision Gate::DryRunAdmit(const AdmitRequest& request) {
   if (auto invalid = InvalidAdmitRequest(request)) return *invalid;
   const std::string& p = impl_->prefix;
   const std::string scratch = p + ":dry:" + RandomSuffix();  // same hash tag, same slot
-  const char* kKeys[] = {":state", ":bl", ":bx", ":seen"};
+  const char* kKeys[] = {":state", ":bl", ":bx", ":seen", ":rsv"};
   std::vector<std::vector<std::string>> copy = {{"MULTI"}};
   std::vector<std::string> del = {"DEL"};
   for (const char* k : kKeys) {

@@ -231,6 +231,7 @@ Result<GateState> Gate::State() {
   st.l1_at_ms = FieldNumber(*f, "l1_at_ms");
   st.server_time_ms = FieldNumber(*f, "server_time_ms");
   st.virtual_time = FieldNumber(*f, "virtual_time");
+  st.reserved_tokens = FieldNumber(*f, "reserved_tokens");
   st.adapt = FieldNumber(*f, "adapt") == 1;
   st.learned_requests_fraction = FieldNumber(*f, "learned_requests_fraction", 1);
   st.learned_tokens_fraction = FieldNumber(*f, "learned_tokens_fraction", 1);

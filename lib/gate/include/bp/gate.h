@@ -49,6 +49,22 @@ enum class GateMode {
   kReconcile,    // debit the estimate; Release debits or refunds the difference
   kReservation,  // debit prompt + max_tokens; Release refunds the unused part
 };
+// Reservation mode and P1 (issue 12). Let O be the max_tokens that admitted,
+// not yet released calls reserved beyond their prompts (GateState::
+// reserved_tokens; a ticket that expires unreleased leaves O at the next
+// release). The token level refills up to B_t + O (B_t = C_t * burst_s); a
+// refund is added up to B_t + O with O still counting its call, which then
+// leaves O: a refund that finds the bucket at B_t is kept as credit (up to
+// the call's max_tokens), and the level stays within B_t + O + m (m = the
+// largest max_tokens). Bound: the
+// tokens used by the calls admitted in any span [x, y] stay within
+//   C_t * (y - x) + max(B_t, largest reservation) + m + 2 * O(x),
+// provided each call uses at least its prompt estimate and at most its
+// reservation: the level at x is at most B_t + O(x) + m and at y at least
+// -(largest reservation - B_t) (a debt), and the calls in flight at x refund
+// at most O(x) within the span. O is at most (calls in flight) * max_tokens.
+// With O = m = 0 (estimate, reconcile) it is the plain bucket's
+// C_t * span + max(B_t, largest cost).
 
 // The one table of mode names, used by admit.lua's ARGV, workload files
 // (gate.mode) and bpctl (--mode): "estimate", "reconcile", "reservation".
@@ -215,6 +231,10 @@ struct GateState {
   // by ResetBuckets once a ticket was issued). Else the L1 levels above are
   // the full cold bucket (0 when not configured).
   bool has_bucket_state = false;
+  // Reservation mode: O, the max_tokens that admitted, unreleased calls
+  // reserved beyond their prompts. The token level may refill up to
+  // C_t * burst_s + O (README "The gate", reservation mode); 0 otherwise.
+  double reserved_tokens = 0;
   double server_time_ms = 0;  // the server's TIME when State() read it
   double virtual_time = 0;    // V: least tag among backlogged queues
   // Adaptive caps, as of server_time_ms: the tuning switch, and each learned
