@@ -23,7 +23,16 @@ work=$(mktemp -d)
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 "$server" --port "$port" --bind 127.0.0.1 --save '' --appendonly no --daemonize yes \
   --pidfile "$work/pid" --logfile "$work/log" --dir "$work"
-trap 'kill "$(cat "$work/pid")" 2>/dev/null; rm -rf "$work"' EXIT
+stop() {
+  local pid
+  pid=$(cat "$work/pid" 2>/dev/null) || true
+  if [ -n "$pid" ]; then
+    kill "$pid" 2>/dev/null || true
+    for _ in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+  fi
+  rm -rf "$work"
+}
+trap stop EXIT
 R=("$cli" -p "$port")
 for _ in $(seq 50); do "${R[@]}" ping >/dev/null 2>&1 && break; sleep 0.1; done
 

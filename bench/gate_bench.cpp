@@ -9,18 +9,17 @@
 // and times Admit round-robin over the N queues from one client. Counters:
 //   items_per_second      admissions (or trivial calls) per second, one client
 //   server_us_per_call    INFO commandstats usec_per_call of EVALSHA (mean)
-//   server_us_p50/p99     per-call server time of EVALSHA: the SLOWLOG, set to
-//                         log every command (slowlog-log-slower-than 0), holds
-//                         each call's execution time in us
+//   server_us_p50/p99     per-call server time of EVALSHA, percentiles of INFO
+//                         latencystats (Redis 7's per-command histogram)
 //   client real time      per iteration (Google Benchmark's Time column)
 // Admissions/s against the number of shards: bench/gate_shards_bench.cpp.
 #include <benchmark/benchmark.h>
 
-#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "bp/gate.h"
@@ -49,38 +48,24 @@ double ServerUsPerEvalsha(bp::ValkeyConnection& admin) {
   return std::strtod(text.c_str() + u + 14, nullptr);
 }
 
-// From here every command's execution time goes to the SLOWLOG (emptied).
-void StartSlowlog(bp::ValkeyConnection& admin) {
-  admin.Command({"CONFIG", "SET", "slowlog-log-slower-than", "0"});
-  admin.Command({"CONFIG", "SET", "slowlog-max-len", "1000000"});
-  admin.Command({"SLOWLOG", "RESET"});
-}
-
-// p50 and p99 of the EVALSHA execution times (us) in the SLOWLOG: nearest
-// rank over every call since StartSlowlog. {-1, -1} if none.
-std::pair<double, double> SlowlogEvalshaPercentiles(bp::ValkeyConnection& admin) {
-  auto r = admin.Command({"SLOWLOG", "GET", "-1"});
-  std::vector<double> us;
-  if (r.ok()) {
-    for (const auto& e : r->elements) {  // [id, unix time, duration us, [argv...], ...]
-      if (e.elements.size() < 4 || e.elements[3].elements.empty()) continue;
-      std::string cmd = e.elements[3].elements[0].AsString();
-      std::transform(cmd.begin(), cmd.end(), cmd.begin(), ::toupper);
-      if (cmd == "EVALSHA") us.push_back(static_cast<double>(e.elements[2].integer));
-    }
-  }
-  if (us.empty()) return {-1, -1};
-  std::sort(us.begin(), us.end());
-  auto rank = [&](double p) {
-    size_t i = static_cast<size_t>(p * static_cast<double>(us.size()) + 0.999999);
-    return us[std::min(us.size(), std::max<size_t>(i, 1)) - 1];
-  };
-  return {rank(0.50), rank(0.99)};
+// p50 and p99 of the EVALSHA execution times (us) since the last CONFIG
+// RESETSTAT, from INFO latencystats (Redis >= 7: a per-command HdrHistogram,
+// kept by default, latency-tracking yes). {-1, -1} if absent.
+std::pair<double, double> EvalshaPercentiles(bp::ValkeyConnection& admin) {
+  auto r = admin.Command({"INFO", "latencystats"});
+  if (!r.ok()) return {-1, -1};
+  const std::string& text = r->str;
+  const auto at = text.find("latency_percentiles_usec_evalsha:");
+  if (at == std::string::npos) return {-1, -1};
+  const auto p50 = text.find("p50=", at), p99 = text.find("p99=", at);
+  if (p50 == std::string::npos || p99 == std::string::npos) return {-1, -1};
+  return {std::strtod(text.c_str() + p50 + 4, nullptr),
+          std::strtod(text.c_str() + p99 + 4, nullptr)};
 }
 
 void ServerCounters(benchmark::State& state, bp::ValkeyConnection& admin) {
   state.counters["server_us_per_call"] = ServerUsPerEvalsha(admin);
-  const auto [p50, p99] = SlowlogEvalshaPercentiles(admin);
+  const auto [p50, p99] = EvalshaPercentiles(admin);
   state.counters["server_us_p50"] = p50;
   state.counters["server_us_p99"] = p99;
 }
@@ -94,7 +79,6 @@ void BM_TrivialEvalsha(benchmark::State& state) {
     return;
   }
   admin.Command({"CONFIG", "RESETSTAT"});
-  StartSlowlog(admin);
   for (auto _ : state) {
     auto r = conn.EvalScript(bp::lua::kNoopLua, keys, {});
     benchmark::DoNotOptimize(r);
@@ -128,7 +112,6 @@ void BM_Admit(benchmark::State& state) {
   gate.SetCaps(bp::GateCaps{1e9, 1e12, 1.0});  // now every call is admitted
   bp::ValkeyConnection admin(AdminOptions());
   admin.Command({"CONFIG", "RESETSTAT"});
-  StartSlowlog(admin);
   int64_t i = 0, admits = 0;
   for (auto _ : state) {
     const auto& t = tenants[static_cast<size_t>(i % n)];

@@ -85,12 +85,13 @@ if not f[1] then
 end
 local function num(i, d) return tonumber(f[i]) or d end
 local classes = math.max(0, math.floor(num(12, 0)))
-local omega = {}
-for c = 1, classes do omega[c] = tonumber(redis.call('HGET', H, 'omega:' .. c)) or 1 end
 -- cfg = Cr Ct burst omega_sum lend slack_ms grace_ms ticket_ttl_ms
 --       max_cost_requests max_cost_tokens adapt K omega_1..omega_K (prelude.lua)
-redis.call('HSET', H, 'cfg', struct.pack(CFGREC .. string.rep('d', classes), 1, num(1, 0),
-  num(2, 0), num(3, DEFAULT_BURST_S), num(4, 0), num(5, DEFAULT_LEND_FRACTION),
-  num(6, DEFAULT_SLACK_MS), num(7, DEFAULT_GRACE_MS), num(8, DEFAULT_TICKET_TTL_MS), num(9, 0),
-  num(10, 0), f[11] == '1' and 1 or 0, classes, unpack(omega)))
+local parts = {struct.pack(CFGREC, 1, num(1, 0), num(2, 0), num(3, DEFAULT_BURST_S), num(4, 0),
+  num(5, DEFAULT_LEND_FRACTION), num(6, DEFAULT_SLACK_MS), num(7, DEFAULT_GRACE_MS),
+  num(8, DEFAULT_TICKET_TTL_MS), num(9, 0), num(10, 0), f[11] == '1' and 1 or 0, classes)}
+for c = 1, classes do
+  parts[c + 1] = struct.pack('<d', tonumber(redis.call('HGET', H, 'omega:' .. c)) or 1)
+end
+redis.call('HSET', H, 'cfg', table.concat(parts))
 return 1
