@@ -1,7 +1,7 @@
 // bpctl gc: deletes the targets of a Valkey database that no worker has used
 // for a while, so runs on a shared Valkey (each loadgen run makes a fresh
 // target) do not pile up keys. Keys of a target: bp:{T}:state, :bl, :bx,
-// :seen and tickets bp:{T}:tk:<n> (tickets expire on their own). A target's
+// :seen, :rsv and tickets bp:{T}:tk:<n> (tickets expire on their own). A target's
 // last use is the server time of its last admission (GateState::l1_at_ms,
 // read with bp::Gate::State on the node holding it); a target never admitted
 // to (configured only) is kept.

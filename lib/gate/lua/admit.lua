@@ -15,11 +15,11 @@
 --
 -- Cost: 5-7 Valkey commands per call (TIME, an HMGET of seven fields and an
 -- HSET of three records of the state hash, a ZRANGE of the two least tags,
--- a ZADD when backlogged, a SET for the ticket; reservation: a ZADD and the
--- field rsv), O(log n) in the n active queues. Eviction is bounded (at most
--- 12 queues) and runs at most once per 10 ms. The records are struct-packed
--- (prelude.lua): converting numbers to and from text dominated the script's
--- cost. Times are integer microseconds.
+-- a ZADD when backlogged, a SET for the ticket; reservation mode: a ZADD and
+-- a fourth field), O(log n) in the n active queues. Eviction is bounded (at
+-- most 12 queues) and runs at most once per 10 ms. The records are
+-- struct-packed (prelude.lua): converting numbers to and from text dominated
+-- the script's cost. Times are integer microseconds.
 -- The key names, record layouts, defaults, the tenant rule and the weight
 -- rule are prelude.lua's (embedded before this text at build time).
 --
@@ -253,8 +253,7 @@ if l1_ok and (fair or lent) then
     redis.call('SET', P .. ':tk:' .. ticket, kstr .. ' ' .. ARGV[3] .. ' ' .. debit_text .. abl
       .. qid .. ' ' .. ARGV[4], 'PX', string.format('%d', ticket_ttl))
     if tdebit > ttag then  -- reservation: O grows; the entry expires with the ticket
-      redis.call('ZADD', RSV, now + ticket_ttl * 1000,
-        ticket .. ' ' .. string.format('%d', tdebit - ttag))
+      redis.call('ZADD', RSV, now + ticket_ttl * 1000, string.format('%s %d', ticket, tdebit - ttag))
       rsv_f = {'rsv', string.format('%d', rsv + tdebit - ttag)}
     end
   end
@@ -316,8 +315,8 @@ else
 end
 redis.call('ZADD', BL, S, qid)
 redis.call('ZADD', BX, 'GT', now + (delta_ms * 1000) + grace_us, qid)
+-- T_q: the last promised wake-up (a holder's earlier one keeps the line).
 redis.call('HSET', H, 'g', struct.pack(GREC, 1, r, t, ts, V, Dr, Dt, seq, evt),
-  -- T_q: the last promised wake-up (a holder's earlier one keeps the line).
   qfield, struct.pack(QREC, 1, S, math.max(qT or 0, now + delta_ms * 1000), my_dr, my_dt, 1, zs,
     qna or 0, (qnd or 0) + 1, qnl or 0))
 return {'DEFER', delta_ms, binding}

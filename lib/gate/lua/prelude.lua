@@ -13,8 +13,9 @@
 -- KEYS[1] = "bp:{T}:state", the target's state hash, is the one key every
 -- script declares (it exists while the target is configured). The others
 -- are named from it and share its hash tag {T}, hence its cluster slot:
--- "bp:{T}:bl", ":bx", ":seen", ":rsv" and the tickets ":tk:<n>" (whose
--- numbers admit.lua picks, so they cannot be declared beforehand). Declaring the
+-- "bp:{T}:bl", ":bx", ":seen", ":rsv" (reservation mode's outstanding
+-- reservations, issue 12) and the tickets ":tk:<n>" (whose numbers
+-- admit.lua picks, so they cannot be declared beforehand). Declaring the
 -- zsets too would make a slot migration answer TRYAGAIN whenever one of them
 -- is empty (absent), so they are not.
 local H = KEYS[1]
@@ -22,12 +23,7 @@ if type(H) ~= 'string' or string.sub(H, -6) ~= ':state' then
   return redis.error_reply('ERR bp: KEYS[1] must be the state key bp:{<target>}:state')
 end
 local P = string.sub(H, 1, -7)  -- "bp:{T}"
-local BL, BX, SEEN = P .. ':bl', P .. ':bx', P .. ':seen'
--- Reservation mode (issue 12): one "<ticket> <tokens>" member per admitted,
--- unreleased call that reserved tokens beyond its prompt, scored by its
--- ticket's expiry (us); their sum is the state field 'rsv' (text, integer
--- tokens), O in README "The gate".
-local RSV = P .. ':rsv'
+local BL, BX, SEEN, RSV = P .. ':bl', P .. ':bx', P .. ':seen', P .. ':rsv'
 
 ---------------------------------------------------------------- records
 -- The hot records of the state hash are struct-packed little-endian doubles

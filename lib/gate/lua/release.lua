@@ -113,17 +113,17 @@ if Ct == 0 or refused then dt = 0 end
 if refused then dr = 0 end
 
 -- Reservation mode (issue 12): O ('rsv') is the max_tokens reserved beyond
--- the prompts by calls not yet released; the zset RSV holds one "<ticket>
--- <tokens>" entry per such call, scored by its ticket's expiry. This
--- ticket's part leaves O, and so do expired tickets (a worker that died
--- mid-call): at most 8 per release, so O does not keep dead reservations.
+-- the prompts by calls not yet released; the ZSET bp:{target}:rsv holds one
+-- "<ticket> <tokens>" entry per such call, scored by its ticket's expiry.
+-- This ticket's part leaves O, and so do expired tickets (a worker that died
+-- mid-call): at most 8 per release, so O never keeps a dead reservation.
 local extra = math.max(0, dtok - ttok)
 local O = tonumber(s[13]) or 0
 if extra > 0 or O > 0 then
   if extra > 0 and redis.call('ZREM', RSV, ARGV[1] .. ' ' .. string.format('%d', extra)) == 0 then
     extra = 0  -- not counted (issued before a reset): nothing to take out
   end
-  for _, m in ipairs(redis.call('ZRANGEBYSCORE', RSV, '-inf', now, 'LIMIT', '0', '8')) do
+  for _, m in ipairs(redis.call('ZRANGEBYSCORE', RSV, '-inf', now, 'LIMIT', 0, 8)) do
     O = O - (tonumber(string.match(m, ' (%d+)$')) or 0)
     redis.call('ZREM', RSV, m)
   end

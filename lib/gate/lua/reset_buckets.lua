@@ -4,8 +4,7 @@
 -- Deletes the state hash's 'g' (L1 levels, V, eq. 1 sums), 'l1hold' (a due
 -- queue's claim on the L1 refill), 'rsv' (outstanding reservations),
 -- 'q:<id>' (queue tags and counters) and 'c:<k>' (class totals) fields and
--- the bl, bx, seen and rsv sets. Configuration fields (caps, omega,
--- tw:<tenant>, tuning, cfg) stay.
+-- the bl, bx, seen and rsv sets. Configuration fields (caps, omega, tw:<tenant>, tuning, cfg) stay.
 -- The ticket counter survives: 'g' is rewritten as empty buckets at time 0
 -- (so the next admission refills them to full, as a cold start does) with the
 -- old counter, so tickets issued after the reset never reuse a number. The

@@ -16,11 +16,11 @@
 --     defaults for fields never set), tenant_weights (tenant, weight, ...).
 --     O(fields of the state hash): tenant weights are found by HSCAN.
 --   state: configured, the caps as above, omega, class_requests and
---     class_tokens (classes 1..max(K, 1)), server_time_ms (TIME); when
+--     class_tokens (classes 1..max(K, 1)), server_time_ms (TIME),
+--     reserved_tokens (O, reservation mode; 0 otherwise); when
 --     the target has bucket state ('g'): l1_requests, l1_tokens, l1_at_ms,
 --     virtual_time, tickets (the ticket counter), else when configured the
---     full cold bucket l1_requests, l1_tokens; reserved_tokens when some
---     are outstanding (reservation mode, 'rsv'); adapt, and when a cap is
+--     full cold bucket l1_requests, l1_tokens; adapt, and when a cap is
 --     learned: learned_requests_fraction, learned_tokens_fraction (as of
 --     server_time_ms), learned_requests_decreased_ms,
 --     learned_tokens_decreased_ms; queues: one list per active queue (the
@@ -82,6 +82,7 @@ put('class_requests', creq)
 put('class_tokens', ctok)
 local now = server_us()
 put('server_time_ms', fmt(now / 1000))
+put('reserved_tokens', fmt(tonumber(redis.call('HGET', H, 'rsv')) or 0))  -- O (issue 12)
 local r, t, ts, V, _, _, seq = rec(GREC, GLEN, redis.call('HGET', H, 'g'))
 if r then
   put('l1_requests', fmt(r))
@@ -94,8 +95,6 @@ elseif configured then  -- never admitted to: a cold bucket is full
   put('l1_requests', fmt((tonumber(c[1]) or 0) * burst))
   put('l1_tokens', fmt((tonumber(c[2]) or 0) * burst))
 end
-local rsv = tonumber(redis.call('HGET', H, 'rsv'))
-if rsv then put('reserved_tokens', fmt(rsv)) end
 local a = ad_unpack(c[8])
 if a and a[5] > 0 then
   put('learned_requests_fraction', fmt(learned(a[1], a[2], a[5], now)))
