@@ -5,13 +5,15 @@
 # loop, logging) by bench/perf_stages.py from perf's call stacks.
 #
 #   flock /work/notes/bench.lock bench/mockapi_profile.sh              # nginx + limits
-#   flock /work/notes/bench.lock bench/mockapi_profile.sh nginx limits nolimits binding stream
+#   flock /work/notes/bench.lock bench/mockapi_profile.sh nginx limits nolimits binding stream paced
 #   BP_PROFILE_SECONDS=8 bench/mockapi_profile.sh limits
 #
 # Cases: nginx (static file, the reference), nolimits, limits (two fixed
 # windows that never bind), binding (the paper's 60 req/s + 12 000 tok/s:
 # nearly all 429), stream (stream: true with include_usage, 20 completion
-# tokens = 24 server-sent events per answer, zero latency: one write).
+# tokens = 24 server-sent events per answer, zero latency: one write), paced
+# (the same stream at 0.05 ms per output token: each event its own chunk,
+# written after a timer, 24 sends per answer).
 #
 # For each case: wrk -t2 -c64 for BP_PROFILE_SECONDS (default 5) without perf,
 # giving req/s and the server's CPU microseconds per request (from
@@ -164,7 +166,9 @@ for c in "${CASES[@]}"; do
     stream) start_mockapi "$port" --limit requests:fixed_window:1000000000:1 \
         --limit tokens:fixed_window:1000000000000:1
       profile "mockapi, stream (24 events, one write)" "http://127.0.0.1:$port/v1/chat/completions" -s "$STREAM" ;;
-    *) echo "unknown case $c (nginx nolimits limits binding stream)" >&2; exit 2 ;;
+    paced) start_mockapi "$port" --no-limits --per-output-token-ms 0.05
+      profile "mockapi, stream paced (24 events, 24 writes)" "http://127.0.0.1:$port/v1/chat/completions" -s "$STREAM" ;;
+    *) echo "unknown case $c (nginx nolimits limits binding stream paced)" >&2; exit 2 ;;
   esac
 done
 echo

@@ -25,7 +25,7 @@ RULES = [
     ("JSON parse (request)",
      r"nlohmann.*(parser|lexer|input_adapter|json_sax|~basic_json|json_value::destroy)"
      r"|internal::Parse|internal::\(anonymous namespace\)::(Parse|AppendContent|KnownRole)"
-     r"|ChatCall::~ChatCall|ReadChatCall|JsonReader|simdjson"),
+     r"|ChatCall::~ChatCall|FastReadChat|internal::\(anonymous namespace\)::(Reader|Content|Message|MaxTokens|Unescape)\b"),
     ("JSON build (body + provider headers)",
      r"SetCompletionBody|OpenAIBody|OpenAIStream|AnthropicBody|AnthropicStream|OpenAIUsage"
      r"|AddRateLimitHeaders|SetRateLimited|SetError|SetOverloaded|RequestId|GoDuration"
