@@ -39,10 +39,10 @@ RULES = [
      r"beast::http::basic_parser|beast::http::parser<|basic_fields|beast::http::detail::"
      r"|beast::http::header<|beast::http::message<|Session::ParseBuffered|HttpParser|llhttp"),
     ("write (send + TCP)",
-     r"sendmsg|__sys_sendto|tcp_sendmsg|writev|reactive_socket_send_op|write_op<"
+     r"sendmsg|sys_sendto|__libc_send\b|tcp_sendmsg|writev|reactive_socket_send_op|write_op<"
      r"|Session::DoWrite|Session::OnWrite|ngx_http_write_filter|ngx_linux_sendfile|sendfile"),
     ("read (recv + TCP)",
-     r"recvmsg|__sys_recvfrom|tcp_recvmsg|\breadv?\b|reactive_socket_recv_op|read_some_op"
+     r"recvmsg|sys_recvfrom|__libc_recv\b|tcp_recvmsg|\breadv?\b|reactive_socket_recv_op|read_some_op"
      r"|read_op<|Session::DoRead|Session::OnFirstBytes|basic_flat_buffer|ngx_unix_recv"),
     ("accept + close",
      r"accept|Server::Impl::DoAccept|Session::Session|Session::DoClose|Session::~Session"
