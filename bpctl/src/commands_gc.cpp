@@ -115,7 +115,7 @@ int GcCmd(const Invocation& in) {
       o.target = c.target;
       o.connect_timeout_ms = 1000;
       o.command_timeout_ms = 5000;
-      if (Status s = Gate(o).Reset(); !s.ok()) return in.env.Fail(s);
+      if (Status s = GateAdmin(o).Reset(); !s.ok()) return in.env.Fail(s);
     }
     char idle_text[32];
     std::snprintf(idle_text, sizeof idle_text, "%.0f", c.idle_s);

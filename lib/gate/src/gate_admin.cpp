@@ -1,4 +1,4 @@
-// bp::Gate operations for tools (bpctl), not for the admission path: read and
+// bp::GateAdmin operations for tools (bpctl), not for the admission path: read and
 // replace a target's whole configuration, reset its buckets while keeping the
 // configuration, and a dry-run admission on a scratch copy of its keys.
 // Key schema: README "The gate".
@@ -22,6 +22,13 @@ std::string RandomSuffix() {
 
 }  // namespace
 
+GateAdmin::GateAdmin(GateOptions options)
+    : owned_(std::make_unique<Gate>(std::move(options))),
+      gate_(owned_.get()),
+      impl_(gate_->impl_.get()) {}
+GateAdmin::GateAdmin(Gate& gate) : gate_(&gate), impl_(gate.impl_.get()) {}
+GateAdmin::~GateAdmin() = default;
+
 Status ValidateGateConfig(const GateConfig& c) {
   if (!c.configured) return Status::InvalidArgument("caps: required (the gate needs caps)");
   if (Status s = ValidateCaps(c.caps); !s.ok()) return {s.code(), "caps: " + s.message()};
@@ -37,7 +44,7 @@ Status ValidateGateConfig(const GateConfig& c) {
   return Status::Ok();
 }
 
-Result<GateConfig> Gate::Config() {
+Result<GateConfig> GateAdmin::Config() {
   const std::string h = impl_->prefix + ":state";
   auto f = impl_->Run({"HMGET", h, "requests_per_s", "tokens_per_s", "burst_s", "classes",
                        "slack_ms", "lend_fraction", "grace_ms", "ticket_ttl_ms", "adapt",
@@ -89,7 +96,7 @@ Result<GateConfig> Gate::Config() {
   return c;
 }
 
-Status Gate::ReplaceConfig(const GateConfig& config) {
+Status GateAdmin::ReplaceConfig(const GateConfig& config) {
   if (Status s = ValidateGateConfig(config); !s.ok()) return s;
   auto old = Config();
   if (!old.ok()) return old.status();
@@ -111,7 +118,7 @@ Status Gate::ReplaceConfig(const GateConfig& config) {
   return impl_->Configure(pairs);
 }
 
-Status Gate::ResetBuckets() {
+Status GateAdmin::ResetBuckets() {
   auto r = impl_->Eval(lua::kResetBucketsLua, {});
   if (Status s = CheckReply(r, "reset buckets"); !s.ok()) return s;
   const int64_t seq = r->integer;
@@ -125,11 +132,11 @@ Status Gate::ResetBuckets() {
   });
 }
 
-Status Gate::ResetLearned() {
+Status GateAdmin::ResetLearned() {
   return CheckReply(impl_->Run({"HDEL", impl_->prefix + ":state", "ad"}), "reset learned");
 }
 
-Decision Gate::DryRunAdmit(const AdmitRequest& request) {
+Decision GateAdmin::DryRunAdmit(const AdmitRequest& request) {
   if (auto invalid = InvalidAdmitRequest(request)) return *invalid;
   const std::string& p = impl_->prefix;
   const std::string scratch = p + ":dry:" + RandomSuffix();  // same hash tag, same slot

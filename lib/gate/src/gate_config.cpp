@@ -1,4 +1,4 @@
-// bp::Gate configuration and inspection: hot updates of caps and weights
+// bp::GateAdmin configuration and inspection: hot updates of caps and weights
 // (I2: the admit script reads them on every call), the state snapshot used by
 // bpctl and the tests, and Reset. Key schema: README "The gate".
 #include <algorithm>
@@ -163,34 +163,34 @@ std::vector<std::string> TuningPairs(const GateTuning& t) {
           std::to_string(t.adapt_min_429)};
 }
 
-Status Gate::SetCaps(const GateCaps& caps) {
+Status GateAdmin::SetCaps(const GateCaps& caps) {
   if (Status s = ValidateCaps(caps); !s.ok()) return s;
   return impl_->Configure(CapsPairs(caps));
 }
 
-Status Gate::SetPriorityWeights(const std::vector<double>& omega) {
+Status GateAdmin::SetPriorityWeights(const std::vector<double>& omega) {
   if (Status s = ValidateOmega(omega); !s.ok()) return s;
   auto old = impl_->Run({"HGET", impl_->prefix + ":state", "classes"});
   if (Status s = CheckReply(old, "set priority weights"); !s.ok()) return s;
   return impl_->Configure(OmegaPairs(omega, static_cast<size_t>(ReplyToDouble(*old, 0))));
 }
 
-Status Gate::SetTenantWeight(const std::string& tenant, double weight) {
+Status GateAdmin::SetTenantWeight(const std::string& tenant, double weight) {
   if (Status s = ValidateTenantWeight(tenant, weight); !s.ok()) return s;
   return impl_->Configure({"tw:" + tenant, FormatDouble(weight)});
 }
 
-Status Gate::UnsetTenantWeight(const std::string& tenant) {
+Status GateAdmin::UnsetTenantWeight(const std::string& tenant) {
   if (tenant.empty()) return Status::InvalidArgument("tenant weight: empty tenant");
   return impl_->Configure({"tw:" + tenant, ""});
 }
 
-Status Gate::SetTuning(const GateTuning& t) {
+Status GateAdmin::SetTuning(const GateTuning& t) {
   if (Status s = ValidateTuning(t); !s.ok()) return s;
   return impl_->Configure(TuningPairs(t));
 }
 
-Result<GateState> Gate::State() {
+Result<GateState> GateAdmin::State() {
   const std::string& p = impl_->prefix;
   GateState st;
   auto cfg = impl_->Run({"HMGET", p + ":state", "requests_per_s", "tokens_per_s", "burst_s",
@@ -300,7 +300,7 @@ Status Gate::Impl::DeleteMatching(const std::string& suffix_glob,
   return Status::Ok();
 }
 
-Status Gate::Reset() {
+Status GateAdmin::Reset() {
   return impl_->DeleteMatching("*", [](const std::string&) { return true; });
 }
 

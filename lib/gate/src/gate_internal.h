@@ -3,7 +3,6 @@
 #pragma once
 
 #include <atomic>
-#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <mutex>
@@ -12,6 +11,7 @@
 #include <vector>
 
 #include "bp/gate.h"
+#include "bp/gate_admin.h"
 #include "bp/valkey.h"
 
 namespace bp::lua {
@@ -27,6 +27,7 @@ struct Gate::Impl {
   explicit Impl(GateOptions o)
       : options(std::move(o)),
         prefix("bp:{" + options.target + "}"),
+        clock(options.clock != nullptr ? *options.clock : SteadyClock::Instance()),
         conn(ValkeyOptions{options.url, options.connect_timeout_ms, options.command_timeout_ms},
              prefix) {}  // route key: a cluster sends every call to {target}'s slot
 
@@ -49,9 +50,10 @@ struct Gate::Impl {
 
   const GateOptions options;
   const std::string prefix;  // "bp:{target}"
+  const Clock& clock;        // the reconnect and warning intervals
   std::mutex mu;
-  ValkeyConnection conn;                                 // guarded by mu
-  std::chrono::steady_clock::time_point last_attempt{};  // guarded by mu
+  ValkeyConnection conn;         // guarded by mu
+  int64_t last_attempt_us = -1;  // clock time of the last connect; -1 = none; guarded by mu
   std::atomic<uint64_t> admits{0}, defers{0}, rejects{0}, fail_opens{0};
   std::atomic<uint64_t> releases{0}, release_errors{0};
 };

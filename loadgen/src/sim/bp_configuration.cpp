@@ -13,6 +13,7 @@
 #include <thread>
 #include <vector>
 
+#include "bp/gate_admin.h"
 #include "bp/loadgen/retry_policy.h"
 #include "bp/loadgen/upstream_wait.h"
 #include "bp/valkey.h"
@@ -20,16 +21,17 @@
 namespace bp::loadgen {
 namespace {
 
-// A fixed set of threads, each owning one Gate; jobs go round-robin.
+// A fixed set of threads, each owning one Admission (a Gate in a run); jobs
+// go round-robin.
 class GatePool {
  public:
-  GatePool(int threads, const GateOptions& options) {
-    for (int i = 0; i < threads; ++i) workers_.push_back(std::make_unique<Worker>(options));
+  GatePool(int threads, const AdmissionFactory& make) {
+    for (int i = 0; i < threads; ++i) workers_.push_back(std::make_unique<Worker>(make()));
     for (auto& w : workers_) w->thread = std::thread([w = w.get()] { w->Loop(); });
   }
   ~GatePool() { Stop(); }
 
-  void Submit(std::function<void(Gate&)> job) {
+  void Submit(std::function<void(Admission&)> job) {
     Worker& w = *workers_[next_++ % workers_.size()];
     {
       std::lock_guard<std::mutex> lock(w.mu);
@@ -53,23 +55,23 @@ class GatePool {
 
   uint64_t fail_opens() const {
     uint64_t n = 0;
-    for (auto& w : workers_) n += w->gate.fail_open_count();
+    for (auto& w : workers_) n += w->gate->counters().fail_opens;
     return n;
   }
 
  private:
   struct Worker {
-    explicit Worker(const GateOptions& o) : gate(o) {}
-    Gate gate;
+    explicit Worker(std::unique_ptr<Admission> a) : gate(std::move(a)) {}
+    std::unique_ptr<Admission> gate;
     std::mutex mu;
     std::condition_variable cv;
-    std::deque<std::function<void(Gate&)>> jobs;
+    std::deque<std::function<void(Admission&)>> jobs;
     bool stop = false;
     std::thread thread;
 
     void Loop() {
       for (;;) {
-        std::function<void(Gate&)> job;
+        std::function<void(Admission&)> job;
         {
           std::unique_lock<std::mutex> lock(mu);
           cv.wait(lock, [this] { return stop || !jobs.empty(); });
@@ -77,7 +79,7 @@ class GatePool {
           job = std::move(jobs.front());
           jobs.pop_front();
         }
-        job(gate);
+        job(*gate);
       }
     }
   };
@@ -129,7 +131,7 @@ GateVerdict VerdictOf(Verdict v) {
 
 class BpConfiguration : public Configuration {
  public:
-  BpConfiguration(const GateOptions& options, int threads) : pool_(threads, options) {}
+  BpConfiguration(const AdmissionFactory& make, int threads) : pool_(threads, make) {}
 
   std::unique_ptr<TaskQueue> MakeQueue(const Engine&) override {
     return std::make_unique<FifoTaskQueue>();
@@ -144,7 +146,7 @@ class BpConfiguration : public Configuration {
     req.max_tokens = t.max_tokens;
     Engine* e = &engine;
     Execution* x = &exec;
-    pool_.Submit([this, e, x, req](Gate& gate) {
+    pool_.Submit([this, e, x, req](Admission& gate) {
       Decision d = gate.Admit(req);
       boost::asio::post(e->io(), [this, e, x, d = std::move(d)] { OnDecision(*e, *x, d); });
     });
@@ -195,7 +197,7 @@ class BpConfiguration : public Configuration {
         // of a lower cap, so not reported to the adaptive caps): the gate
         // keeps the debit (the window was full) and gives the queue its turn
         // back (Gate::ReleaseRefused); a deferred activity asks again.
-        pool_.Submit([ticket](Gate& gate) { gate.ReleaseRefused(ticket); });
+        pool_.Submit([ticket](Admission& gate) { gate.ReleaseRefused(ticket); });
       } else if (!ticket.empty()) {
         // Actual usage: prompt + completion on success; on another error the
         // provider charged nothing beyond what the estimate said (keep it).
@@ -204,7 +206,7 @@ class BpConfiguration : public Configuration {
         Cost actual{1, r.status == 200 ? r.prompt_tokens + r.completion_tokens : prompt};
         UpstreamReport report = ReportOf(r, e->speedup());
         pool_.Submit(
-            [ticket, actual, report](Gate& gate) { gate.Release(ticket, actual, report); });
+            [ticket, actual, report](Admission& gate) { gate.Release(ticket, actual, report); });
       }
       if (r.status == 200) {
         e->Finish(*x, Outcome::Ok());
@@ -242,7 +244,7 @@ Result<std::unique_ptr<Configuration>> MakeBpConfiguration(const Workload& workl
   g.command_timeout_ms = options.command_timeout_ms;
   g.queue_ttl_ms = std::max<int64_t>(static_cast<int64_t>(10000 / speedup), 100);
   {
-    Gate setup(g);
+    GateAdmin setup(g);
     if (Status s = setup.Ping(); !s.ok()) {
       return Status::Unavailable("valkey " + RedactValkeyUrl(options.valkey_url) + ": " +
                                  s.message());
@@ -271,9 +273,14 @@ Result<std::unique_ptr<Configuration>> MakeBpConfiguration(const Workload& workl
       if (Status s = setup.SetTenantWeight(t.id, t.weight); !s.ok()) return s;
     }
   }
-  std::unique_ptr<Configuration> c =
-      std::make_unique<BpConfiguration>(g, std::max(1, options.gate_threads));
+  std::unique_ptr<Configuration> c = MakeBpConfigurationOn(
+      [g]() -> std::unique_ptr<Admission> { return std::make_unique<Gate>(g); },
+      options.gate_threads);
   return c;
+}
+
+std::unique_ptr<Configuration> MakeBpConfigurationOn(const AdmissionFactory& make, int threads) {
+  return std::make_unique<BpConfiguration>(make, std::max(1, threads));
 }
 
 }  // namespace bp::loadgen

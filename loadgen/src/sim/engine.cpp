@@ -37,6 +37,7 @@ Engine::Engine(const Workload& workload, EngineOptions options, Configuration& c
       cap_timer_(io_),
       progress_timer_(io_) {
   if (!(options_.speedup > 0)) options_.speedup = 1.0;
+  clock_ = options_.clock != nullptr ? options_.clock : &SteadyClock::Instance();
   HttpClientOptions http;
   http.endpoint = options_.upstream;
   http.timeout_ms = options_.http_timeout_ms;
@@ -73,11 +74,7 @@ Engine::Engine(const Workload& workload, EngineOptions options, Configuration& c
 
 Engine::~Engine() = default;
 
-int64_t Engine::NowUs() const {
-  return std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() -
-                                                               start_)
-      .count();
-}
+int64_t Engine::NowUs() const { return clock_->NowUs() - start_us_; }
 
 double Engine::Uniform() { return std::uniform_real_distribution<double>(0.0, 1.0)(rng_); }
 
@@ -96,7 +93,7 @@ void Engine::AfterPaperMs(double paper_ms, std::function<void()> fn) {
 }
 
 RunRecords Engine::Run() {
-  start_ = std::chrono::steady_clock::now();
+  start_us_ = clock_->NowUs();
   queue_ = configuration_.MakeQueue(*this);
   int64_t cap_us = PaperMsToRealUs(workload_.run_length_cap_s * 1000.0, options_.speedup);
   cap_timer_.expires_after(std::chrono::microseconds(cap_us));

@@ -20,6 +20,7 @@
 #include <thread>
 
 #include "bp/gate.h"
+#include "bp/gate_admin.h"
 #include "bp/loadgen/engine.h"
 #include "bp/token_estimate.h"
 #include "bp/valkey.h"
@@ -154,7 +155,7 @@ class ScenarioDriver {
     std::vector<double> omega = omega_;
     Submit([this, a, omega] {
       const ScenarioEvent& event = Event(a.event_index);
-      Gate gate(GateOptionsFor(1000));
+      bp::GateAdmin gate(GateOptionsFor(1000));
       Status s = event.type == EventType::kTenantWeight
                      ? gate.SetTenantWeight(event.tenant, event.weight)
                      : gate.SetPriorityWeights(omega);
@@ -264,7 +265,7 @@ class ScenarioDriver {
     cmdline_ = RestartCommandOf(pid, e_.options_.valkey_url);
     saved_config_.reset();
     if (!e_.options_.gate_target.empty()) {
-      Gate gate(GateOptionsFor(1000));
+      bp::GateAdmin gate(GateOptionsFor(1000));
       auto c = gate.Config();
       if (c.ok()) saved_config_ = *c;
     }
@@ -295,7 +296,7 @@ class ScenarioDriver {
     const int pid = SpawnDetached(cmdline_);
     if (pid <= 0) return Log(Record(a, false, "cannot restart " + cmdline_[0]));
     pid_ = pid;
-    Gate gate(GateOptionsFor(200));
+    bp::GateAdmin gate(GateOptionsFor(200));
     bool up = false;
     for (int i = 0; i < 100 && !up; ++i) {
       up = gate.Ping().ok();

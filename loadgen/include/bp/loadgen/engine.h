@@ -33,6 +33,7 @@
 #include <string>
 #include <vector>
 
+#include "bp/clock.h"
 #include "bp/loadgen/http_client.h"
 #include "bp/loadgen/records.h"
 #include "bp/loadgen/retry_policy.h"
@@ -63,6 +64,10 @@ struct EngineOptions {
   // outage restarts it). Neither: state_outage events are not applied.
   int valkey_pid = 0;
   std::string valkey_pidfile;
+  // The clock of NowUs (run time: real microseconds since Run started);
+  // nullptr = SteadyClock::Instance(). Must outlive the Engine. Timers
+  // still run on the io context's real time.
+  const Clock* clock = nullptr;
 };
 
 // One execution of an activity on a worker slot.
@@ -102,9 +107,7 @@ struct Outcome {
     return {kDefer, us, false, binding.empty() ? std::string("unknown") : std::move(binding)};
   }
   static Outcome DeferAfter429(int64_t us) { return {kDefer, us, true, "429"}; }
-  static Outcome Fail(std::string cause = "failed") {
-    return {kFail, 0, false, std::move(cause)};
-  }
+  static Outcome Fail(std::string cause = "failed") { return {kFail, 0, false, std::move(cause)}; }
 };
 
 class Engine;
@@ -198,7 +201,8 @@ class Engine {
   std::unique_ptr<HttpClient> http_;
   std::unique_ptr<TaskQueue> queue_;
   std::vector<std::shared_ptr<const std::string>> bodies_;  // per tenant request body
-  std::chrono::steady_clock::time_point start_;
+  const Clock* clock_ = nullptr;  // options_.clock or SteadyClock::Instance()
+  int64_t start_us_ = 0;          // clock_ time when Run started
   std::mt19937_64 rng_;
   RunRecords records_;
   std::vector<TenantState> tenants_;
