@@ -89,7 +89,7 @@ class GatePool {
 
 }  // namespace
 
-UpstreamReport ReportOf(const CallResult& r, double speedup) {
+UpstreamReport ReportOf(const CallResult& r, const TimeScale& scale) {
   UpstreamReport out;
   if (r.status == 429 && !r.proxy_local) {
     out.outcome = UpstreamReport::Outcome::kThrottled;
@@ -100,9 +100,9 @@ UpstreamReport ReportOf(const CallResult& r, double speedup) {
       out.bound = UpstreamReport::Bound::kRequests;
     }
     if (r.retry_after_paper_ms) {
-      out.retry_after_ms = *r.retry_after_paper_ms / speedup;
+      out.retry_after_ms = scale.ToReal(*r.retry_after_paper_ms);
     } else if (r.message_wait_paper_ms) {  // the wait stated in the message
-      out.retry_after_ms = *r.message_wait_paper_ms / speedup;
+      out.retry_after_ms = scale.ToReal(*r.message_wait_paper_ms);
     }
   }
   const RateLimitHeaders& h = r.ratelimit;
@@ -204,7 +204,7 @@ class BpConfiguration : public Configuration {
         // A 429 is reported (UpstreamReport): the gate treats it as refused,
         // as above, and it feeds the adaptive caps.
         Cost actual{1, r.status == 200 ? r.prompt_tokens + r.completion_tokens : prompt};
-        UpstreamReport report = ReportOf(r, e->speedup());
+        UpstreamReport report = ReportOf(r, e->scale());
         pool_.Submit(
             [ticket, actual, report](Admission& gate) { gate.Release(ticket, actual, report); });
       }
@@ -212,7 +212,7 @@ class BpConfiguration : public Configuration {
         e->Finish(*x, Outcome::Ok());
       } else if (act.kind == BpAnswerAction::kDefer) {
         e->Finish(*x, Outcome::DeferAfter429(
-                          static_cast<int64_t>(act.wait_paper_ms * 1000.0 / e->speedup()) + 1));
+                          static_cast<int64_t>(e->scale().ToReal(act.wait_paper_ms * 1000.0)) + 1));
       } else if (act.kind == BpAnswerAction::kFail) {
         e->Finish(*x, Outcome::Fail("upstream_refused"));  // x-should-retry: false
       } else {
@@ -234,7 +234,8 @@ Result<GateAblation> BpAblationOf(const std::string& configuration) {
   return Status::InvalidArgument("not a bp configuration: " + configuration);
 }
 
-Result<std::unique_ptr<Configuration>> MakeBpConfiguration(const Workload& workload, double speedup,
+Result<std::unique_ptr<Configuration>> MakeBpConfiguration(const Workload& workload,
+                                                           const TimeScale& scale,
                                                            BpOptions options) {
   GateOptions g;
   g.url = options.valkey_url;
@@ -242,7 +243,7 @@ Result<std::unique_ptr<Configuration>> MakeBpConfiguration(const Workload& workl
   g.mode = workload.gate_mode;
   g.ablation = options.ablation;
   g.command_timeout_ms = options.command_timeout_ms;
-  g.queue_ttl_ms = std::max<int64_t>(static_cast<int64_t>(10000 / speedup), 100);
+  g.queue_ttl_ms = std::max<int64_t>(static_cast<int64_t>(scale.ToReal(10000)), 100);
   {
     GateAdmin setup(g);
     if (Status s = setup.Ping(); !s.ok()) {
@@ -250,9 +251,9 @@ Result<std::unique_ptr<Configuration>> MakeBpConfiguration(const Workload& workl
                                  s.message());
     }
     GateCaps caps;
-    caps.requests_per_s = workload.caps.requests_per_s * workload.gate_cap_factor * speedup;
-    caps.tokens_per_s = workload.caps.tokens_per_s * workload.gate_cap_factor * speedup;
-    caps.burst_s = workload.gate_burst_s / speedup;
+    caps.requests_per_s = scale.RateToReal(workload.caps.requests_per_s * workload.gate_cap_factor);
+    caps.tokens_per_s = scale.RateToReal(workload.caps.tokens_per_s * workload.gate_cap_factor);
+    caps.burst_s = scale.ToReal(workload.gate_burst_s);
     // The largest call the upstream serves (limits per window are unchanged
     // by the speedup): above it the gate REJECTs, below it a call larger
     // than the burst is admitted into debt (README "The gate").
@@ -263,8 +264,8 @@ Result<std::unique_ptr<Configuration>> MakeBpConfiguration(const Workload& workl
       GateTuning t;
       t.adapt = true;
       t.adapt_beta = workload.gate_adapt_beta;
-      t.adapt_recover_ms = workload.gate_adapt_recover_s * 1000 / speedup;
-      t.adapt_window_ms = workload.gate_adapt_window_s * 1000 / speedup;
+      t.adapt_recover_ms = scale.ToReal(workload.gate_adapt_recover_s * 1000);
+      t.adapt_window_ms = scale.ToReal(workload.gate_adapt_window_s * 1000);
       t.adapt_min_429 = workload.gate_adapt_min_429;
       if (Status s = setup.SetTuning(t); !s.ok()) return s;
     }

@@ -56,7 +56,7 @@ class ScenarioDriver {
 
   void Start() {
     worker_ = std::thread([this] { WorkerLoop(); });
-    for (const ScheduledAction& a : ScheduleEvents(e_.workload_.events, e_.speedup())) {
+    for (const ScheduledAction& a : ScheduleEvents(e_.workload_.events, e_.scale())) {
       e_.AfterRealUs(a.at_us, [this, a] { Run(a); });
     }
   }
@@ -91,8 +91,9 @@ class ScenarioDriver {
   }
   void Log(EventRecord r) {
     const ScenarioEvent& ev = Event(r.event_index);
-    spdlog::info("{} paper {:.1f} s: {}{}: {}", e_.options_.label, r.at_us * e_.speedup() / 1e6,
-                 EventText(ev), r.phase == 1 ? " (restore)" : "", r.detail);
+    spdlog::info("{} paper {:.1f} s: {}{}: {}", e_.options_.label,
+                 e_.scale().RealUsToPaperS(r.at_us), EventText(ev),
+                 r.phase == 1 ? " (restore)" : "", r.detail);
     std::lock_guard<std::mutex> lock(mu_);
     done_.push_back(std::move(r));
   }

@@ -318,9 +318,8 @@ Result<std::vector<ScenarioEvent>> ParseEvents(const json& events,
 }
 
 std::vector<ScheduledAction> ScheduleEvents(const std::vector<ScenarioEvent>& events,
-                                            double speedup) {
-  if (!(speedup > 0)) speedup = 1;
-  auto us = [speedup](double paper_s) { return std::llround(paper_s * 1e6 / speedup); };
+                                            const TimeScale& scale) {
+  auto us = [&scale](double paper_s) { return std::llround(scale.ToReal(paper_s * 1e6)); };
   std::vector<ScheduledAction> actions;
   for (size_t i = 0; i < events.size(); ++i) {
     const ScenarioEvent& e = events[i];

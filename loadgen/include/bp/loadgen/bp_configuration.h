@@ -25,6 +25,7 @@
 
 #include "bp/gate.h"
 #include "bp/loadgen/engine.h"
+#include "bp/loadgen/time_scale.h"
 
 namespace bp::loadgen {
 
@@ -39,7 +40,7 @@ struct BpOptions {
 // What Release reports for an upstream answer: kThrottled for an upstream
 // 429 (bound from the error type; retry-after paper ms -> real ms), else kOk;
 // the x-ratelimit-* headers as received (real ms), -1 where absent.
-UpstreamReport ReportOf(const CallResult& result, double speedup);
+UpstreamReport ReportOf(const CallResult& result, const TimeScale& scale);
 
 // "bp" | "bp-no-drf" | "bp-no-priority" -> ablation; InvalidArgument otherwise.
 Result<GateAblation> BpAblationOf(const std::string& configuration);
@@ -49,7 +50,8 @@ Result<GateAblation> BpAblationOf(const std::string& configuration);
 // adaptive-caps fields (times / speedup), priority weights omega and each
 // tenant's w_t.
 // Unavailable if Valkey does not answer (a run is not started fail-open).
-Result<std::unique_ptr<Configuration>> MakeBpConfiguration(const Workload& workload, double speedup,
+Result<std::unique_ptr<Configuration>> MakeBpConfiguration(const Workload& workload,
+                                                           const TimeScale& scale,
                                                            BpOptions options);
 
 // Makes the Admission one gate thread owns; called once per thread, on the

@@ -38,12 +38,13 @@
 #include "bp/loadgen/records.h"
 #include "bp/loadgen/retry_policy.h"
 #include "bp/loadgen/task_queue.h"
+#include "bp/loadgen/time_scale.h"
 #include "bp/loadgen/workload.h"
 
 namespace bp::loadgen {
 
 struct EngineOptions {
-  double speedup = 1.0;   // > 0; every duration / speedup, every rate * speedup
+  TimeScale scale;        // every duration / speedup, every rate * speedup
   uint64_t seed = 1;      // jitter and nothing else
   HttpEndpoint upstream;  // mockapi
   std::string upstream_path = "/v1/chat/completions";
@@ -143,7 +144,8 @@ class Engine {
   // ---- services for configurations (io thread only)
   boost::asio::io_context& io() { return io_; }
   int64_t NowUs() const;
-  double speedup() const { return options_.speedup; }
+  double speedup() const { return options_.scale.speedup(); }
+  const TimeScale& scale() const { return options_.scale; }
   SdkRetryAfterBound sdk_retry_after_bound() const { return options_.sdk_retry_after_bound; }
   const Workload& workload() const { return workload_; }
   const TenantSpec& tenant(int index) const { return workload_.tenants[index]; }
