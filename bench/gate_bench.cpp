@@ -1,21 +1,27 @@
 // Gate cost per admission versus the number of active queues, next to a
-// trivial EVALSHA script on the same server in the same run (issue 3).
+// trivial EVALSHA script on the same server in the same run (issue 3, 11).
 //
-//   build-gate/bench/gate_bench [--benchmark_repetitions=3]
+//   build/bench/gate_bench --benchmark_repetitions=3 --benchmark_report_aggregates_only=true
 //
 // Starts its own redis-server/valkey-server on a free loopback port. For each
 // N in {10, 1000, 10000} it registers N queues, all backlogged and active
 // (deferred once under a tiny cap), then raises the cap so calls are admitted
 // and times Admit round-robin over the N queues from one client. Counters:
 //   items_per_second      admissions (or trivial calls) per second, one client
-//   server_us_per_call    INFO commandstats usec_per_call of EVALSHA
+//   server_us_per_call    INFO commandstats usec_per_call of EVALSHA (mean)
+//   server_us_p50/p99     per-call server time of EVALSHA: the SLOWLOG, set to
+//                         log every command (slowlog-log-slower-than 0), holds
+//                         each call's execution time in us
 //   client real time      per iteration (Google Benchmark's Time column)
+// Admissions/s against the number of shards: bench/gate_shards_bench.cpp.
 #include <benchmark/benchmark.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "bp/gate.h"
 #include "bp/gate_admin.h"
@@ -44,6 +50,42 @@ double ServerUsPerEvalsha(bp::ValkeyConnection& admin) {
   return std::strtod(text.c_str() + u + 14, nullptr);
 }
 
+// From here every command's execution time goes to the SLOWLOG (emptied).
+void StartSlowlog(bp::ValkeyConnection& admin) {
+  admin.Command({"CONFIG", "SET", "slowlog-log-slower-than", "0"});
+  admin.Command({"CONFIG", "SET", "slowlog-max-len", "1000000"});
+  admin.Command({"SLOWLOG", "RESET"});
+}
+
+// p50 and p99 of the EVALSHA execution times (us) in the SLOWLOG: nearest
+// rank over every call since StartSlowlog. {-1, -1} if none.
+std::pair<double, double> SlowlogEvalshaPercentiles(bp::ValkeyConnection& admin) {
+  auto r = admin.Command({"SLOWLOG", "GET", "-1"});
+  std::vector<double> us;
+  if (r.ok()) {
+    for (const auto& e : r->elements) {  // [id, unix time, duration us, [argv...], ...]
+      if (e.elements.size() < 4 || e.elements[3].elements.empty()) continue;
+      std::string cmd = e.elements[3].elements[0].AsString();
+      std::transform(cmd.begin(), cmd.end(), cmd.begin(), ::toupper);
+      if (cmd == "EVALSHA") us.push_back(static_cast<double>(e.elements[2].integer));
+    }
+  }
+  if (us.empty()) return {-1, -1};
+  std::sort(us.begin(), us.end());
+  auto rank = [&](double p) {
+    size_t i = static_cast<size_t>(p * static_cast<double>(us.size()) + 0.999999);
+    return us[std::min(us.size(), std::max<size_t>(i, 1)) - 1];
+  };
+  return {rank(0.50), rank(0.99)};
+}
+
+void ServerCounters(benchmark::State& state, bp::ValkeyConnection& admin) {
+  state.counters["server_us_per_call"] = ServerUsPerEvalsha(admin);
+  const auto [p50, p99] = SlowlogEvalshaPercentiles(admin);
+  state.counters["server_us_p50"] = p50;
+  state.counters["server_us_p99"] = p99;
+}
+
 void BM_TrivialEvalsha(benchmark::State& state) {
   bp::ValkeyConnection conn(AdminOptions());
   bp::ValkeyConnection admin(AdminOptions());
@@ -53,11 +95,12 @@ void BM_TrivialEvalsha(benchmark::State& state) {
     return;
   }
   admin.Command({"CONFIG", "RESETSTAT"});
+  StartSlowlog(admin);
   for (auto _ : state) {
     auto r = conn.EvalScript(bp::lua::kNoopLua, keys, {});
     benchmark::DoNotOptimize(r);
   }
-  state.counters["server_us_per_call"] = ServerUsPerEvalsha(admin);
+  ServerCounters(state, admin);
   state.SetItemsProcessed(state.iterations());
 }
 
@@ -87,6 +130,7 @@ void BM_Admit(benchmark::State& state) {
   setup.SetCaps(bp::GateCaps{1e9, 1e12, 1.0});  // now every call is admitted
   bp::ValkeyConnection admin(AdminOptions());
   admin.Command({"CONFIG", "RESETSTAT"});
+  StartSlowlog(admin);
   int64_t i = 0, admits = 0;
   for (auto _ : state) {
     const auto& t = tenants[static_cast<size_t>(i % n)];
@@ -94,7 +138,7 @@ void BM_Admit(benchmark::State& state) {
     admits += d.verdict == bp::Verdict::kAdmit;
     ++i;
   }
-  state.counters["server_us_per_call"] = ServerUsPerEvalsha(admin);
+  ServerCounters(state, admin);
   state.counters["admit_fraction"] = static_cast<double>(admits) / static_cast<double>(i);
   state.counters["fail_opens"] = static_cast<double>(gate.fail_open_count());
   auto zcard = admin.Command({"ZCARD", "bp:{" + o.target + "}:bl"});

@@ -51,6 +51,22 @@ enum class GateMode {
   kReconcile,    // debit the estimate; Release debits or refunds the difference
   kReservation,  // debit prompt + max_tokens; Release refunds the unused part
 };
+// Reservation mode and P1 (issue 12). Let O be the max_tokens that admitted,
+// not yet released calls reserved beyond their prompts (GateState::
+// reserved_tokens; a ticket that expires unreleased leaves O at the next
+// release). The token level refills up to B_t + O (B_t = C_t * burst_s); a
+// refund is added up to B_t + O with O still counting its call, which then
+// leaves O: a refund that finds the bucket at B_t is kept as credit (up to
+// the call's max_tokens), and the level stays within B_t + O + m (m = the
+// largest max_tokens). Bound: the
+// tokens used by the calls admitted in any span [x, y] stay within
+//   C_t * (y - x) + max(B_t, largest reservation) + m + 2 * O(x),
+// provided each call uses at least its prompt estimate and at most its
+// reservation: the level at x is at most B_t + O(x) + m and at y at least
+// -(largest reservation - B_t) (a debt), and the calls in flight at x refund
+// at most O(x) within the span. O is at most (calls in flight) * max_tokens.
+// With O = m = 0 (estimate, reconcile) it is the plain bucket's
+// C_t * span + max(B_t, largest cost).
 
 // The one table of mode names, used by admit.lua's ARGV, workload files
 // (gate.mode) and bpctl (--mode): "estimate", "reconcile", "reservation".
@@ -67,7 +83,11 @@ enum class GateAblation {
   kNoPriority,  // one class: no L2 split, priority weights ignored
 };
 
-// The tenant id rule: 1-128 bytes of [A-Za-z0-9_.-].
+// The tenant id rule: 1-128 bytes of [A-Za-z0-9_.-]. The rule's owner is
+// lib/gate/lua/prelude.lua (valid_tenant), which admit.lua and configure.lua
+// enforce; this is a mirror for checks before any call (bpctl flags, workload
+// files), compared with the script on every byte value and on the length
+// bounds by GateSchema.TenantRuleMirrorsThePrelude.
 bool ValidTenantName(std::string_view tenant);
 
 enum class Verdict { kAdmit, kDefer, kReject, kFailOpen };
@@ -130,7 +150,10 @@ struct GateOptions {
 };
 
 // Tuning of the fairness rule, stored in Valkey next to the caps (README "The
-// gate"). Defaults apply to fields never set.
+// gate"). Defaults apply to fields never set; their owner is
+// lib/gate/lua/prelude.lua (DEFAULT_*), which the scripts apply. The initializers
+// below mirror them for a GateTuning built in C++, compared with the prelude
+// by GateSchema.TuningDefaultsMirrorThePrelude.
 struct GateTuning {
   // A queue ahead of the least backlogged tag is still admitted while it is
   // at most this far ahead in time at the fair rate (or one own quantum).

@@ -53,7 +53,15 @@ struct GateState {
   std::vector<double> omega;  // omega_1..omega_K as configured
   double l1_requests = 0;     // L1 level at l1_at_ms
   double l1_tokens = 0;
-  double l1_at_ms = 0;        // script time of the last refill
+  double l1_at_ms = 0;  // script time of the last refill
+  // The target has bucket state: admitted to at least once (kept, at time 0,
+  // by ResetBuckets once a ticket was issued). Else the L1 levels above are
+  // the full cold bucket (0 when not configured).
+  bool has_bucket_state = false;
+  // Reservation mode: O, the max_tokens that admitted, unreleased calls
+  // reserved beyond their prompts. The token level may refill up to
+  // C_t * burst_s + O (README "The gate", reservation mode); 0 otherwise.
+  double reserved_tokens = 0;
   double server_time_ms = 0;  // the server's TIME when State() read it
   double virtual_time = 0;    // V: least tag among backlogged queues
   // Adaptive caps, as of server_time_ms: the tuning switch, and each learned
@@ -93,15 +101,16 @@ class GateAdmin {
   Status UnsetTenantWeight(const std::string& tenant);
   Status SetTuning(const GateTuning& tuning);
 
-  // Reads the target's configuration and state: O(active queues) commands,
-  // for tools and tests, not for the admission path.
+  // Reads the target's configuration and state in one atomic script call
+  // (lib/gate/lua/state.lua; O(active queues) work on the server), for tools
+  // and tests, not for the admission path.
   Result<GateState> State();
   // Deletes every key of the target (configuration included). For tests and
   // between experiment runs; never while workers admit.
   Status Reset();
 
-  // The target's configuration (O(configured tenants) commands); defaults
-  // for tuning fields never set.
+  // The target's configuration in one script call (state.lua; O(fields of
+  // the state hash) on the server); defaults for tuning fields never set.
   Result<GateConfig> Config();
   // Replaces the whole configuration in one atomic configure.lua call: caps,
   // priority weights and tuning are written, and priority classes and tenant
