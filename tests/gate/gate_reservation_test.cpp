@@ -9,8 +9,8 @@
 #include <tuple>
 #include <vector>
 
-#include "gate/gate_fixture.h"
 #include "bp/gate_admin.h"
+#include "gate/gate_fixture.h"
 
 namespace bp::test {
 namespace {

@@ -11,8 +11,8 @@
 #include <string>
 #include <vector>
 
-#include "bp/valkey.h"
 #include "bp/gate_admin.h"
+#include "bp/valkey.h"
 #include "gate_fixture.h"
 
 namespace bp::lua {
