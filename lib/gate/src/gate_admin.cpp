@@ -48,14 +48,7 @@ Result<GateConfig> GateAdmin::Config() {
   auto f = impl_->ReadState({"config"});
   if (!f.ok()) return f.status();
   GateConfig c;
-  c.configured = FieldNumber(*f, "configured") == 1;
-  if (c.configured) {
-    c.caps.requests_per_s = FieldNumber(*f, "requests_per_s");
-    c.caps.tokens_per_s = FieldNumber(*f, "tokens_per_s");
-    c.caps.burst_s = FieldNumber(*f, "burst_s");
-    c.caps.max_cost_requests = FieldNumber(*f, "max_cost_requests");
-    c.caps.max_cost_tokens = FieldNumber(*f, "max_cost_tokens");
-  }
+  c.configured = CapsOfFields(*f, &c.caps);
   // Every tuning field is in the reply (state.lua applies prelude.lua's
   // defaults to fields never set).
   c.tuning.slack_ms = FieldNumber(*f, "slack_ms");

@@ -36,6 +36,16 @@ double FieldNumber(const std::map<std::string, ValkeyReply>& fields, const std::
   return it == fields.end() ? fallback : ReplyToDouble(it->second, fallback);
 }
 
+bool CapsOfFields(const std::map<std::string, ValkeyReply>& fields, GateCaps* caps) {
+  if (FieldNumber(fields, "configured") != 1) return false;
+  caps->requests_per_s = FieldNumber(fields, "requests_per_s");
+  caps->tokens_per_s = FieldNumber(fields, "tokens_per_s");
+  caps->burst_s = FieldNumber(fields, "burst_s");
+  caps->max_cost_requests = FieldNumber(fields, "max_cost_requests");
+  caps->max_cost_tokens = FieldNumber(fields, "max_cost_tokens");
+  return true;
+}
+
 Result<std::map<std::string, ValkeyReply>> Gate::Impl::ReadState(
     const std::vector<std::string>& args) {
   auto r = Eval(lua::kStateLua, args);
@@ -214,14 +224,7 @@ Result<GateState> GateAdmin::State() {
   auto f = impl_->ReadState({"state", no_priority ? "nopriority" : "none"});
   if (!f.ok()) return f.status();
   GateState st;
-  st.configured = FieldNumber(*f, "configured") == 1;
-  if (st.configured) {
-    st.caps.requests_per_s = FieldNumber(*f, "requests_per_s");
-    st.caps.tokens_per_s = FieldNumber(*f, "tokens_per_s");
-    st.caps.burst_s = FieldNumber(*f, "burst_s");
-    st.caps.max_cost_requests = FieldNumber(*f, "max_cost_requests");
-    st.caps.max_cost_tokens = FieldNumber(*f, "max_cost_tokens");
-  }
+  st.configured = CapsOfFields(*f, &st.caps);
   st.omega = ListNumbers(*f, "omega", 1);
   st.class_requests = ListNumbers(*f, "class_requests", 0);
   st.class_tokens = ListNumbers(*f, "class_tokens", 0);

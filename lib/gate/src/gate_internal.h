@@ -84,6 +84,9 @@ double ReplyToDouble(const ValkeyReply& reply, double fallback = 0);
 Status CheckReply(const Result<ValkeyReply>& reply, const char* what);
 double FieldNumber(const std::map<std::string, ValkeyReply>& fields, const std::string& name,
                    double fallback = 0);
+// Whether state.lua's reply says the target is configured, and its caps
+// (left at their defaults when not configured): Config() and State().
+bool CapsOfFields(const std::map<std::string, ValkeyReply>& fields, GateCaps* caps);
 
 // configure.lua field/value pairs (gate_config.cpp): caps; omega_1..K with
 // omega_sum and classes (all deleted when omega is empty; configure.lua
