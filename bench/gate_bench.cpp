@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "bp/gate.h"
+#include "bp/gate_admin.h"
 #include "bp/valkey.h"
 #include "support/valkey_server.h"
 
@@ -95,21 +96,22 @@ void BM_Admit(benchmark::State& state) {
   o.command_timeout_ms = 5000;
   o.queue_ttl_ms = 3'600'000;
   bp::Gate gate(o);
-  if (!gate.Ping().ok() || !gate.Reset().ok()) {
+  bp::GateAdmin setup(gate);
+  if (!gate.Ping().ok() || !setup.Reset().ok()) {
     state.SkipWithError("gate setup failed");
     return;
   }
-  gate.SetPriorityWeights({0.5, 0.3, 0.2});
-  gate.SetTuning(bp::GateTuning{50, 0.5, 600'000, 600'000});  // stay backlogged
+  setup.SetPriorityWeights({0.5, 0.3, 0.2});
+  setup.SetTuning(bp::GateTuning{50, 0.5, 600'000, 600'000});  // stay backlogged
   // Register n queues under a tiny cap: every one but the first is deferred,
   // so all n are active and in the backlogged set.
-  gate.SetCaps(bp::GateCaps{1, 0, 1.0});
+  setup.SetCaps(bp::GateCaps{1, 0, 1.0});
   std::vector<std::string> tenants;
   for (int i = 0; i < n; ++i) {
     tenants.push_back("tenant" + std::to_string(i));
     gate.Admit(bp::AdmitRequest{tenants.back(), 1 + i % 3, {1, 0}, 0, 0});
   }
-  gate.SetCaps(bp::GateCaps{1e9, 1e12, 1.0});  // now every call is admitted
+  setup.SetCaps(bp::GateCaps{1e9, 1e12, 1.0});  // now every call is admitted
   bp::ValkeyConnection admin(AdminOptions());
   admin.Command({"CONFIG", "RESETSTAT"});
   int64_t i = 0, admits = 0;

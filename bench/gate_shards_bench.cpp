@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "bp/gate.h"
+#include "bp/gate_admin.h"
 #include "bp/valkey.h"
 #include "bp/valkey_cluster.h"
 #include "support/valkey_cluster.h"
@@ -62,15 +63,15 @@ bool SetUpTarget(const std::string& url, const std::string& target, int queues) 
   o.target = target;
   o.command_timeout_ms = 5000;
   o.queue_ttl_ms = 3'600'000;
-  bp::Gate gate(o);
-  if (!gate.Ping().ok() || !gate.Reset().ok()) return false;
-  gate.SetPriorityWeights({0.5, 0.3, 0.2});
-  gate.SetTuning(bp::GateTuning{50, 0.5, 600'000, 600'000});  // stay backlogged
-  gate.SetCaps(bp::GateCaps{1, 0, 1.0});
+  bp::GateAdmin setup(o);
+  if (!setup.Ping().ok() || !setup.Reset().ok()) return false;
+  setup.SetPriorityWeights({0.5, 0.3, 0.2});
+  setup.SetTuning(bp::GateTuning{50, 0.5, 600'000, 600'000});  // stay backlogged
+  setup.SetCaps(bp::GateCaps{1, 0, 1.0});
   for (int i = 0; i < queues; ++i) {
-    gate.Admit(bp::AdmitRequest{"tenant" + std::to_string(i), 1 + i % 3, {1, 0}, 0, 0});
+    setup.gate().Admit(bp::AdmitRequest{"tenant" + std::to_string(i), 1 + i % 3, {1, 0}, 0, 0});
   }
-  return gate.SetCaps(bp::GateCaps{1e9, 1e12, 1.0}).ok();
+  return setup.SetCaps(bp::GateCaps{1e9, 1e12, 1.0}).ok();
 }
 
 // Runs the load on `targets` (one thread each) through `url`.

@@ -51,7 +51,8 @@ EOF
 }
 
 die() { echo "experiment: $*" >&2; exit 2; }
-need_arg() { [ "$#" -ge 2 ] && [ -n "$2" ] || die "$1 needs a value (see --help)"; }
+# shellcheck source=lib/flags.sh
+source scripts/lib/flags.sh  # need_arg, bp_check_speedup, bp_check_configs
 
 WORKLOADS=()
 CONFIGS=""
@@ -84,22 +85,10 @@ while [ "$#" -gt 0 ]; do
 done
 
 [[ "$REPEATS" =~ ^[1-9][0-9]*$ ]] || die "--repeats must be a positive integer, got '$REPEATS'"
-[[ "$SPEEDUP" =~ ^[0-9]+([.][0-9]+)?$ ]] && awk -v s="$SPEEDUP" 'BEGIN { exit !(s > 0 && s <= 1000) }' ||
-  die "--speedup must be a number in (0, 1000], got '$SPEEDUP'"
+bp_check_speedup "$SPEEDUP"
 # The rest of the flags are checked here too, before setup and server start
 # (loadgen checks them again: ValidateRunOptions, ParseConfigurationList).
-KNOWN_CONFIGS=",naive,tn,litellm,bp,bp-no-drf,bp-no-priority,"
-if [ -n "$CONFIGS" ]; then
-  SEEN=","
-  IFS=, read -ra ITEMS <<<"$CONFIGS,"  # the trailing comma keeps a trailing empty item
-  [[ "$CONFIGS" != *, ]] || die "--config has an empty item in '$CONFIGS'"
-  for c in "${ITEMS[@]}"; do
-    [ -n "$c" ] || die "--config has an empty item in '$CONFIGS'"
-    [[ "$KNOWN_CONFIGS" == *",$c,"* ]] || die "unknown configuration '$c' in --config (${KNOWN_CONFIGS:1:-1})"
-    [[ "$SEEN" != *",$c,"* ]] || die "configuration '$c' twice in --config"
-    SEEN="$SEEN$c,"
-  done
-fi
+[ -z "$CONFIGS" ] || bp_check_configs "$CONFIGS"
 # URL syntax as loadgen parses it (ParseValkeyUrl, ParseHttpUrl).
 if [ -n "$VALKEY_URL" ] && ! [[ "$VALKEY_URL" =~ ^redis://([^@/]*@)?([^:/@[]+|\[[0-9a-fA-F:.]+\])(:[0-9]{1,5})?(/[0-9]+)?/?$ || "$VALKEY_URL" =~ ^unix:///. || "$VALKEY_URL" =~ ^redis\+cluster://([^@/]*@)?[^/@]+/?$ ]]; then
   die "--valkey must be redis://[[USER]:PASSWORD@]HOST[:PORT][/DB], unix:///PATH or redis+cluster://HOST:PORT[,HOST:PORT...], got '$VALKEY_URL'"

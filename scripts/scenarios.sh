@@ -35,7 +35,8 @@ EOF
 }
 
 die() { echo "scenarios: $*" >&2; exit 2; }
-need_arg() { [ "$#" -ge 2 ] && [ -n "$2" ] || die "$1 needs a value (see --help)"; }
+# shellcheck source=lib/flags.sh
+source scripts/lib/flags.sh  # need_arg, bp_check_speedup, bp_check_configs
 
 SCENARIOS=()
 CONFIGS=naive,bp
@@ -57,20 +58,10 @@ while [ "$#" -gt 0 ]; do
     *) usage >&2; die "unknown option '$1'" ;;
   esac
 done
-[[ "$SPEEDUP" =~ ^[0-9]+([.][0-9]+)?$ ]] && awk -v s="$SPEEDUP" 'BEGIN { exit !(s > 0 && s <= 1000) }' ||
-  die "--speedup must be a number in (0, 1000], got '$SPEEDUP'"
+bp_check_speedup "$SPEEDUP"
 # --config is checked here, before setup and server start, as in experiment.sh
 # (loadgen checks it again).
-KNOWN_CONFIGS=",naive,tn,litellm,bp,bp-no-drf,bp-no-priority,"
-SEEN=","
-IFS=, read -ra ITEMS <<<"$CONFIGS,"  # the trailing comma keeps a trailing empty item
-[[ -n "$CONFIGS" && "$CONFIGS" != *, ]] || die "--config has an empty item in '$CONFIGS'"
-for c in "${ITEMS[@]}"; do
-  [ -n "$c" ] || die "--config has an empty item in '$CONFIGS'"
-  [[ "$KNOWN_CONFIGS" == *",$c,"* ]] || die "unknown configuration '$c' in --config (${KNOWN_CONFIGS:1:-1})"
-  [[ "$SEEN" != *",$c,"* ]] || die "configuration '$c' twice in --config"
-  SEEN="$SEEN$c,"
-done
+bp_check_configs "$CONFIGS"
 
 if [ "${#SCENARIOS[@]}" -eq 0 ]; then
   for f in configs/scenarios/*.json; do SCENARIOS+=("$(basename "$f" .json)"); done

@@ -199,14 +199,14 @@ int Run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
 
 }  // namespace
 
-std::unique_ptr<Gate> Env::Connect(GateMode mode) const {
+std::unique_ptr<GateAdmin> Env::Connect(GateMode mode) const {
   GateOptions o;
   o.url = url;
   o.target = target;
   o.mode = mode;
   o.connect_timeout_ms = 1000;
   o.command_timeout_ms = 5000;  // a tool, not the admission path
-  auto gate = std::make_unique<Gate>(o);
+  auto gate = std::make_unique<GateAdmin>(o);
   if (Status s = gate->Ping(); !s.ok()) {
     const std::string source = url_source == "--valkey" ? ""
                                : url_source == "BP_VALKEY_URL"

@@ -10,6 +10,7 @@
 
 #include "bp/bpctl/bpctl.h"
 #include "bp/gate.h"
+#include "bp/gate_admin.h"
 #include "bp/status.h"
 
 namespace bp::bpctl {
@@ -31,7 +32,7 @@ struct Env {
 
   // A gate on url/target, connected and with its scripts loaded (Ping);
   // nullptr after printing the error (then return kExitServer).
-  std::unique_ptr<Gate> Connect(GateMode mode = GateMode::kReconcile) const;
+  std::unique_ptr<GateAdmin> Connect(GateMode mode = GateMode::kReconcile) const;
   // Prints "bpctl: <message>" and returns `code`.
   int Fail(int code, const std::string& message) const;
   // The same for a Status: InvalidArgument/NotFound -> kExitBadValue,

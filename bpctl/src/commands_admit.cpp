@@ -53,7 +53,7 @@ int Admit(const Invocation& in) {
   auto gate = in.env.Connect(*mode);
   if (!gate) return kExitServer;
   const bool dry = in.Has("dry-run");
-  const Decision d = dry ? gate->DryRunAdmit(req) : gate->Admit(req);
+  const Decision d = dry ? gate->DryRunAdmit(req) : gate->gate().Admit(req);
   if (d.verdict == Verdict::kFailOpen) {
     return in.env.Fail(kExitServer, "admit: no decision (a worker would fail open): " + d.reason);
   }

@@ -91,7 +91,7 @@ int GcCmd(const Invocation& in) {
         o.target = target;
         o.connect_timeout_ms = 1000;
         o.command_timeout_ms = 5000;
-        auto st = Gate(o).State();
+        auto st = GateAdmin(o).State();
         if (!st.ok())
           return in.env.Fail(kExitServer, "state of " + target + ": " + st.status().ToString());
         if (!st->has_bucket_state) {
@@ -115,7 +115,7 @@ int GcCmd(const Invocation& in) {
       o.target = c.target;
       o.connect_timeout_ms = 1000;
       o.command_timeout_ms = 5000;
-      if (Status s = Gate(o).Reset(); !s.ok()) return in.env.Fail(s);
+      if (Status s = GateAdmin(o).Reset(); !s.ok()) return in.env.Fail(s);
     }
     char idle_text[32];
     std::snprintf(idle_text, sizeof idle_text, "%.0f", c.idle_s);

@@ -11,7 +11,7 @@ namespace bp::bpctl {
 namespace {
 
 // The status model of the target, or the failure.
-Result<nlohmann::ordered_json> ReadStatus(Gate& gate, const std::string& target) {
+Result<nlohmann::ordered_json> ReadStatus(GateAdmin& gate, const std::string& target) {
   auto state = gate.State();
   if (!state.ok()) return state.status();
   auto config = gate.Config();

@@ -21,12 +21,12 @@ class BpctlAdapt : public BpctlSuite {
   // One admitted call released as a 429 bound on `bound` at script time t.
   void Throttle(UpstreamReport::Bound bound, int64_t t) {
     auto g = MakeGate();
-    Decision d = g->Admit(AdmitRequest{"acme", 1, Cost{1, 100}, 0, t});
+    Decision d = g->gate().Admit(AdmitRequest{"acme", 1, Cost{1, 100}, 0, t});
     ASSERT_EQ(d.verdict, Verdict::kAdmit);
     UpstreamReport r;
     r.outcome = UpstreamReport::Outcome::kThrottled;
     r.bound = bound;
-    ASSERT_TRUE(g->Release(d.ticket, Cost{1, 100}, r, t).ok());
+    ASSERT_TRUE(g->gate().Release(d.ticket, Cost{1, 100}, r, t).ok());
   }
 
   json StatusJson() {

@@ -90,13 +90,13 @@ std::string BpctlSuite::Snapshot() const {
   return o.str();
 }
 
-std::unique_ptr<Gate> BpctlSuite::MakeGate(GateMode mode) const {
+std::unique_ptr<GateAdmin> BpctlSuite::MakeGate(GateMode mode) const {
   GateOptions o;
   o.url = server_->url();
   o.target = target_;
   o.mode = mode;
   o.command_timeout_ms = 2000;
-  return std::make_unique<Gate>(o);
+  return std::make_unique<GateAdmin>(o);
 }
 
 std::string BpctlSuite::WriteFile(const std::string& name, const std::string& text) const {

@@ -13,6 +13,7 @@
 
 #include "bp/bpctl/bpctl.h"
 #include "bp/gate.h"
+#include "bp/gate_admin.h"
 #include "support/valkey_server.h"
 
 namespace bp::test {
@@ -42,7 +43,7 @@ class BpctlSuite : public ::testing::Test {
   // Every key of the target and its content, as text (sorted).
   std::string Snapshot() const;
   // A gate on the target (2 s command timeout).
-  std::unique_ptr<Gate> MakeGate(GateMode mode = GateMode::kReconcile) const;
+  std::unique_ptr<GateAdmin> MakeGate(GateMode mode = GateMode::kReconcile) const;
   // Writes `text` to a fresh file under the test's temp dir; returns its path.
   std::string WriteFile(const std::string& name, const std::string& text) const;
 

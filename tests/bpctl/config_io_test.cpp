@@ -83,7 +83,7 @@ TEST_F(BpctlConfigIo, ExportThenImportRestoresTheSameState) {
   EXPECT_EQ(Snapshot().find("tw:zzz"), std::string::npos);
   // The gate uses it at once: cfg is rebuilt, 1.6666666666666667 req/s * 0.25 s.
   auto g = MakeGate();
-  Decision d = g->Admit(AdmitRequest{"acme", 1, Cost{1, 0}, 0, kT0});
+  Decision d = g->gate().Admit(AdmitRequest{"acme", 1, Cost{1, 0}, 0, kT0});
   // 1 request > capacity 0.41666666666666669, within the default max cost
   // (100 requests, one minute of cap): admitted from the full bucket into debt.
   EXPECT_EQ(d.verdict, Verdict::kAdmit);
@@ -94,7 +94,7 @@ TEST_F(BpctlConfigIo, ImportKeepsBucketAndQueueState) {
   Configure();
   ASSERT_EQ(Bpctl({"set", "cap", "--rpm", "600"}).rc, kExitOk);  // capacity 2.5
   auto g = MakeGate();
-  ASSERT_EQ(g->Admit(AdmitRequest{"acme", 1, Cost{1, 0}, 0, kT0}).verdict, Verdict::kAdmit);
+  ASSERT_EQ(g->gate().Admit(AdmitRequest{"acme", 1, Cost{1, 0}, 0, kT0}).verdict, Verdict::kAdmit);
   const std::string file = WriteFile("gate.json", Bpctl({"export"}).out);
   ASSERT_EQ(Bpctl({"import", file}).rc, kExitOk);
   auto st = g->State();

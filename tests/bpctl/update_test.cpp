@@ -13,11 +13,11 @@ using bpctl::kExitUsage;
 
 class BpctlUpdate : public BpctlSuite {
  protected:
-  Decision Admit(Gate& g, const std::string& tenant, int64_t now_ms, int64_t tokens = 0,
+  Decision Admit(GateAdmin& g, const std::string& tenant, int64_t now_ms, int64_t tokens = 0,
                  int priority = 1) {
-    return g.Admit(AdmitRequest{tenant, priority, Cost{1, tokens}, 0, now_ms});
+    return g.gate().Admit(AdmitRequest{tenant, priority, Cost{1, tokens}, 0, now_ms});
   }
-  double Tag(Gate& g, const std::string& tenant) {
+  double Tag(GateAdmin& g, const std::string& tenant) {
     const auto st = g.State();  // (a range-for over a temporary's member dangles)
     for (const auto& q : st->queues) {
       if (q.tenant == tenant) return q.tag;
@@ -131,7 +131,7 @@ TEST_F(BpctlUpdate, ResetBucketsKeepsTheConfiguration) {
   Decision again = Admit(*g, "a", kT0);
   ASSERT_EQ(again.verdict, Verdict::kAdmit);
   EXPECT_EQ(again.ticket, "2");
-  EXPECT_TRUE(g->Release("1", Cost{1, 0}, kT0).ok());  // dropped ticket: a no-op
+  EXPECT_TRUE(g->gate().Release("1", Cost{1, 0}, kT0).ok());  // dropped ticket: a no-op
   EXPECT_NEAR(g->State()->l1_requests, 0, 1e-12);
   EXPECT_EQ(Bpctl({"reset"}).rc, kExitOk);  // --buckets is the default
   EXPECT_EQ(Export(), config);
@@ -139,7 +139,8 @@ TEST_F(BpctlUpdate, ResetBucketsKeepsTheConfiguration) {
 
 TEST_F(BpctlUpdate, ResetAllDeletesEverything) {
   ASSERT_EQ(Bpctl({"set", "cap", "--rpm", "60"}).rc, kExitOk);
-  ASSERT_EQ(MakeGate()->Admit(AdmitRequest{"a", 1, Cost{1, 0}, 0, kT0}).verdict, Verdict::kAdmit);
+  ASSERT_EQ(MakeGate()->gate().Admit(AdmitRequest{"a", 1, Cost{1, 0}, 0, kT0}).verdict,
+            Verdict::kAdmit);
   BpctlRun r = Bpctl({"reset", "--all"});
   ASSERT_EQ(r.rc, kExitOk) << r.err;
   EXPECT_EQ(r.out, "target " + target_ + ": every key deleted (configuration included)\n");

@@ -60,7 +60,7 @@ TEST_F(BpctlWeightShift, SetWeightShiftsAdmissionsBetweenBackloggedTenants) {
   ASSERT_EQ(Bpctl({"set", "cap", "--rpm", "1200"}).rc, kExitOk);  // 20 req/s
   auto gate = MakeGate();
   // 4 workers x 10 calls/s each: 40 req/s of demand per tenant, both backlogged.
-  WorkerSim sim(*gate, {"a", "b"}, 4, 100);
+  WorkerSim sim(gate->gate(), {"a", "b"}, 4, 100);
   std::vector<int64_t> before = sim.Run(kT0 + 2000, kT0 + 10000);
   ASSERT_EQ(Bpctl({"set", "weight", "a", "3"}).rc, kExitOk);
   std::vector<int64_t> after = sim.Run(kT0 + 12000, kT0 + 20000);

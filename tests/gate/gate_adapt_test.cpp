@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdlib>
 
+#include "bp/gate_admin.h"
 #include "bp/valkey.h"
 #include "gate/gate_fixture.h"
 
@@ -24,7 +25,7 @@ class GateAdapt : public GateSuite {
     t.adapt_recover_ms = recover_ms;
     t.adapt_window_ms = window_ms;
     t.adapt_min_429 = min_429;
-    EXPECT_TRUE(gate->SetTuning(t).ok());
+    EXPECT_TRUE(GateAdmin(*gate).SetTuning(t).ok());
     return gate;
   }
 
@@ -95,7 +96,7 @@ TEST_F(GateAdapt, ThresholdOneDecreasePerEpisodeAdditiveRecovery) {
   EXPECT_EQ(Ad(*gate), ad);
   // Recovery at 500 ms: f = 0.5 + 500/10000 = 0.55, L1 0 + 5.5 * 0.5 - 1.
   EXPECT_EQ(gate->Admit(At("d", 500)).verdict, Verdict::kAdmit);
-  EXPECT_NEAR(gate->State()->l1_requests, 1.75, 1e-9);
+  EXPECT_NEAR(GateAdmin(*gate).State()->l1_requests, 1.75, 1e-9);
   // After the hold, two 429s in one window and one in the next: no decrease.
   ASSERT_TRUE(gate->Release(tk[6], one, Throttled(kReq, 300), kT0 + 1000).ok());
   ASSERT_TRUE(gate->Release(tk[7], one, Throttled(kReq, 300), kT0 + 1000).ok());
@@ -117,7 +118,7 @@ TEST_F(GateAdapt, ThresholdOneDecreasePerEpisodeAdditiveRecovery) {
   EXPECT_NEAR(ad[0], 0.355, 1e-15);
   EXPECT_EQ(ad[1], kUs + 2'100'000);
   // Long after (server time is years past kT0): recovered to the cap, never above.
-  auto st = gate->State();
+  auto st = GateAdmin(*gate).State();
   ASSERT_TRUE(st.ok());
   EXPECT_TRUE(st->adapt);
   EXPECT_EQ(st->learned_requests_fraction, 1);
@@ -183,32 +184,32 @@ TEST_F(GateAdapt, OffByDefaultSwitchAndReset) {
   std::string t = gate->Admit(At("a", 0)).ticket;
   ASSERT_TRUE(gate->Release(t, {1, 0}, Throttled(kReq, 100), kT0).ok());
   EXPECT_TRUE(Ad(*gate).empty());  // the paper's gate learns nothing
-  auto cfg = gate->Config();
+  auto cfg = GateAdmin(*gate).Config();
   ASSERT_TRUE(cfg.ok());
   EXPECT_FALSE(cfg->tuning.adapt);
-  EXPECT_FALSE(gate->State()->adapt);
+  EXPECT_FALSE(GateAdmin(*gate).State()->adapt);
   GateTuning on;
   on.adapt = true;
   on.adapt_min_429 = 1;
-  ASSERT_TRUE(gate->SetTuning(on).ok());
-  EXPECT_TRUE(gate->Config()->tuning.adapt);
+  ASSERT_TRUE(GateAdmin(*gate).SetTuning(on).ok());
+  EXPECT_TRUE(GateAdmin(*gate).Config()->tuning.adapt);
   t = gate->Admit(At("a", 0)).ticket;
   ASSERT_TRUE(gate->Release(t, {1, 0}, Throttled(kReq, 100), kT0).ok());
   EXPECT_EQ(Ad(*gate)[0], 0.7);
-  ASSERT_TRUE(gate->ResetLearned().ok());
+  ASSERT_TRUE(GateAdmin(*gate).ResetLearned().ok());
   EXPECT_TRUE(Ad(*gate).empty());
   t = gate->Admit(At("a", 0)).ticket;
   ASSERT_TRUE(gate->Release(t, {1, 0}, Throttled(kReq, 100), kT0).ok());
   EXPECT_EQ(Ad(*gate)[0], 0.7);
-  ASSERT_TRUE(gate->SetTuning(GateTuning{}).ok());  // off: the learned state goes
+  ASSERT_TRUE(GateAdmin(*gate).SetTuning(GateTuning{}).ok());  // off: the learned state goes
   EXPECT_TRUE(Ad(*gate).empty());
   // Bad tuning and reports are refused.
   GateTuning bad;
   bad.adapt_beta = 1;
-  EXPECT_FALSE(gate->SetTuning(bad).ok());
+  EXPECT_FALSE(GateAdmin(*gate).SetTuning(bad).ok());
   bad = GateTuning{};
   bad.adapt_min_429 = 0;
-  EXPECT_FALSE(gate->SetTuning(bad).ok());
+  EXPECT_FALSE(GateAdmin(*gate).SetTuning(bad).ok());
   UpstreamReport nan = Throttled(kReq, std::nan(""));
   EXPECT_EQ(gate->Release("1", {1, 0}, nan, kT0).code(), StatusCode::kInvalidArgument);
 }

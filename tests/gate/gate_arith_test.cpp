@@ -1,5 +1,6 @@
 // Exact bucket arithmetic on a controlled sequence. The script's clock is set
 // explicitly (AdmitRequest::now_ms), so every level and delta is exact.
+#include "bp/gate_admin.h"
 #include "gate/gate_fixture.h"
 
 namespace bp::test {
@@ -17,7 +18,7 @@ TEST_F(GateArith, ColdBucketStartsFullThenRefillsAtCap) {
   for (int i = 0; i < 10; ++i) {
     EXPECT_EQ(gate->Admit(At("a", 0)).verdict, Verdict::kAdmit) << i;
   }
-  auto st = gate->State();
+  auto st = GateAdmin(*gate).State();
   ASSERT_TRUE(st.ok());
   EXPECT_NEAR(st->l1_requests, 0, 1e-9);  // 10 -> 0 requests
   EXPECT_NEAR(st->l1_tokens, 0, 1e-9);    // 1000 -> 0 tokens
@@ -38,14 +39,14 @@ TEST_F(GateArith, ColdBucketStartsFullThenRefillsAtCap) {
   EXPECT_EQ(d.delta_ms, 300);
   EXPECT_EQ(d.reason, "l1:tokens");
   EXPECT_EQ(gate->Admit(At("a", 400, {1, 300})).verdict, Verdict::kAdmit);
-  st = gate->State();
+  st = GateAdmin(*gate).State();
   EXPECT_NEAR(st->l1_requests, 2, 1e-9);  // 0 + 3 refilled - 1
   EXPECT_NEAR(st->l1_tokens, 0, 1e-9);    // 0 + 300 refilled - 300
   // A long idle span refills to the burst capacity, not beyond.
   EXPECT_EQ(gate->Admit(At("a", 60'000)).verdict, Verdict::kAdmit);
-  st = gate->State();
-  EXPECT_NEAR(st->l1_requests, 9, 1e-9);   // capped at 10, minus 1
-  EXPECT_NEAR(st->l1_tokens, 900, 1e-9);   // capped at 1000, minus 100
+  st = GateAdmin(*gate).State();
+  EXPECT_NEAR(st->l1_requests, 9, 1e-9);  // capped at 10, minus 1
+  EXPECT_NEAR(st->l1_tokens, 900, 1e-9);  // capped at 1000, minus 100
 }
 
 TEST_F(GateArith, BurstSecondsScaleTheCapacity) {
@@ -68,7 +69,7 @@ TEST_F(GateArith, CostAboveTheProvidersLimitIsRejected) {
       << d.reason;
   d = gate->Admit(At("a", 0, {11, 0}));
   EXPECT_EQ(d.verdict, Verdict::kReject);
-  EXPECT_EQ(gate->State()->l1_requests, 10);  // nothing debited
+  EXPECT_EQ(GateAdmin(*gate).State()->l1_requests, 10);  // nothing debited
 }
 
 TEST_F(GateArith, FairTagsAndCalendarDeltas) {
@@ -76,12 +77,12 @@ TEST_F(GateArith, FairTagsAndCalendarDeltas) {
   // Alone, a takes the whole burst: tags 0 -> 1.0 (quantum 0.1 = (1/10)/1).
   for (int i = 0; i < 10; ++i) EXPECT_EQ(gate->Admit(At("a", 0, {1, 0})).verdict, Verdict::kAdmit);
   EXPECT_EQ(gate->Admit(At("a", 0, {1, 0})).delta_ms, 100);  // L1 empty; a backlogged
-  Decision d = gate->Admit(At("b", 0, {1, 0}));               // b joins at V = 1.0
+  Decision d = gate->Admit(At("b", 0, {1, 0}));              // b joins at V = 1.0
   EXPECT_EQ(d.verdict, Verdict::kDefer);
   EXPECT_EQ(d.delta_ms, 100);
   EXPECT_EQ(gate->Admit(At("a", 100, {1, 0})).verdict, Verdict::kAdmit);  // F_a 1.0 -> 1.1
-  EXPECT_EQ(gate->Admit(At("b", 100, {1, 0})).delta_ms, 100);            // L1 empty again
-  EXPECT_EQ(gate->Admit(At("a", 100, {1, 0})).delta_ms, 100);            // one quantum ahead: L1
+  EXPECT_EQ(gate->Admit(At("b", 100, {1, 0})).delta_ms, 100);             // L1 empty again
+  EXPECT_EQ(gate->Admit(At("a", 100, {1, 0})).delta_ms, 100);             // one quantum ahead: L1
   EXPECT_EQ(gate->Admit(At("a", 200, {1, 0})).verdict, Verdict::kAdmit);  // slack = 1 quantum
   EXPECT_EQ(gate->Admit(At("b", 200, {1, 0})).delta_ms, 100);
   // a is now 2 quanta (0.2) ahead of V = 1.0. X* = 10 / (10 + 10) = 0.5 per s,
@@ -93,7 +94,7 @@ TEST_F(GateArith, FairTagsAndCalendarDeltas) {
   // A second caller of a lines up one fair gap later: + 0.1 / 0.5 s.
   EXPECT_EQ(gate->Admit(At("a", 300, {1, 0})).delta_ms, 400);
   EXPECT_EQ(gate->Admit(At("b", 300, {1, 0})).verdict, Verdict::kAdmit);  // b was behind
-  auto st = gate->State();
+  auto st = GateAdmin(*gate).State();
   ASSERT_EQ(st->queues.size(), 2u);
   EXPECT_NEAR(st->queues[0].tag, 1.2, 1e-9);
   EXPECT_NEAR(st->queues[1].tag, 1.1, 1e-9);
@@ -111,9 +112,9 @@ TEST_F(GateArith, IdleQueuesAreEvictedAfterTheTtl) {
   auto gate = MakeGate(GateCaps{10, 0, 1.0}, {}, o);
   EXPECT_EQ(gate->Admit(At("a", 0, {1, 0})).verdict, Verdict::kAdmit);
   EXPECT_EQ(gate->Admit(At("b", 500, {1, 0})).verdict, Verdict::kAdmit);
-  EXPECT_EQ(gate->State()->queues.size(), 2u);
+  EXPECT_EQ(GateAdmin(*gate).State()->queues.size(), 2u);
   EXPECT_EQ(gate->Admit(At("b", 1200, {1, 0})).verdict, Verdict::kAdmit);  // a idle 1.2 s
-  auto st = gate->State();
+  auto st = GateAdmin(*gate).State();
   ASSERT_EQ(st->queues.size(), 1u);
   EXPECT_EQ(st->queues[0].tenant, "b");
 }
@@ -128,16 +129,16 @@ TEST_F(GateArith, UnconfiguredTargetFailsOpenWithReason) {
 
 TEST_F(GateArith, BadConfigurationFailsWithItsMessage) {
   auto gate = MakeGate();
-  Status s = gate->SetCaps(GateCaps{-1, 0, 1});
+  Status s = GateAdmin(*gate).SetCaps(GateCaps{-1, 0, 1});
   EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
   EXPECT_NE(s.message().find("requests_per_s"), std::string::npos);
-  EXPECT_EQ(gate->SetCaps(GateCaps{10, 0, 0}).code(), StatusCode::kInvalidArgument);
-  EXPECT_EQ(gate->SetPriorityWeights({0.5, 0}).code(), StatusCode::kInvalidArgument);
-  EXPECT_EQ(gate->SetPriorityWeights({}).code(), StatusCode::kInvalidArgument);
-  EXPECT_EQ(gate->SetTenantWeight("a", -2).code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(GateAdmin(*gate).SetCaps(GateCaps{10, 0, 0}).code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(GateAdmin(*gate).SetPriorityWeights({0.5, 0}).code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(GateAdmin(*gate).SetPriorityWeights({}).code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(GateAdmin(*gate).SetTenantWeight("a", -2).code(), StatusCode::kInvalidArgument);
   GateTuning t;
   t.lend_fraction = 2;
-  EXPECT_EQ(gate->SetTuning(t).code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(GateAdmin(*gate).SetTuning(t).code(), StatusCode::kInvalidArgument);
   Decision d = gate->Admit(AdmitRequest{"bad tenant!", 1, {1, 0}, 0, 0});
   EXPECT_EQ(d.verdict, Verdict::kReject);
 }

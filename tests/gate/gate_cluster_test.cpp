@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "bp/gate.h"
+#include "bp/gate_admin.h"
 #include "bp/valkey.h"
 #include "bp/valkey_cluster.h"
 #include "support/valkey_cluster.h"
@@ -62,7 +63,7 @@ TEST(GateCluster, TargetsOnEveryShardHoldP1) {
     ASSERT_FALSE(target.empty());
     Gate gate(ClusterGate(cluster, target));
     const double cap = 10.0 * (node + 1);  // distinct caps per shard
-    ASSERT_TRUE(gate.SetCaps(GateCaps{cap, 0, 1.0}).ok());
+    ASSERT_TRUE(GateAdmin(gate).SetCaps(GateCaps{cap, 0, 1.0}).ok());
     // The target's keys live on the primary owning its slot, and only there.
     for (int other = 0; other < ValkeyTestCluster::kNodes; ++other) {
       EXPECT_EQ(KeyOn(cluster, other, "bp:{" + target + "}:state"), other == node) << target;
@@ -133,7 +134,7 @@ TEST(GateCluster, SlotMigrationMidRunChangesNoDecision) {
   const int slot = KeySlot(target);
   const GateCaps caps{40, 0, 1.0};
   Gate gate(ClusterGate(cluster, target));
-  ASSERT_TRUE(gate.SetCaps(caps).ok());
+  ASSERT_TRUE(GateAdmin(gate).SetCaps(caps).ok());
 
   // Admissions (and releases of what was admitted) run in a loop while the
   // target's slot moves from node 1 to node 2, with a 300 ms ASK window.
@@ -173,7 +174,7 @@ TEST(GateCluster, SlotMigrationMidRunChangesNoDecision) {
   // The same sequence on a twin target that never moves: identical verdicts,
   // so nothing was lost or debited twice across the move.
   Gate reference(ClusterGate(cluster, twin));
-  ASSERT_TRUE(reference.SetCaps(caps).ok());
+  ASSERT_TRUE(GateAdmin(reference).SetCaps(caps).ok());
   int64_t admitted = 0, reference_admitted = 0, mismatches = 0;
   for (size_t i = 0; i < verdicts.size(); ++i) {
     const AdmitRequest req = SequenceCall(static_cast<int>(i));
@@ -201,7 +202,7 @@ TEST(GateCluster, StoppedPrimaryFailsOpenItsTargetsOnly) {
     const std::string target = TargetOn(cluster, node, "down-t");
     ASSERT_FALSE(target.empty());
     gates.push_back(std::make_unique<Gate>(ClusterGate(cluster, target)));
-    ASSERT_TRUE(gates.back()->SetCaps(GateCaps{10, 0, 1.0}).ok());
+    ASSERT_TRUE(GateAdmin(*gates.back()).SetCaps(GateCaps{10, 0, 1.0}).ok());
   }
   cluster.StopNode(1);
   for (int node = 0; node < ValkeyTestCluster::kNodes; ++node) {
@@ -220,7 +221,7 @@ TEST(GateCluster, StoppedPrimaryFailsOpenItsTargetsOnly) {
   ASSERT_TRUE(cluster.StartNode(1)) << cluster.error();
   Status s = Status::Unavailable("not tried");
   for (int i = 0; i < 100 && !s.ok(); ++i) {
-    s = gates[1]->SetCaps(GateCaps{10, 0, 1.0});
+    s = GateAdmin(*gates[1]).SetCaps(GateCaps{10, 0, 1.0});
     if (!s.ok()) std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
   ASSERT_TRUE(s.ok()) << s.ToString();

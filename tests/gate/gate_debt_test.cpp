@@ -10,6 +10,7 @@
 #include <random>
 #include <tuple>
 
+#include "bp/gate_admin.h"
 #include "gate/gate_fixture.h"
 
 namespace bp::test {
@@ -33,7 +34,7 @@ TEST_F(GateDebt, FullBucketAdmitsOneOversizedCallAndTheNextWaitsDebtPlusCost) {
   // provider takes up to 5000 per window.
   auto gate = MakeGate(Caps(10, 1000, 1.0, 0, 5000), {});
   EXPECT_EQ(gate->Admit(At("a", 0, {1, 3000})).verdict, Verdict::kAdmit);  // 1000 -> -2000
-  auto st = gate->State();
+  auto st = GateAdmin(*gate).State();
   ASSERT_TRUE(st.ok());
   EXPECT_NEAR(st->l1_tokens, -2000, 1e-9);
   EXPECT_NEAR(st->l1_requests, 9, 1e-9);
@@ -44,7 +45,7 @@ TEST_F(GateDebt, FullBucketAdmitsOneOversizedCallAndTheNextWaitsDebtPlusCost) {
   EXPECT_EQ(d.delta_ms, 2100);
   EXPECT_EQ(d.reason, "l1:tokens");
   EXPECT_EQ(gate->Admit(At("b", 2100, {1, 100})).verdict, Verdict::kAdmit);  // 100 -> 0
-  st = gate->State();
+  st = GateAdmin(*gate).State();
   EXPECT_NEAR(st->l1_tokens, 0, 1e-9);
   // A second oversized call needs the whole bucket again: 1000 / 1000 = 1 s.
   d = gate->Admit(At("a", 2100, {1, 3000}));
@@ -52,27 +53,27 @@ TEST_F(GateDebt, FullBucketAdmitsOneOversizedCallAndTheNextWaitsDebtPlusCost) {
   EXPECT_EQ(d.delta_ms, 1000);
   EXPECT_EQ(d.reason, "l1:tokens");
   EXPECT_EQ(gate->Admit(At("a", 3100, {1, 3000})).verdict, Verdict::kAdmit);  // 1000 -> -2000
-  EXPECT_NEAR(gate->State()->l1_tokens, -2000, 1e-9);
+  EXPECT_NEAR(GateAdmin(*gate).State()->l1_tokens, -2000, 1e-9);
 }
 
 TEST_F(GateDebt, RefusedCallKeepsTheDebitAndGivesBackItsTag) {
   auto gate = MakeGate(Caps(10, 1000, 1.0, 0, 5000), {});
   Decision d = gate->Admit(At("a", 0, {1, 3000}));
   ASSERT_EQ(d.verdict, Verdict::kAdmit);
-  auto st = gate->State();
+  auto st = GateAdmin(*gate).State();
   EXPECT_NEAR(st->queues[0].tag, 3.0, 1e-12);  // sigma = 3000 / 1000
   // The provider answered 429 (its window was full): L1 stays -2000, the
   // class total stays 3000, the tag goes back 3.0 -> 0.
   ASSERT_TRUE(gate->ReleaseRefused(d.ticket, kT0).ok());
-  st = gate->State();
+  st = GateAdmin(*gate).State();
   EXPECT_NEAR(st->l1_tokens, -2000, 1e-9);
   EXPECT_NEAR(st->l1_requests, 9, 1e-9);
   EXPECT_NEAR(st->class_tokens.at(0), 3000, 1e-9);
   EXPECT_NEAR(st->queues[0].tag, 0, 1e-12);
   ASSERT_TRUE(gate->ReleaseRefused(d.ticket, kT0).ok());  // idempotent
   ASSERT_TRUE(gate->Release(d.ticket, {1, 3000}, kT0).ok());
-  EXPECT_NEAR(gate->State()->queues[0].tag, 0, 1e-12);
-  EXPECT_NEAR(gate->State()->l1_tokens, -2000, 1e-9);
+  EXPECT_NEAR(GateAdmin(*gate).State()->queues[0].tag, 0, 1e-12);
+  EXPECT_NEAR(GateAdmin(*gate).State()->l1_tokens, -2000, 1e-9);
 }
 
 TEST_F(GateDebt, RequestDimensionDebtToo) {
@@ -80,7 +81,7 @@ TEST_F(GateDebt, RequestDimensionDebtToo) {
   // (a batch) is admitted full and leaves 1 - 3 = -2.
   auto gate = MakeGate(Caps(10, 0, 0.1, 0, 0), {});
   EXPECT_EQ(gate->Admit(At("a", 0, {3, 0})).verdict, Verdict::kAdmit);
-  EXPECT_NEAR(gate->State()->l1_requests, -2, 1e-9);
+  EXPECT_NEAR(GateAdmin(*gate).State()->l1_requests, -2, 1e-9);
   Decision d = gate->Admit(At("b", 0, {1, 0}));
   EXPECT_EQ(d.verdict, Verdict::kDefer);
   EXPECT_EQ(d.delta_ms, 300);  // (2 + 1) / 10 req/s
@@ -99,7 +100,7 @@ TEST_F(GateDebt, RejectsOnlyAboveTheProvidersLimitAndSaysByHowMuch) {
   EXPECT_EQ(d.verdict, Verdict::kReject);
   EXPECT_NE(d.reason.find("7 requests exceed max_cost_requests 5"), std::string::npos) << d.reason;
   EXPECT_NE(d.reason.find("by 2"), std::string::npos) << d.reason;
-  auto st = gate->State();
+  auto st = GateAdmin(*gate).State();
   EXPECT_NEAR(st->l1_requests, 10, 1e-9);  // nothing debited
   EXPECT_NEAR(st->l1_tokens, 1000, 1e-9);
   EXPECT_EQ(st->caps.max_cost_tokens, 5000);
@@ -114,7 +115,7 @@ TEST_F(GateDebt, DefaultLargestCostIsOneMinuteOfCap) {
   EXPECT_EQ(d.verdict, Verdict::kReject);
   EXPECT_NE(d.reason.find("max_cost_tokens 60000"), std::string::npos) << d.reason;
   EXPECT_EQ(gate->Admit(At("a", 0, {1, 60000})).verdict, Verdict::kAdmit);  // 100 -> -59900
-  EXPECT_NEAR(gate->State()->l1_tokens, -59900, 1e-9);
+  EXPECT_NEAR(GateAdmin(*gate).State()->l1_tokens, -59900, 1e-9);
 }
 
 TEST_F(GateDebt, ReservationRejectNamesPromptPlusMaxTokens) {
@@ -127,7 +128,7 @@ TEST_F(GateDebt, ReservationRejectNamesPromptPlusMaxTokens) {
             std::string::npos)
       << d.reason;
   EXPECT_EQ(gate->Admit(AdmitRequest{"a", 1, {1, 1400}, 600, kT0}).verdict, Verdict::kAdmit);
-  EXPECT_NEAR(gate->State()->l1_tokens, -1000, 1e-9);  // 1000 - 2000
+  EXPECT_NEAR(GateAdmin(*gate).State()->l1_tokens, -1000, 1e-9);  // 1000 - 2000
 }
 
 // Workers with random costs (some above the bucket) ask at random times; a

@@ -3,6 +3,7 @@
 // Tolerances: each observed share within 5 % of its ideal, Jain >= 0.99.
 #include <cstdio>
 
+#include "bp/gate_admin.h"
 #include "gate/gate_fixture.h"
 
 namespace bp::test {
@@ -30,7 +31,7 @@ void Report(const SimResult& r) {
 
 TEST_F(GateFairness, WeightsTwoToOneGetTwoToOne) {
   auto gate = MakeGate(GateCaps{60, 0, 1.0}, {});
-  ASSERT_TRUE(gate->SetTenantWeight("heavy", 2).ok());
+  ASSERT_TRUE(GateAdmin(*gate).SetTenantWeight("heavy", 2).ok());
   auto r = Simulate(*gate, {{"heavy", 1, 8, {1, 0}}, {"light", 1, 8, {1, 0}}}, kRunMs, kWarmupMs);
   EXPECT_EQ(r.fail_opens, 0);
   Report(r);
@@ -90,8 +91,9 @@ TEST_F(GateFairness, MixedDominantGetsWeightedDrf) {
   // equal dominant share s with 15 s + 2 * 60 s <= 60 requests: s = 4/9,
   // i.e. 6.67 req/s for the token-heavy tenant, 26.7 for each other.
   auto gate = MakeGate(GateCaps{60, 12000, 1.0}, {});
-  auto r = Simulate(*gate, {{"big", 1, 16, {1, 800}}, {"s1", 1, 16, {1, 80}}, {"s2", 1, 16, {1, 80}}},
-                    kRunMs, kWarmupMs, 50, 150, 1, 20);
+  auto r =
+      Simulate(*gate, {{"big", 1, 16, {1, 800}}, {"s1", 1, 16, {1, 80}}, {"s2", 1, 16, {1, 80}}},
+               kRunMs, kWarmupMs, 50, 150, 1, 20);
   EXPECT_EQ(r.fail_opens, 0);
   Report(r);
   const double s = 4.0 / 9.0;
@@ -104,7 +106,7 @@ TEST_F(GateFairness, CrossPriorityUnderTimeCompression) {
   // The same workload at speedup 10: caps x10, service 5-15 ms, tuning / 10,
   // wake-ups up to 5 ms late. Shares scale by 10: 150/150/90/90/60/60 req/s.
   auto gate = MakeGate(GateCaps{600, 0, 0.1}, {0.5, 0.3, 0.2});
-  ASSERT_TRUE(gate->SetTuning(GateTuning{5, 0.5, 20, 600000}).ok());
+  ASSERT_TRUE(GateAdmin(*gate).SetTuning(GateTuning{5, 0.5, 20, 600000}).ok());
   std::vector<SimQueue> qs = {{"p1a", 1, 4, {1, 0}},  {"p1b", 1, 4, {1, 0}},
                               {"p2a", 2, 8, {1, 0}},  {"p2b", 2, 8, {1, 0}},
                               {"p3a", 3, 16, {1, 0}}, {"p3b", 3, 16, {1, 0}}};
@@ -127,7 +129,7 @@ TEST_F(GateFairness, IdleClassCapacityGoesToBackloggedClasses) {
   Report(r);
   EXPECT_NEAR(Rate(r, 0), 36, 0.05 * 36);
   EXPECT_NEAR(Rate(r, 1), 24, 0.05 * 24);
-  auto st = gate->State();
+  auto st = GateAdmin(*gate).State();
   ASSERT_TRUE(st.ok());
   ASSERT_EQ(st->class_requests.size(), 3u);
   EXPECT_EQ(st->class_requests[0], 0);  // class 1 idle, its share went to 2 and 3
@@ -140,10 +142,10 @@ TEST_F(GateFairness, LightQueueGetsItsDemandAndTheRestIsShared) {
   // P3 within the cap: a P1 tenant that needs only ~8 req/s (1 worker, 125 ms
   // calls) of its 30 req/s entitlement; the P3 tenant takes the remainder.
   auto gate = MakeGate(GateCaps{60, 0, 1.0}, {0.5, 0.3, 0.2});
-  auto r = Simulate(*gate, {{"p1", 1, 1, {1, 0}}, {"p3", 3, 16, {1, 0}}}, kRunMs, kWarmupMs, 125,
-                    125);
+  auto r =
+      Simulate(*gate, {{"p1", 1, 1, {1, 0}}, {"p3", 3, 16, {1, 0}}}, kRunMs, kWarmupMs, 125, 125);
   Report(r);
-  EXPECT_NEAR(Rate(r, 0), 8, 0.5);          // 1000 / 125: never deferred for long
+  EXPECT_NEAR(Rate(r, 0), 8, 0.5);  // 1000 / 125: never deferred for long
   EXPECT_GE(Rate(r, 0) + Rate(r, 1), 0.97 * 60);
 }
 

@@ -4,6 +4,8 @@
 #include <random>
 #include <tuple>
 
+#include "bp/gate_admin.h"
+
 namespace bp::test {
 
 ValkeyServer* GateSuite::server_ = nullptr;
@@ -24,16 +26,16 @@ std::unique_ptr<Gate> GateSuite::MakeGate(GateOptions options, bool generous_tim
   if (generous_timeout) options.command_timeout_ms = 2000;
   auto gate = std::make_unique<Gate>(options);
   EXPECT_TRUE(gate->Ping().ok());
-  EXPECT_TRUE(gate->Reset().ok());
+  EXPECT_TRUE(GateAdmin(*gate).Reset().ok());
   return gate;
 }
 
 std::unique_ptr<Gate> GateSuite::MakeGate(const GateCaps& caps, const std::vector<double>& omega,
                                           GateOptions options) {
   auto gate = MakeGate(options);
-  EXPECT_TRUE(gate->SetCaps(caps).ok());
+  EXPECT_TRUE(GateAdmin(*gate).SetCaps(caps).ok());
   if (!omega.empty()) {
-    EXPECT_TRUE(gate->SetPriorityWeights(omega).ok());
+    EXPECT_TRUE(GateAdmin(*gate).SetPriorityWeights(omega).ok());
   }
   return gate;
 }

@@ -7,6 +7,7 @@
 #include <sstream>
 #include <thread>
 
+#include "bp/gate_admin.h"
 #include "gate/gate_fixture.h"
 
 namespace bp::test {
@@ -23,10 +24,10 @@ TEST_F(GateHardening, PriorityAboveTheClassesIsRejected) {
   Decision d = gate->Admit(At("a", 4, 0));
   EXPECT_EQ(d.verdict, Verdict::kReject);
   EXPECT_EQ(d.reason, "priority 4 above the configured classes 1..3");
-  EXPECT_EQ(gate->State()->l1_requests, 10);                       // nothing debited
+  EXPECT_EQ(GateAdmin(*gate).State()->l1_requests, 10);            // nothing debited
   EXPECT_EQ(gate->Admit(At("a", 3, 0)).verdict, Verdict::kAdmit);  // 10 -> 9
   // Fewer classes: class 3 is now beyond them.
-  ASSERT_TRUE(gate->SetPriorityWeights({0.6, 0.4}).ok());
+  ASSERT_TRUE(GateAdmin(*gate).SetPriorityWeights({0.6, 0.4}).ok());
   d = gate->Admit(At("a", 3, 0));
   EXPECT_EQ(d.verdict, Verdict::kReject);
   EXPECT_EQ(d.reason, "priority 3 above the configured classes 1..2");

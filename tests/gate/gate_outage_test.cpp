@@ -8,6 +8,7 @@
 #include <sstream>
 #include <thread>
 
+#include "bp/gate_admin.h"
 #include "bp/valkey.h"
 #include "gate/gate_fixture.h"
 
@@ -28,7 +29,7 @@ TEST_F(GateOutage, FailsOpenWhileStoppedAndAdmitsAgainAfterRestart) {
   GateOptions o;
   o.reconnect_interval_ms = 50;
   auto gate = MakeGate(o, /*generous_timeout=*/false);
-  ASSERT_TRUE(gate->SetCaps(GateCaps{1000, 0, 1.0}).ok());
+  ASSERT_TRUE(GateAdmin(*gate).SetCaps(GateCaps{1000, 0, 1.0}).ok());
   ASSERT_EQ(gate->Admit(Req()).verdict, Verdict::kAdmit);
 
   server_->Stop();
@@ -42,7 +43,7 @@ TEST_F(GateOutage, FailsOpenWhileStoppedAndAdmitsAgainAfterRestart) {
   ASSERT_TRUE(server_->Start()) << server_->error();
   // A restarted server without persistence has lost caps and scripts: the
   // operator re-applies the configuration (bpctl); the script reloads itself.
-  ASSERT_TRUE(gate->SetCaps(GateCaps{1000, 0, 1.0}).ok());
+  ASSERT_TRUE(GateAdmin(*gate).SetCaps(GateCaps{1000, 0, 1.0}).ok());
   d = gate->Admit(Req());
   EXPECT_EQ(d.verdict, Verdict::kAdmit) << d.reason;  // EVALSHA -> NOSCRIPT -> load
   EXPECT_EQ(gate->fail_open_count(), 2u);
@@ -50,7 +51,7 @@ TEST_F(GateOutage, FailsOpenWhileStoppedAndAdmitsAgainAfterRestart) {
 
 TEST_F(GateOutage, NoScriptAfterFlushIsReloaded) {
   auto gate = MakeGate();
-  ASSERT_TRUE(gate->SetCaps(GateCaps{1000, 0, 1.0}).ok());
+  ASSERT_TRUE(GateAdmin(*gate).SetCaps(GateCaps{1000, 0, 1.0}).ok());
   ASSERT_EQ(gate->Admit(Req()).verdict, Verdict::kAdmit);
   ValkeyConnection admin(ValkeyOptions{server_->url(), 1000, 1000});
   auto r = admin.Command({"SCRIPT", "FLUSH"});
@@ -64,7 +65,7 @@ TEST_F(GateOutage, SlowServerFailsOpenWithinTheTimeout) {
   GateOptions o;
   o.reconnect_interval_ms = 50;
   auto gate = MakeGate(o, /*generous_timeout=*/false);
-  ASSERT_TRUE(gate->SetCaps(GateCaps{1000, 0, 1.0}).ok());
+  ASSERT_TRUE(GateAdmin(*gate).SetCaps(GateCaps{1000, 0, 1.0}).ok());
   ASSERT_EQ(gate->Admit(Req()).verdict, Verdict::kAdmit);
   ValkeyConnection admin(ValkeyOptions{server_->url(), 1000, 1000});
   auto r = admin.Command({"CLIENT", "PAUSE", "2000", "ALL"});
@@ -107,7 +108,7 @@ TEST_F(GateOutage, PasswordFromTheUrlAuthenticates) {
   o.command_timeout_ms = 2000;
   Gate gate(o);
   EXPECT_TRUE(gate.Ping().ok());
-  EXPECT_TRUE(gate.SetCaps(GateCaps{10, 0, 1}).ok());
+  EXPECT_TRUE(GateAdmin(gate).SetCaps(GateCaps{10, 0, 1}).ok());
   EXPECT_EQ(gate.Admit(Req()).verdict, Verdict::kAdmit);
   o.url = "redis://:wrong@127.0.0.1:" + std::to_string(server_->port());
   Gate bad(o);

@@ -15,6 +15,7 @@
 #include <string>
 
 #include "bp/gate.h"
+#include "bp/gate_admin.h"
 #include "support/valkey_cluster.h"
 
 namespace bp::test {
@@ -56,7 +57,7 @@ TEST(GateProcesses, TwoProcessesShareOneTargetWithinTheCapAndFairly) {
   o.connect_timeout_ms = 1000;
   const GateCaps caps{100, 0, 1.0};
   {
-    Gate setup(o);
+    GateAdmin setup(o);
     ASSERT_TRUE(setup.SetCaps(caps).ok());
   }
   constexpr int kProcesses = 2, kDurationMs = 2000, kWarmupMs = 500;

@@ -1,5 +1,6 @@
 // P4 (signed release, reservation refund, idempotence) and I2 (hot updates
 // take effect on the next call), with exact levels via an explicit clock.
+#include "bp/gate_admin.h"
 #include "gate/gate_fixture.h"
 
 namespace bp::test {
@@ -17,14 +18,15 @@ TEST_F(GateRelease, ReconcileDebitsTheDifferenceOnce) {
   auto gate = MakeGate(GateCaps{10, 1000, 1.0}, {}, Mode(GateMode::kReconcile));
   Decision d = gate->Admit(AdmitRequest{"a", 1, {1, 100}, 0, kT0});
   ASSERT_EQ(d.verdict, Verdict::kAdmit);
-  EXPECT_NEAR(gate->State()->l1_tokens, 900, 1e-9);      // 1000 -> 900
-  EXPECT_NEAR(gate->State()->queues[0].tag, 0.1, 1e-12);  // sigma 100/1000 = 0.1
+  EXPECT_NEAR(GateAdmin(*gate).State()->l1_tokens, 900, 1e-9);       // 1000 -> 900
+  EXPECT_NEAR(GateAdmin(*gate).State()->queues[0].tag, 0.1, 1e-12);  // sigma 100/1000 = 0.1
   ASSERT_TRUE(gate->Release(d.ticket, {1, 300}, kT0).ok());
-  EXPECT_NEAR(gate->State()->l1_tokens, 700, 1e-9);       // 200 more
-  EXPECT_NEAR(gate->State()->queues[0].tag, 0.3, 1e-12);  // sigma 0.3
-  EXPECT_NEAR(gate->State()->class_tokens.at(0), 300, 1e-9);  // class 1 total: 100 -> 300
+  EXPECT_NEAR(GateAdmin(*gate).State()->l1_tokens, 700, 1e-9);       // 200 more
+  EXPECT_NEAR(GateAdmin(*gate).State()->queues[0].tag, 0.3, 1e-12);  // sigma 0.3
+  EXPECT_NEAR(GateAdmin(*gate).State()->class_tokens.at(0), 300,
+              1e-9);  // class 1 total: 100 -> 300
   ASSERT_TRUE(gate->Release(d.ticket, {1, 300}, kT0).ok());
-  EXPECT_NEAR(gate->State()->l1_tokens, 700, 1e-9);       // idempotent
+  EXPECT_NEAR(GateAdmin(*gate).State()->l1_tokens, 700, 1e-9);  // idempotent
   EXPECT_EQ(gate->counters().releases, 2u);
 }
 
@@ -33,9 +35,9 @@ TEST_F(GateRelease, ReconcileRefundsAndRefillsFirst) {
   Decision d = gate->Admit(AdmitRequest{"a", 1, {1, 400}, 0, kT0});  // 1000 -> 600
   ASSERT_EQ(d.verdict, Verdict::kAdmit);
   ASSERT_TRUE(gate->Release(d.ticket, {1, 150}, kT0 + 100).ok());
-  EXPECT_NEAR(gate->State()->l1_tokens, 950, 1e-9);  // 600 + 100 refilled + 250 refunded
+  EXPECT_NEAR(GateAdmin(*gate).State()->l1_tokens, 950, 1e-9);  // 600 + 100 refilled + 250 refunded
   ASSERT_TRUE(gate->Release(d.ticket, {1, 0}, kT0 + 100).ok());
-  EXPECT_NEAR(gate->State()->l1_tokens, 950, 1e-9);
+  EXPECT_NEAR(GateAdmin(*gate).State()->l1_tokens, 950, 1e-9);
 }
 
 TEST_F(GateRelease, ReservationDebitsMaxTokensAndRefundsTheUnused) {
@@ -44,12 +46,12 @@ TEST_F(GateRelease, ReservationDebitsMaxTokensAndRefundsTheUnused) {
   auto gate = MakeGate(caps, {}, Mode(GateMode::kReservation));
   Decision d = gate->Admit(AdmitRequest{"a", 1, {1, 100}, 400, kT0});
   ASSERT_EQ(d.verdict, Verdict::kAdmit);
-  EXPECT_NEAR(gate->State()->l1_tokens, 500, 1e-9);  // 100 prompt + 400 max_tokens
+  EXPECT_NEAR(GateAdmin(*gate).State()->l1_tokens, 500, 1e-9);  // 100 prompt + 400 max_tokens
   // The fair tag is charged the estimate (100 / 1000), not the reservation.
-  EXPECT_NEAR(gate->State()->queues[0].tag, 0.1, 1e-12);
+  EXPECT_NEAR(GateAdmin(*gate).State()->queues[0].tag, 0.1, 1e-12);
   ASSERT_TRUE(gate->Release(d.ticket, {1, 250}, kT0).ok());
-  EXPECT_NEAR(gate->State()->l1_tokens, 750, 1e-9);  // 250 unused refunded
-  EXPECT_NEAR(gate->State()->queues[0].tag, 0.25, 1e-12);
+  EXPECT_NEAR(GateAdmin(*gate).State()->l1_tokens, 750, 1e-9);  // 250 unused refunded
+  EXPECT_NEAR(GateAdmin(*gate).State()->queues[0].tag, 0.25, 1e-12);
   // Reservation can reject what estimate mode would admit: 1100 > 1000.
   d = gate->Admit(AdmitRequest{"a", 1, {1, 100}, 1000, kT0});
   EXPECT_EQ(d.verdict, Verdict::kReject);
@@ -75,7 +77,7 @@ TEST_F(GateRelease, EstimateModeIgnoresRelease) {
   Decision d = gate->Admit(AdmitRequest{"a", 1, {1, 100}, 0, kT0});
   ASSERT_EQ(d.verdict, Verdict::kAdmit);
   ASSERT_TRUE(gate->Release(d.ticket, {1, 900}, kT0).ok());
-  EXPECT_NEAR(gate->State()->l1_tokens, 900, 1e-9);
+  EXPECT_NEAR(GateAdmin(*gate).State()->l1_tokens, 900, 1e-9);
 }
 
 TEST_F(GateRelease, NoisyEstimatesReconcileToTheCap) {
@@ -91,22 +93,22 @@ TEST_F(GateRelease, NoisyEstimatesReconcileToTheCap) {
 TEST_F(GateRelease, WeightsAndCapsChangeOnTheNextCall) {
   auto gate = MakeGate(GateCaps{10, 0, 1.0}, {1.0, 0.5});
   ASSERT_EQ(gate->Admit(AdmitRequest{"a", 2, {1, 0}, 0, kT0}).verdict, Verdict::kAdmit);
-  auto st = gate->State();
-  EXPECT_DOUBLE_EQ(st->queues[0].weight, 0.5);            // w_t 1 * omega_2 0.5
-  EXPECT_NEAR(st->queues[0].tag, 0.2, 1e-12);             // quantum 0.1 / 0.5
-  ASSERT_TRUE(gate->SetTenantWeight("a", 4).ok());
-  ASSERT_TRUE(gate->SetPriorityWeights({1.0, 2.0}).ok());
+  auto st = GateAdmin(*gate).State();
+  EXPECT_DOUBLE_EQ(st->queues[0].weight, 0.5);  // w_t 1 * omega_2 0.5
+  EXPECT_NEAR(st->queues[0].tag, 0.2, 1e-12);   // quantum 0.1 / 0.5
+  ASSERT_TRUE(GateAdmin(*gate).SetTenantWeight("a", 4).ok());
+  ASSERT_TRUE(GateAdmin(*gate).SetPriorityWeights({1.0, 2.0}).ok());
   ASSERT_EQ(gate->Admit(AdmitRequest{"a", 2, {1, 0}, 0, kT0}).verdict, Verdict::kAdmit);
-  st = gate->State();
-  EXPECT_DOUBLE_EQ(st->queues[0].weight, 8);              // 4 * 2
+  st = GateAdmin(*gate).State();
+  EXPECT_DOUBLE_EQ(st->queues[0].weight, 8);  // 4 * 2
   EXPECT_NEAR(st->queues[0].tag, 0.2 + 0.1 / 8, 1e-12);
-  ASSERT_TRUE(gate->UnsetTenantWeight("a").ok());
+  ASSERT_TRUE(GateAdmin(*gate).UnsetTenantWeight("a").ok());
   ASSERT_EQ(gate->Admit(AdmitRequest{"a", 2, {1, 0}, 0, kT0}).verdict, Verdict::kAdmit);
-  EXPECT_DOUBLE_EQ(gate->State()->queues[0].weight, 2);   // back to w_t = 1
+  EXPECT_DOUBLE_EQ(GateAdmin(*gate).State()->queues[0].weight, 2);  // back to w_t = 1
   // Caps: 7 requests left; at 20 req/s 100 ms refill 2 (not 1).
-  ASSERT_TRUE(gate->SetCaps(GateCaps{20, 0, 1.0}).ok());
+  ASSERT_TRUE(GateAdmin(*gate).SetCaps(GateCaps{20, 0, 1.0}).ok());
   ASSERT_EQ(gate->Admit(AdmitRequest{"a", 2, {1, 0}, 0, kT0 + 100}).verdict, Verdict::kAdmit);
-  EXPECT_NEAR(gate->State()->l1_requests, 8, 1e-9);       // 7 + 2 - 1
+  EXPECT_NEAR(GateAdmin(*gate).State()->l1_requests, 8, 1e-9);  // 7 + 2 - 1
 }
 
 }  // namespace

@@ -9,6 +9,7 @@
 #include <tuple>
 #include <vector>
 
+#include "bp/gate_admin.h"
 #include "gate/gate_fixture.h"
 
 namespace bp::test {
@@ -31,21 +32,21 @@ TEST_F(GateReservation, RefundToAFullBucketIsKeptAsCredit) {
   auto gate = MakeGate(GateCaps{100, 1000, 1.0}, {}, Reserve());
   Decision a = gate->Admit(At("a", kT0, 100, 400));
   ASSERT_EQ(a.verdict, Verdict::kAdmit);
-  EXPECT_NEAR(gate->State()->l1_tokens, 500, 1e-9);  // 1000 - 500
-  EXPECT_NEAR(gate->State()->reserved_tokens, 400, 1e-9);
+  EXPECT_NEAR(GateAdmin(*gate).State()->l1_tokens, 500, 1e-9);  // 1000 - 500
+  EXPECT_NEAR(GateAdmin(*gate).State()->reserved_tokens, 400, 1e-9);
   // 600 ms later the bucket holds 1100 (> its capacity 1000: up to 1000 + O
   // = 1400); the call used 200 of 500, so 300 come back: 1400, kept. The old
   // rule clipped at the capacity and kept 1000.
   ASSERT_TRUE(gate->Release(a.ticket, {1, 200}, kT0 + 600).ok());
-  auto st = gate->State();
+  auto st = GateAdmin(*gate).State();
   EXPECT_NEAR(st->l1_tokens, 1400, 1e-9);
   EXPECT_NEAR(st->reserved_tokens, 0, 1e-9);
   // The credit is spent: two reservations of 500 at once (the old rule: one),
   // and the third waits (500 - 400) / 1000 s.
   EXPECT_EQ(gate->Admit(At("a", kT0 + 600, 100, 400)).verdict, Verdict::kAdmit);
   EXPECT_EQ(gate->Admit(At("a", kT0 + 600, 100, 400)).verdict, Verdict::kAdmit);
-  EXPECT_NEAR(gate->State()->l1_tokens, 400, 1e-9);
-  EXPECT_NEAR(gate->State()->reserved_tokens, 800, 1e-9);
+  EXPECT_NEAR(GateAdmin(*gate).State()->l1_tokens, 400, 1e-9);
+  EXPECT_NEAR(GateAdmin(*gate).State()->reserved_tokens, 800, 1e-9);
   Decision d = gate->Admit(At("a", kT0 + 600, 100, 400));
   ASSERT_EQ(d.verdict, Verdict::kDefer);
   EXPECT_EQ(d.delta_ms, 100);
@@ -57,12 +58,12 @@ TEST_F(GateReservation, RefillTopsOutAtCapacityPlusOutstandingAndReleasesLowerIt
   Decision a = gate->Admit(At("a", kT0, 100, 400));        // 1000 -> 500, O 400
   Decision b = gate->Admit(At("a", kT0 + 900, 100, 400));  // 500 + 900 = 1400 (top) -> 900
   ASSERT_EQ(b.verdict, Verdict::kAdmit);
-  EXPECT_NEAR(gate->State()->l1_tokens, 900, 1e-9);
-  EXPECT_NEAR(gate->State()->reserved_tokens, 800, 1e-9);
+  EXPECT_NEAR(GateAdmin(*gate).State()->l1_tokens, 900, 1e-9);
+  EXPECT_NEAR(GateAdmin(*gate).State()->reserved_tokens, 800, 1e-9);
   Decision c = gate->Admit(At("a", kT0 + 1900, 100, 400));  // 900 + 1000 -> top 1800 -> 1300
   ASSERT_EQ(c.verdict, Verdict::kAdmit);
-  EXPECT_NEAR(gate->State()->l1_tokens, 1300, 1e-9);
-  EXPECT_NEAR(gate->State()->reserved_tokens, 1200, 1e-9);
+  EXPECT_NEAR(GateAdmin(*gate).State()->l1_tokens, 1300, 1e-9);
+  EXPECT_NEAR(GateAdmin(*gate).State()->reserved_tokens, 1200, 1e-9);
   // Each call used its whole reservation (no refund). A release clips the
   // level at 1000 + O with O still counting the call, then takes it out of O:
   // min(1000 + 1200, 1300) = 1300 (O 800), min(1800, 1300) = 1300 (O 400),
@@ -71,33 +72,33 @@ TEST_F(GateReservation, RefillTopsOutAtCapacityPlusOutstandingAndReleasesLowerIt
   for (const Decision* x : {&a, &b, &c}) {
     ASSERT_TRUE(gate->Release(x->ticket, {1, 500}, kT0 + 1900).ok());
   }
-  EXPECT_NEAR(gate->State()->l1_tokens, 1300, 1e-9);
-  EXPECT_NEAR(gate->State()->reserved_tokens, 0, 1e-9);
+  EXPECT_NEAR(GateAdmin(*gate).State()->l1_tokens, 1300, 1e-9);
+  EXPECT_NEAR(GateAdmin(*gate).State()->reserved_tokens, 0, 1e-9);
   // No reservation left: no refill above the capacity, the level is spent.
   ASSERT_EQ(gate->Admit(At("a", kT0 + 5000, 100, 400)).verdict, Verdict::kAdmit);
-  EXPECT_NEAR(gate->State()->l1_tokens, 800, 1e-9);  // 1300 (not raised) - 500
+  EXPECT_NEAR(GateAdmin(*gate).State()->l1_tokens, 800, 1e-9);  // 1300 (not raised) - 500
 }
 
 TEST_F(GateReservation, ExpiredTicketsLeaveTheOutstandingReservations) {
   auto gate = MakeGate(GateCaps{100, 1000, 1.0}, {}, Reserve());
   GateTuning tuning;
   tuning.ticket_ttl_ms = 5000;
-  ASSERT_TRUE(gate->SetTuning(tuning).ok());
+  ASSERT_TRUE(GateAdmin(*gate).SetTuning(tuning).ok());
   ASSERT_EQ(gate->Admit(At("a", kT0, 100, 400)).verdict, Verdict::kAdmit);  // never released
   Decision b = gate->Admit(At("a", kT0 + 10, 100, 400));                    // 510 -> 10
   ASSERT_EQ(b.verdict, Verdict::kAdmit);
-  EXPECT_NEAR(gate->State()->reserved_tokens, 800, 1e-9);
+  EXPECT_NEAR(GateAdmin(*gate).State()->reserved_tokens, 800, 1e-9);
   // At kT0 + 6000 the first ticket has expired (kT0 + 5000): b's release drops
   // it from O, refills to 1000 + 400 (b still counts) and takes b out.
   ASSERT_TRUE(gate->Release(b.ticket, {1, 500}, kT0 + 6000).ok());
-  auto st = gate->State();
+  auto st = GateAdmin(*gate).State();
   EXPECT_NEAR(st->reserved_tokens, 0, 1e-9);
   EXPECT_NEAR(st->l1_tokens, 1400, 1e-9);
   // Reservations are bucket state: ResetBuckets drops them.
   ASSERT_EQ(gate->Admit(At("a", kT0 + 6000, 100, 400)).verdict, Verdict::kAdmit);
-  EXPECT_NEAR(gate->State()->reserved_tokens, 400, 1e-9);
-  ASSERT_TRUE(gate->ResetBuckets().ok());
-  EXPECT_NEAR(gate->State()->reserved_tokens, 0, 1e-9);
+  EXPECT_NEAR(GateAdmin(*gate).State()->reserved_tokens, 400, 1e-9);
+  ASSERT_TRUE(GateAdmin(*gate).ResetBuckets().ok());
+  EXPECT_NEAR(GateAdmin(*gate).State()->reserved_tokens, 0, 1e-9);
 }
 
 // A due call that only L1 holds back wakes when L1 holds its cost, not behind

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "bp/gate_admin.h"
 #include "bp/valkey.h"
 #include "gate_fixture.h"
 
@@ -100,8 +101,8 @@ TEST_F(GateSchema, TenantRuleMirrorsThePrelude) {
 // must equal GateTuning's initializers.
 TEST_F(GateSchema, TuningDefaultsMirrorThePrelude) {
   auto gate = MakeGate();
-  ASSERT_TRUE(gate->SetCaps(GateCaps{10, 100, 2}).ok());
-  auto c = gate->Config();
+  ASSERT_TRUE(GateAdmin(*gate).SetCaps(GateCaps{10, 100, 2}).ok());
+  auto c = GateAdmin(*gate).Config();
   ASSERT_TRUE(c.ok()) << c.status().ToString();
   const GateTuning d;
   EXPECT_EQ(c->tuning.slack_ms, d.slack_ms);
@@ -120,14 +121,14 @@ TEST_F(GateSchema, TuningDefaultsMirrorThePrelude) {
 // call that also drops the tenant weights and classes it does not name.
 TEST_F(GateSchema, StateAndReplaceConfigAreOneCallEach) {
   auto gate = MakeGate(GateCaps{10, 0, 1}, {0.5, 0.3, 0.2});
-  ASSERT_TRUE(gate->SetTenantWeight("a", 2).ok());
-  ASSERT_TRUE(gate->SetTenantWeight("b", 3).ok());
+  ASSERT_TRUE(GateAdmin(*gate).SetTenantWeight("a", 2).ok());
+  ASSERT_TRUE(GateAdmin(*gate).SetTenantWeight("b", 3).ok());
   ASSERT_EQ(gate->Admit(AdmitRequest{"a", 2, {1, 0}, 0, kT0}).verdict, Verdict::kAdmit);
-  ASSERT_TRUE(gate->State().ok());  // state.lua loaded: no SCRIPT LOAD below
+  ASSERT_TRUE(GateAdmin(*gate).State().ok());  // state.lua loaded: no SCRIPT LOAD below
   auto owned = Admin();
   ValkeyConnection& admin = *owned;
   Result<GateState> st = Status::Internal("not run");
-  EXPECT_EQ(ClientCommands(admin, [&] { st = gate->State(); }),
+  EXPECT_EQ(ClientCommands(admin, [&] { st = GateAdmin(*gate).State(); }),
             (std::vector<std::string>{"EVALSHA"}));
   ASSERT_TRUE(st.ok()) << st.status().ToString();
   ASSERT_EQ(st->queues.size(), 1u);
@@ -146,10 +147,10 @@ TEST_F(GateSchema, StateAndReplaceConfigAreOneCallEach) {
   c.omega = {0.7, 0.3};
   c.tenant_weights = {{"b", 4}};
   Status replaced = Status::Internal("not run");
-  EXPECT_EQ(ClientCommands(admin, [&] { replaced = gate->ReplaceConfig(c); }),
+  EXPECT_EQ(ClientCommands(admin, [&] { replaced = GateAdmin(*gate).ReplaceConfig(c); }),
             (std::vector<std::string>{"EVALSHA"}));
   ASSERT_TRUE(replaced.ok()) << replaced.ToString();
-  auto back = gate->Config();
+  auto back = GateAdmin(*gate).Config();
   ASSERT_TRUE(back.ok());
   EXPECT_EQ(back->omega, (std::vector<double>{0.7, 0.3}));
   EXPECT_EQ(back->tenant_weights, (std::map<std::string, double>{{"b", 4}}));

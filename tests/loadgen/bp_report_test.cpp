@@ -38,7 +38,7 @@ TEST(BpReport, ReportOfAnAnswer) {
   ok.status = 200;
   ok.ratelimit.remaining_requests = 7;
   ok.ratelimit.reset_tokens_ms = 120;
-  UpstreamReport r = ReportOf(ok, 5);
+  UpstreamReport r = ReportOf(ok, *TimeScale::Of(5));
   EXPECT_EQ(r.outcome, UpstreamReport::Outcome::kOk);
   EXPECT_EQ(r.remaining_requests, 7);
   EXPECT_EQ(r.remaining_tokens, -1);
@@ -49,21 +49,21 @@ TEST(BpReport, ReportOfAnAnswer) {
   throttled.status = 429;
   throttled.bound = "tokens";
   throttled.retry_after_paper_ms = 500;  // at speedup 5: 100 real ms
-  r = ReportOf(throttled, 5);
+  r = ReportOf(throttled, *TimeScale::Of(5));
   EXPECT_EQ(r.outcome, UpstreamReport::Outcome::kThrottled);
   EXPECT_EQ(r.bound, UpstreamReport::Bound::kTokens);
   EXPECT_EQ(r.retry_after_ms, 100);
   throttled.bound = "requests";
-  EXPECT_EQ(ReportOf(throttled, 5).bound, UpstreamReport::Bound::kRequests);
+  EXPECT_EQ(ReportOf(throttled, *TimeScale::Of(5)).bound, UpstreamReport::Bound::kRequests);
   throttled.bound = "something_else";
   throttled.retry_after_paper_ms.reset();
-  r = ReportOf(throttled, 5);
+  r = ReportOf(throttled, *TimeScale::Of(5));
   EXPECT_EQ(r.bound, UpstreamReport::Bound::kUnknown);
   EXPECT_EQ(r.retry_after_ms, -1);
   throttled.message_wait_paper_ms = 1000;  // "try again in 1s", no header: 200 real ms
-  EXPECT_EQ(ReportOf(throttled, 5).retry_after_ms, 200);
+  EXPECT_EQ(ReportOf(throttled, *TimeScale::Of(5)).retry_after_ms, 200);
   throttled.proxy_local = true;  // a gateway's own 429 says nothing of the upstream
-  EXPECT_EQ(ReportOf(throttled, 5).outcome, UpstreamReport::Outcome::kOk);
+  EXPECT_EQ(ReportOf(throttled, *TimeScale::Of(5)).outcome, UpstreamReport::Outcome::kOk);
 }
 
 // One activity; the upstream answers 429 (tokens, retry-after-ms 50,

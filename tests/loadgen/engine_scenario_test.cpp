@@ -12,6 +12,7 @@
 #include <set>
 
 #include "bp/gate.h"
+#include "bp/gate_admin.h"
 #include "bp/loadgen/http_client.h"
 #include "bp/loadgen/metrics.h"
 #include "bp/loadgen/runner.h"
@@ -121,7 +122,7 @@ TEST_F(EngineScenario, UpstreamLimitsChangeMockapiNotTheGate) {
   json config = json::parse(got.body);
   EXPECT_EQ(config["limits"][0]["limit"].get<double>(), 30);
   EXPECT_DOUBLE_EQ(config["limits"][0]["window_s"].get<double>(), 0.1);  // 1 s / 10
-  Gate gate(GateOptions{.url = valkey_.url(), .target = r.gate_target});
+  GateAdmin gate(GateOptions{.url = valkey_.url(), .target = r.gate_target});
   auto c = gate.Config();
   ASSERT_TRUE(c.ok()) << c.status().message();
   EXPECT_DOUBLE_EQ(c->caps.requests_per_s, 600);  // 60 x 10: the gate was not told
@@ -135,7 +136,7 @@ TEST_F(EngineScenario, WeightAndOmegaGoThroughTheGate) {
   ASSERT_EQ(r.events.size(), 2u);
   EXPECT_TRUE(r.events[0].applied) << r.events[0].detail;
   EXPECT_TRUE(r.events[1].applied) << r.events[1].detail;
-  Gate gate(GateOptions{.url = valkey_.url(), .target = r.gate_target});
+  GateAdmin gate(GateOptions{.url = valkey_.url(), .target = r.gate_target});
   auto c = gate.Config();
   ASSERT_TRUE(c.ok()) << c.status().message();
   EXPECT_DOUBLE_EQ(c->tenant_weights.at("a"), 3);
@@ -193,7 +194,7 @@ TEST_F(EngineScenario, PausedValkeyFailsOpenAndLosesNothing) {
   EXPECT_GT(r.gate_fail_opens, 0u);
   ScenarioMetrics sm = ComputeScenarioMetrics(r, w.events);
   EXPECT_GT(sm.events[0].during.fail_opens, 0);
-  Gate gate(GateOptions{.url = valkey_.url(), .target = "x"});
+  GateAdmin gate(GateOptions{.url = valkey_.url(), .target = "x"});
   EXPECT_TRUE(gate.Ping().ok());  // resumed
 }
 
@@ -210,7 +211,7 @@ TEST_F(EngineScenario, StoppedValkeyIsRestartedWithItsConfiguration) {
   ASSERT_GT(new_pid, 0) << r.events[1].detail;
   EXPECT_NE(r.events[1].detail.find("gate configuration imported"), std::string::npos);
   ExpectAllDone(w, r);
-  Gate gate(GateOptions{.url = valkey_.url(), .target = r.gate_target});
+  GateAdmin gate(GateOptions{.url = valkey_.url(), .target = r.gate_target});
   auto c = gate.Config();
   EXPECT_TRUE(c.ok() && c->configured);  // imported into the new server
   ::kill(new_pid, SIGTERM);              // the restarted server is this process's child

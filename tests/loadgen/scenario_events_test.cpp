@@ -164,7 +164,7 @@ TEST(ScenarioEvents, ScheduleScalesAndOrders) {
   auto w = ParseWorkload(doc, "s.json");
   ASSERT_TRUE(w.ok()) << w.status().message();
   // speedup 4: paper s * 1e6 / 4 real us.
-  auto s = ScheduleEvents(w->events, 4);
+  auto s = ScheduleEvents(w->events, *TimeScale::Of(4));
   ASSERT_EQ(s.size(), 5u);
   EXPECT_EQ(s[0].at_us, 250);  // 0.001 s
   EXPECT_EQ(s[0].event_index, 3);
@@ -178,7 +178,7 @@ TEST(ScenarioEvents, ScheduleScalesAndOrders) {
   EXPECT_EQ(s[4].at_us, 3000000);
   EXPECT_EQ(s[4].event_index, 1);
   EXPECT_EQ(s[4].phase, 1);
-  EXPECT_EQ(ScheduleEvents(w->events, 1)[4].at_us, 12000000);
+  EXPECT_EQ(ScheduleEvents(w->events, TimeScale())[4].at_us, 12000000);
 }
 
 TEST(ScenarioEvents, LimitsAreScaledLikeTheUpstream) {

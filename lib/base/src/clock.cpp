@@ -15,4 +15,15 @@ const SystemClock& SystemClock::Instance() {
   return *clock;
 }
 
+int64_t SteadyClock::NowUs() const {
+  return std::chrono::duration_cast<std::chrono::microseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+const SteadyClock& SteadyClock::Instance() {
+  static const SteadyClock* clock = new SteadyClock();
+  return *clock;
+}
+
 }  // namespace bp

@@ -1,4 +1,4 @@
-// bp::Gate admission path: Admit and Release call lib/lua/admit.lua and
+// bp::Gate admission path: Admit and Release call lib/gate/lua/admit.lua and
 // release.lua with EVALSHA over one connection held behind a mutex. Any
 // transport error, timeout or server error turns into FAIL_OPEN (I3) with a
 // counter and at most one warning per warn_interval_ms per target and process
@@ -48,13 +48,20 @@ const char* AblationName(GateAblation a) {
   }
 }
 
+// Whether interval_ms has passed from last_us to now_us; a clock that went
+// back (an injected wall clock stepped) counts as passed, so nothing waits.
+bool IntervalPassed(int64_t last_us, int64_t now_us, int interval_ms) {
+  return now_us < last_us || now_us - last_us >= int64_t{interval_ms} * 1000;
+}
+
 // Fail-open warnings are limited per process and target, not per Gate: a
 // worker pool holds one Gate per thread (each its own connection), and when
 // Valkey goes away they all fail open together. Returns whether to warn now
 // and the process-wide count of fail-opens for the target.
-std::pair<bool, uint64_t> ClaimFailOpenWarning(const std::string& target, int interval_ms) {
+std::pair<bool, uint64_t> ClaimFailOpenWarning(const std::string& target, int interval_ms,
+                                               const Clock& clock) {
   struct Entry {
-    std::chrono::steady_clock::time_point last{};
+    int64_t last_us = 0;
     bool warned = false;
     uint64_t count = 0;
   };
@@ -63,10 +70,10 @@ std::pair<bool, uint64_t> ClaimFailOpenWarning(const std::string& target, int in
   std::lock_guard lock(mu);
   Entry& e = by_target[target];
   ++e.count;
-  const auto now = std::chrono::steady_clock::now();
-  if (e.warned && now - e.last < std::chrono::milliseconds(interval_ms)) return {false, e.count};
+  const int64_t now_us = clock.NowUs();
+  if (e.warned && !IntervalPassed(e.last_us, now_us, interval_ms)) return {false, e.count};
   e.warned = true;
-  e.last = now;
+  e.last_us = now_us;
   return {true, e.count};
 }
 
@@ -149,18 +156,18 @@ const char* VerdictName(Verdict v) {
 
 Status Gate::Impl::EnsureConnected(int connect_timeout_ms) {
   if (conn.connected()) return Status::Ok();
-  const auto now = std::chrono::steady_clock::now();
-  if (last_attempt.time_since_epoch().count() != 0 &&
-      now - last_attempt < std::chrono::milliseconds(options.reconnect_interval_ms)) {
+  const int64_t now_us = clock.NowUs();
+  if (last_attempt_us >= 0 &&
+      !IntervalPassed(last_attempt_us, now_us, options.reconnect_interval_ms)) {
     return Status::Unavailable("valkey unreachable (next reconnect attempt pending)");
   }
-  last_attempt = now;
+  last_attempt_us = now_us;
   return conn.Connect(connect_timeout_ms);
 }
 
 Status Gate::Impl::ConnectForTool() {
   if (conn.connected()) return Status::Ok();
-  last_attempt = {};  // tools and hot updates may always try
+  last_attempt_us = -1;  // tools and hot updates may always try
   return EnsureConnected(options.connect_timeout_ms);
 }
 
@@ -204,7 +211,7 @@ GateCounters Gate::counters() const {
 
 Status Gate::Ping() {
   std::lock_guard lock(impl_->mu);
-  impl_->last_attempt = {};
+  impl_->last_attempt_us = -1;
   if (Status s = impl_->EnsureConnected(impl_->options.connect_timeout_ms); !s.ok()) return s;
   auto r = impl_->conn.Command({"PING"});
   if (!r.ok()) return r.status();
@@ -244,7 +251,7 @@ Decision Gate::Admit(const AdmitRequest& request) {
     // target in this process, whatever the number of Gate objects.
     ++impl_->fail_opens;
   }
-  if (auto [warn, n] = ClaimFailOpenWarning(o.target, o.warn_interval_ms); warn) {
+  if (auto [warn, n] = ClaimFailOpenWarning(o.target, o.warn_interval_ms, impl_->clock); warn) {
     spdlog::warn("bp gate '{}': failing open ({} so far in this process): {}", o.target, n,
                  failure);
   }

@@ -1,4 +1,4 @@
-// bp::Gate operations for tools (bpctl), not for the admission path: read and
+// bp::GateAdmin operations for tools (bpctl), not for the admission path: read and
 // replace a target's whole configuration, reset its buckets while keeping the
 // configuration, and a dry-run admission on a scratch copy of its keys.
 // Key schema: README "The gate".
@@ -22,6 +22,13 @@ std::string RandomSuffix() {
 
 }  // namespace
 
+GateAdmin::GateAdmin(GateOptions options)
+    : owned_(std::make_unique<Gate>(std::move(options))),
+      gate_(owned_.get()),
+      impl_(gate_->impl_.get()) {}
+GateAdmin::GateAdmin(Gate& gate) : gate_(&gate), impl_(gate.impl_.get()) {}
+GateAdmin::~GateAdmin() = default;
+
 Status ValidateGateConfig(const GateConfig& c) {
   if (!c.configured) return Status::InvalidArgument("caps: required (the gate needs caps)");
   if (Status s = ValidateCaps(c.caps); !s.ok()) return {s.code(), "caps: " + s.message()};
@@ -37,18 +44,11 @@ Status ValidateGateConfig(const GateConfig& c) {
   return Status::Ok();
 }
 
-Result<GateConfig> Gate::Config() {
+Result<GateConfig> GateAdmin::Config() {
   auto f = impl_->ReadState({"config"});
   if (!f.ok()) return f.status();
   GateConfig c;
-  c.configured = FieldNumber(*f, "configured") == 1;
-  if (c.configured) {
-    c.caps.requests_per_s = FieldNumber(*f, "requests_per_s");
-    c.caps.tokens_per_s = FieldNumber(*f, "tokens_per_s");
-    c.caps.burst_s = FieldNumber(*f, "burst_s");
-    c.caps.max_cost_requests = FieldNumber(*f, "max_cost_requests");
-    c.caps.max_cost_tokens = FieldNumber(*f, "max_cost_tokens");
-  }
+  c.configured = CapsOfFields(*f, &c.caps);
   // Every tuning field is in the reply (state.lua applies prelude.lua's
   // defaults to fields never set).
   c.tuning.slack_ms = FieldNumber(*f, "slack_ms");
@@ -72,7 +72,7 @@ Result<GateConfig> Gate::Config() {
   return c;
 }
 
-Status Gate::ReplaceConfig(const GateConfig& config) {
+Status GateAdmin::ReplaceConfig(const GateConfig& config) {
   if (Status s = ValidateGateConfig(config); !s.ok()) return s;
   // One configure.lua call in mode "replace": it also deletes the tenant
   // weights absent from `config` and the classes above its omega.
@@ -88,7 +88,7 @@ Status Gate::ReplaceConfig(const GateConfig& config) {
   return impl_->Configure("replace", pairs);
 }
 
-Status Gate::ResetBuckets() {
+Status GateAdmin::ResetBuckets() {
   auto r = impl_->Eval(lua::kResetBucketsLua, {});
   if (Status s = CheckReply(r, "reset buckets"); !s.ok()) return s;
   const int64_t seq = r->integer;
@@ -102,11 +102,11 @@ Status Gate::ResetBuckets() {
   });
 }
 
-Status Gate::ResetLearned() {
+Status GateAdmin::ResetLearned() {
   return CheckReply(impl_->Run({"HDEL", impl_->state_key, "ad"}), "reset learned");
 }
 
-Decision Gate::DryRunAdmit(const AdmitRequest& request) {
+Decision GateAdmin::DryRunAdmit(const AdmitRequest& request) {
   if (auto invalid = InvalidAdmitRequest(request)) return *invalid;
   const std::string& p = impl_->prefix;
   const std::string scratch = p + ":dry:" + RandomSuffix();  // same hash tag, same slot

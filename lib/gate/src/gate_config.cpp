@@ -1,4 +1,4 @@
-// bp::Gate configuration and inspection: hot updates of caps and weights
+// bp::GateAdmin configuration and inspection: hot updates of caps and weights
 // (I2: the admit script reads them on every call) through configure.lua, the
 // state snapshot used by bpctl and the tests (state.lua's named fields, read
 // in one atomic call), and Reset. The key schema and its records belong to
@@ -34,6 +34,16 @@ double FieldNumber(const std::map<std::string, ValkeyReply>& fields, const std::
                    double fallback) {
   auto it = fields.find(name);
   return it == fields.end() ? fallback : ReplyToDouble(it->second, fallback);
+}
+
+bool CapsOfFields(const std::map<std::string, ValkeyReply>& fields, GateCaps* caps) {
+  if (FieldNumber(fields, "configured") != 1) return false;
+  caps->requests_per_s = FieldNumber(fields, "requests_per_s");
+  caps->tokens_per_s = FieldNumber(fields, "tokens_per_s");
+  caps->burst_s = FieldNumber(fields, "burst_s");
+  caps->max_cost_requests = FieldNumber(fields, "max_cost_requests");
+  caps->max_cost_tokens = FieldNumber(fields, "max_cost_tokens");
+  return true;
 }
 
 Result<std::map<std::string, ValkeyReply>> Gate::Impl::ReadState(
@@ -170,27 +180,27 @@ std::vector<std::string> TuningPairs(const GateTuning& t) {
           std::to_string(t.adapt_min_429)};
 }
 
-Status Gate::SetCaps(const GateCaps& caps) {
+Status GateAdmin::SetCaps(const GateCaps& caps) {
   if (Status s = ValidateCaps(caps); !s.ok()) return s;
   return impl_->Configure("set", CapsPairs(caps));
 }
 
-Status Gate::SetPriorityWeights(const std::vector<double>& omega) {
+Status GateAdmin::SetPriorityWeights(const std::vector<double>& omega) {
   if (Status s = ValidateOmega(omega); !s.ok()) return s;
   return impl_->Configure("set", OmegaPairs(omega));
 }
 
-Status Gate::SetTenantWeight(const std::string& tenant, double weight) {
+Status GateAdmin::SetTenantWeight(const std::string& tenant, double weight) {
   if (Status s = ValidateTenantWeight(tenant, weight); !s.ok()) return s;
   return impl_->Configure("set", {"tw:" + tenant, FormatDouble(weight)});
 }
 
-Status Gate::UnsetTenantWeight(const std::string& tenant) {
+Status GateAdmin::UnsetTenantWeight(const std::string& tenant) {
   if (tenant.empty()) return Status::InvalidArgument("tenant weight: empty tenant");
   return impl_->Configure("set", {"tw:" + tenant, ""});
 }
 
-Status Gate::SetTuning(const GateTuning& t) {
+Status GateAdmin::SetTuning(const GateTuning& t) {
   if (Status s = ValidateTuning(t); !s.ok()) return s;
   return impl_->Configure("set", TuningPairs(t));
 }
@@ -209,19 +219,12 @@ std::vector<double> ListNumbers(const std::map<std::string, ValkeyReply>& fields
 
 }  // namespace
 
-Result<GateState> Gate::State() {
+Result<GateState> GateAdmin::State() {
   const bool no_priority = impl_->options.ablation == GateAblation::kNoPriority;
   auto f = impl_->ReadState({"state", no_priority ? "nopriority" : "none"});
   if (!f.ok()) return f.status();
   GateState st;
-  st.configured = FieldNumber(*f, "configured") == 1;
-  if (st.configured) {
-    st.caps.requests_per_s = FieldNumber(*f, "requests_per_s");
-    st.caps.tokens_per_s = FieldNumber(*f, "tokens_per_s");
-    st.caps.burst_s = FieldNumber(*f, "burst_s");
-    st.caps.max_cost_requests = FieldNumber(*f, "max_cost_requests");
-    st.caps.max_cost_tokens = FieldNumber(*f, "max_cost_tokens");
-  }
+  st.configured = CapsOfFields(*f, &st.caps);
   st.omega = ListNumbers(*f, "omega", 1);
   st.class_requests = ListNumbers(*f, "class_requests", 0);
   st.class_tokens = ListNumbers(*f, "class_tokens", 0);
@@ -287,7 +290,7 @@ Status Gate::Impl::DeleteMatching(const std::string& suffix_glob,
   return Status::Ok();
 }
 
-Status Gate::Reset() {
+Status GateAdmin::Reset() {
   return impl_->DeleteMatching("*", [](const std::string&) { return true; });
 }
 

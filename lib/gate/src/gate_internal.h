@@ -3,7 +3,6 @@
 #pragma once
 
 #include <atomic>
-#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -13,6 +12,7 @@
 #include <vector>
 
 #include "bp/gate.h"
+#include "bp/gate_admin.h"
 #include "bp/valkey.h"
 
 namespace bp::lua {
@@ -30,6 +30,7 @@ struct Gate::Impl {
       : options(std::move(o)),
         prefix("bp:{" + options.target + "}"),
         state_key(prefix + ":state"),
+        clock(options.clock != nullptr ? *options.clock : SteadyClock::Instance()),
         conn(ValkeyOptions{options.url, options.connect_timeout_ms, options.command_timeout_ms},
              prefix) {}  // route key: a cluster sends every call to {target}'s slot
 
@@ -57,9 +58,10 @@ struct Gate::Impl {
   const GateOptions options;
   const std::string prefix;     // "bp:{target}"
   const std::string state_key;  // "bp:{target}:state", the scripts' KEYS[1]
+  const Clock& clock;           // the reconnect and warning intervals
   std::mutex mu;
-  ValkeyConnection conn;                                 // guarded by mu
-  std::chrono::steady_clock::time_point last_attempt{};  // guarded by mu
+  ValkeyConnection conn;         // guarded by mu
+  int64_t last_attempt_us = -1;  // clock time of the last connect; -1 = none; guarded by mu
   std::atomic<uint64_t> admits{0}, defers{0}, rejects{0}, fail_opens{0};
   std::atomic<uint64_t> releases{0}, release_errors{0};
 };
@@ -82,6 +84,9 @@ double ReplyToDouble(const ValkeyReply& reply, double fallback = 0);
 Status CheckReply(const Result<ValkeyReply>& reply, const char* what);
 double FieldNumber(const std::map<std::string, ValkeyReply>& fields, const std::string& name,
                    double fallback = 0);
+// Whether state.lua's reply says the target is configured, and its caps
+// (left at their defaults when not configured): Config() and State().
+bool CapsOfFields(const std::map<std::string, ValkeyReply>& fields, GateCaps* caps);
 
 // configure.lua field/value pairs (gate_config.cpp): caps; omega_1..K with
 // omega_sum and classes (all deleted when omega is empty; configure.lua

@@ -1,4 +1,4 @@
-// The four limiter algorithms (lib/include/bp/limiter.h). Exact integer
+// The four limiter algorithms (lib/limiter/include/bp/limiter.h). Exact integer
 // arithmetic on microseconds; the token bucket counts token-microseconds.
 #include "bp/limiter.h"
 

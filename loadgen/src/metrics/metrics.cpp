@@ -68,19 +68,19 @@ RunMetrics ComputeRunMetrics(const RunRecords& r, const MetricsOptions& options)
   m.workload = r.workload;
   m.configuration = r.configuration;
   m.repeat = r.repeat;
-  m.speedup = r.speedup > 0 ? r.speedup : 1.0;
+  const TimeScale scale = TimeScale::Recorded(r.speedup);
+  m.speedup = scale.speedup();
   m.cap_requests_per_s = r.cap_requests_per_s;
   m.cap_tokens_per_s = r.cap_tokens_per_s;
   m.gate_fail_opens = r.gate_fail_opens;
-  const internal::PaperTime pt{m.speedup};
   const int n_tenants = static_cast<int>(r.tenants.size());
   auto valid = [&](int t) { return t >= 0 && t < n_tenants; };
 
   // Run span and contention window.
   const int64_t drain_end_us = internal::LastCompletionUs(r);
   const int64_t window_end_us = internal::ContentionWindowEndUs(r);
-  m.contention_window_s = pt.Seconds(window_end_us);
-  m.drain_span_s = pt.Seconds(drain_end_us);
+  m.contention_window_s = scale.RealUsToPaperS(window_end_us);
+  m.drain_span_s = scale.RealUsToPaperS(drain_end_us);
 
   CountAttempts(r, m);
 
@@ -125,8 +125,8 @@ RunMetrics ComputeRunMetrics(const RunRecords& r, const MetricsOptions& options)
     tokens_sum[t] += tokens;
     const int64_t ok_us = internal::OkTimeUs(a);
     if (ok_us >= 0) {
-      const double wait_s =
-          pt.Seconds(static_cast<double>(ok_us - std::max<int64_t>(r.tenants[t].start_us, 0)));
+      const double wait_s = scale.RealUsToPaperS(
+          static_cast<double>(ok_us - std::max<int64_t>(r.tenants[t].start_us, 0)));
       if (tm.first_ok_wait_s < 0 || wait_s < tm.first_ok_wait_s) tm.first_ok_wait_s = wait_s;
     }
     if (ok_us >= 0 && ok_us < window_end_us) {
@@ -134,12 +134,12 @@ RunMetrics ComputeRunMetrics(const RunRecords& r, const MetricsOptions& options)
       dominant_sum[t] += internal::DominantCost(r, tokens);
     }
     if (a.first_send_us >= 0 && a.final_answer_us >= a.first_send_us) {
-      cls.http_ms.push_back(pt.Millis(a.final_answer_us - a.first_send_us));
+      cls.http_ms.push_back(scale.RealUsToPaperMs(a.final_answer_us - a.first_send_us));
     }
     if (a.completed_us >= a.scheduled_us && a.completed_us >= 0) {
-      cls.e2e_ms.push_back(pt.Millis(a.completed_us - a.scheduled_us));
+      cls.e2e_ms.push_back(scale.RealUsToPaperMs(a.completed_us - a.scheduled_us));
     }
-    cls.in_activity_ms.push_back(pt.Millis(a.in_activity_us));
+    cls.in_activity_ms.push_back(scale.RealUsToPaperMs(a.in_activity_us));
   }
   for (const SlotInterval& s : r.slots_held) {
     if (!valid(s.tenant_index)) continue;
@@ -150,7 +150,7 @@ RunMetrics ComputeRunMetrics(const RunRecords& r, const MetricsOptions& options)
   for (const WorkflowRecord& w : r.workflows) {
     if (!valid(w.tenant_index) || w.end_us < w.start_us) continue;
     classes[r.tenants[static_cast<size_t>(w.tenant_index)].priority].workflow_ms.push_back(
-        pt.Millis(w.end_us - w.start_us));
+        scale.RealUsToPaperMs(w.end_us - w.start_us));
   }
 
   // Ideal shares over the queues that have work (WFQ or weighted DRF).
@@ -165,7 +165,7 @@ RunMetrics ComputeRunMetrics(const RunRecords& r, const MetricsOptions& options)
     tm.id = info.id;
     tm.priority = info.priority;
     tm.weight = info.weight * info.priority_weight;
-    tm.finish_s = info.finish_us >= 0 ? pt.Seconds(info.finish_us) : -1.0;
+    tm.finish_s = info.finish_us >= 0 ? scale.RealUsToPaperS(info.finish_us) : -1.0;
     const int64_t done = tm.ok_calls + tm.failed_calls;
     tm.unfinished = std::max<int64_t>(0, activity_count[t] - cancelled_count[t] - done);
     tm.not_started = std::max<int64_t>(0, info.total_activities - activity_count[t]);
@@ -231,7 +231,8 @@ RunMetrics ComputeRunMetrics(const RunRecords& r, const MetricsOptions& options)
     c.workflow = Summarize(cls.workflow_ms);
     c.in_activity_ms = Summarize(cls.in_activity_ms).mean_ms;
     if (cls.ok_calls > 0)
-      c.slot_ms_per_ok_call = pt.Millis(cls.slot_us) / static_cast<double>(cls.ok_calls);
+      c.slot_ms_per_ok_call =
+          scale.RealUsToPaperMs(cls.slot_us) / static_cast<double>(cls.ok_calls);
     all_http.insert(all_http.end(), cls.http_ms.begin(), cls.http_ms.end());
     all_e2e.insert(all_e2e.end(), cls.e2e_ms.begin(), cls.e2e_ms.end());
     all_in_activity.insert(all_in_activity.end(), cls.in_activity_ms.begin(),
@@ -244,7 +245,7 @@ RunMetrics ComputeRunMetrics(const RunRecords& r, const MetricsOptions& options)
   m.end_to_end = Summarize(all_e2e);
   m.in_activity_ms = Summarize(all_in_activity).mean_ms;
   if (m.ok_calls > 0)
-    m.slot_ms_per_ok_call = pt.Millis(all_slot_us) / static_cast<double>(m.ok_calls);
+    m.slot_ms_per_ok_call = scale.RealUsToPaperMs(all_slot_us) / static_cast<double>(m.ok_calls);
   if (m.drain_span_s > 0) m.mean_ok_rps = static_cast<double>(m.ok_calls) / m.drain_span_s;
 
   internal::AddWaitBreakdown(r, m);

@@ -1,10 +1,10 @@
 // Ideal shares: weighted DRF by progressive filling (Ghodsi et al. 2011) and
-// WFQ as its one-dimension case. See metrics.h for the definitions and
+// WFQ as its one-dimension case. See fairness.h for the definitions and
 // paper equation 1 for the level X* of the first filling step.
 #include <algorithm>
 #include <cmath>
 
-#include "bp/loadgen/metrics.h"
+#include "bp/loadgen/fairness.h"
 
 namespace bp::loadgen {
 namespace {

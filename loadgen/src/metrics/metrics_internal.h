@@ -6,15 +6,9 @@
 
 #include "bp/loadgen/metrics.h"
 #include "bp/loadgen/records.h"
+#include "bp/loadgen/time_scale.h"
 
 namespace bp::loadgen::internal {
-
-// Real microseconds on the run clock -> paper units (times speedup).
-struct PaperTime {
-  double speedup = 1;
-  double Millis(double real_us) const { return real_us * speedup / 1e3; }
-  double Seconds(double real_us) const { return real_us * speedup / 1e6; }
-};
 
 // When an OK call counts as served: its final answer, else its completion.
 inline int64_t OkTimeUs(const ActivityRecord& a) {

@@ -1,11 +1,11 @@
 // Small statistics used by the metrics: Jain's index, type-7 percentiles and
-// the 95 % Student-t interval over repeats (definitions in metrics.h).
+// the 95 % Student-t interval over repeats (definitions in statistics.h).
 #include <algorithm>
 #include <array>
 #include <cmath>
 #include <numeric>
 
-#include "bp/loadgen/metrics.h"
+#include "bp/loadgen/statistics.h"
 
 namespace bp::loadgen {
 

@@ -9,7 +9,7 @@
 namespace bp::loadgen::internal {
 
 void AddWaitBreakdown(const RunRecords& r, RunMetrics& m) {
-  const PaperTime pt{m.speedup};
+  const TimeScale scale = TimeScale::Recorded(m.speedup);
   const int n_tenants = static_cast<int>(r.tenants.size());
   std::map<int, ClassMetrics*> by_priority;
   for (ClassMetrics& c : m.classes) by_priority[c.priority] = &c;
@@ -30,7 +30,8 @@ void AddWaitBreakdown(const RunRecords& r, RunMetrics& m) {
   auto in_tail = [&](const ActivityRecord& a, const ClassMetrics& c) {
     if (!a.ok || a.completed_us < 0 || a.completed_us < a.scheduled_us) return false;
     return c.end_to_end.count > 0 &&
-           pt.Millis(static_cast<double>(a.completed_us - a.scheduled_us)) >= c.end_to_end.p95_ms;
+           scale.RealUsToPaperMs(static_cast<double>(a.completed_us - a.scheduled_us)) >=
+               c.end_to_end.p95_ms;
   };
 
   for (const ActivityRecord& a : r.activities) {
@@ -40,7 +41,7 @@ void AddWaitBreakdown(const RunRecords& r, RunMetrics& m) {
   for (const DeferralRecord& d : r.deferrals) {
     ClassMetrics* c = class_of(d.tenant_index);
     if (!c) continue;
-    const double ms = pt.Millis(static_cast<double>(d.delay_us));
+    const double ms = scale.RealUsToPaperMs(static_cast<double>(d.delay_us));
     WaitTotal& w = c->deferrals_by_cause[d.cause];
     ++w.count;
     w.total_ms += ms;
@@ -65,7 +66,7 @@ void AddWaitBreakdown(const RunRecords& r, RunMetrics& m) {
       ClassMetrics* c = class_of(at.tenant_index);
       if (!c) continue;
       ++c->retries_429.count;
-      c->retries_429.total_ms += pt.Millis(
+      c->retries_429.total_ms += scale.RealUsToPaperMs(
           static_cast<double>(std::max<int64_t>(0, attempts[i + 1]->send_us - at.done_us)));
     }
   }

@@ -57,9 +57,9 @@ int64_t ContentionWindowEndUs(const RunRecords& r) {
 
 ServiceHeatmap BuildHeatmap(const RunRecords& r, const MetricsOptions& options,
                             int64_t drain_end_us) {
-  const PaperTime pt{r.speedup > 0 ? r.speedup : 1.0};
+  const TimeScale scale = TimeScale::Recorded(r.speedup);
   ServiceHeatmap h;
-  const double span_s = pt.Seconds(static_cast<double>(drain_end_us));
+  const double span_s = scale.RealUsToPaperS(static_cast<double>(drain_end_us));
   h.bucket_s = options.heatmap_bucket_s > 0 ? options.heatmap_bucket_s : NiceBucket(span_s / 60);
   const auto buckets = static_cast<size_t>(std::max(1.0, std::ceil(span_s / h.bucket_s)));
 
@@ -83,16 +83,18 @@ ServiceHeatmap BuildHeatmap(const RunRecords& r, const MetricsOptions& options,
     const int64_t ok_us = OkTimeUs(a);
     if (ok_us < 0) continue;
     const auto b = std::min(
-        buckets - 1, static_cast<size_t>(pt.Seconds(static_cast<double>(ok_us)) / h.bucket_s));
+        buckets - 1,
+        static_cast<size_t>(scale.RealUsToPaperS(static_cast<double>(ok_us)) / h.bucket_s));
     ++count[row_of[static_cast<size_t>(a.tenant_index)]][b];
   }
   h.ok_rps.assign(order.size(), std::vector<double>(buckets, 0.0));
   h.starved.assign(order.size(), std::vector<bool>(buckets, false));
   for (size_t row = 0; row < order.size(); ++row) {
     const TenantInfo& t = r.tenants[static_cast<size_t>(order[row])];
-    const double start_s = pt.Seconds(static_cast<double>(std::max<int64_t>(t.start_us, 0)));
+    const double start_s =
+        scale.RealUsToPaperS(static_cast<double>(std::max<int64_t>(t.start_us, 0)));
     const double finish_s =
-        pt.Seconds(static_cast<double>(t.finish_us >= 0 ? t.finish_us : drain_end_us));
+        scale.RealUsToPaperS(static_cast<double>(t.finish_us >= 0 ? t.finish_us : drain_end_us));
     for (size_t b = 0; b < buckets; ++b) {
       h.ok_rps[row][b] = static_cast<double>(count[row][b]) / h.bucket_s;
       const double b0 = static_cast<double>(b) * h.bucket_s, b1 = b0 + h.bucket_s;

@@ -24,10 +24,10 @@ struct Index {
   Times responses, throttled, fail_opens, admits, defers;
   Times outside_responses, outside_ok, outside_throttled;
   std::vector<double> tokens_per_call;  // per tenant
-  double speedup = 1;
+  TimeScale scale;
 
   explicit Index(const RunRecords& r) : ok(r.tenants.size()), tokens_per_call(r.tenants.size()) {
-    speedup = r.speedup > 0 ? r.speedup : 1.0;
+    scale = TimeScale::Recorded(r.speedup);
     const size_t n = r.tenants.size();
     std::vector<double> tok(n, 0), prompt(n, 0);
     std::vector<int64_t> oks(n, 0), all(n, 0);
@@ -67,7 +67,7 @@ struct Index {
     }
     for (Times& t : ok) std::sort(t.begin(), t.end());
   }
-  double Seconds(int64_t us) const { return static_cast<double>(us) * speedup / 1e6; }
+  double Seconds(int64_t us) const { return scale.RealUsToPaperS(static_cast<double>(us)); }
 };
 
 // Caps (after the outside share) and queue weights in force at `at_us`.
@@ -156,8 +156,8 @@ WindowMetrics Window(const RunRecords& r, const std::vector<ScenarioEvent>& even
 
 double TimeToShare(const RunRecords& r, const std::vector<ScenarioEvent>& events, const Index& ix,
                    const std::vector<int>& tracked, int64_t from, int64_t limit) {
-  const auto step = static_cast<int64_t>(0.25e6 / ix.speedup);
-  const auto len = static_cast<int64_t>(1e6 / ix.speedup);
+  const auto step = static_cast<int64_t>(ix.scale.ToReal(0.25e6));
+  const auto len = static_cast<int64_t>(ix.scale.ToReal(1e6));
   for (int64_t a = from; a + len <= limit; a += std::max<int64_t>(step, 1)) {
     WindowMetrics w = Window(r, events, ix, a, a + len);
     bool all = true, any = false;
@@ -203,7 +203,7 @@ ScenarioMetrics ComputeScenarioMetrics(const RunRecords& r,
   Timeline& tl = m.timeline;
   tl.bucket_s = bucket_s > 0 ? bucket_s : 1.0;
   for (const TenantInfo& t : r.tenants) tl.tenants.push_back(t.id);
-  const int64_t bucket_us = std::max<int64_t>(1, std::llround(tl.bucket_s * 1e6 / ix.speedup));
+  const int64_t bucket_us = std::max<int64_t>(1, std::llround(ix.scale.ToReal(tl.bucket_s * 1e6)));
   for (int64_t a = 0; a < end; a += bucket_us) {
     const int64_t b = std::min(a + bucket_us, end);           // the last bucket may be shorter
     if (b - a < bucket_us / 2 && !tl.buckets.empty()) break;  // too short to be a rate
@@ -248,19 +248,19 @@ ScenarioMetrics ComputeScenarioMetrics(const RunRecords& r,
     }
     em.at_s = ix.Seconds(at);
     em.restore_s = restore >= 0 ? ix.Seconds(restore) : -1;
-    const int64_t window_us = std::llround(ev.window_s * 1e6 / ix.speedup);
-    const int64_t settle_us = std::llround(ev.settle_s * 1e6 / ix.speedup);
+    const int64_t window_us = std::llround(ix.scale.ToReal(ev.window_s * 1e6));
+    const int64_t settle_us = std::llround(ix.scale.ToReal(ev.settle_s * 1e6));
     const int64_t anchor = ev.type == EventType::kStateOutage && restore >= 0 ? restore : at;
     em.before = Window(r, events, ix, std::max<int64_t>(0, at - window_us), at);
     const int64_t after_from = std::min(anchor + settle_us, end);
     em.after = Window(r, events, ix, after_from, std::min(after_from + window_us, end));
     if (ev.type == EventType::kStateOutage) {
-      const int64_t two_s = std::llround(2e6 / ix.speedup);
+      const int64_t two_s = std::llround(ix.scale.ToReal(2e6));
       em.first_2s = Window(r, events, ix, anchor, std::min(anchor + two_s, end));
       em.during = Window(r, events, ix, at, anchor);
     } else {
       // Tracked tenants: active right after the event.
-      const int64_t one_s = std::llround(1e6 / ix.speedup);
+      const int64_t one_s = std::llround(ix.scale.ToReal(1e6));
       for (size_t t = 0; t < r.tenants.size(); ++t) {
         const TenantInfo& info = r.tenants[t];
         const bool tracked = ev.type == EventType::kJoin || ev.type == EventType::kTenantWeight

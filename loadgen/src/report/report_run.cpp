@@ -6,6 +6,7 @@
 #include <sstream>
 #include <vector>
 
+#include "bp/loadgen/time_scale.h"
 #include "report_internal.h"
 
 namespace bp::loadgen {
@@ -23,12 +24,17 @@ std::string CsvField(const std::string& s) {
   return out + "\"";
 }
 
+// CSV time fields in paper ms since run start (scale.RealUsToPaperMs).
 struct Csv {
-  double speedup;
-  // Paper ms since run start; -1 ("never") stays -1.
-  std::string Time(int64_t us) const { return us < 0 ? "-1" : Fixed(us * speedup / 1e3, 3); }
+  TimeScale scale;
+  // -1 ("never") stays -1.
+  std::string Time(int64_t us) const {
+    return us < 0 ? "-1" : Fixed(scale.RealUsToPaperMs(static_cast<double>(us)), 3);
+  }
   std::string Span(int64_t from, int64_t to) const {
-    return (from < 0 || to < from) ? "" : Fixed((to - from) * speedup / 1e3, 3);
+    return (from < 0 || to < from)
+               ? ""
+               : Fixed(scale.RealUsToPaperMs(static_cast<double>(to - from)), 3);
   }
 };
 
@@ -38,7 +44,7 @@ const TenantInfo* TenantOf(const RunRecords& r, int index) {
 }
 
 std::string ActivitiesCsv(const RunRecords& r) {
-  const Csv c{r.speedup > 0 ? r.speedup : 1.0};
+  const Csv c{TimeScale::Recorded(r.speedup)};
   std::ostringstream o;
   o << "activity_id,workflow_id,tenant,priority,ok,scheduled_ms,first_send_ms,final_answer_ms,"
        "completed_ms,http_ms,end_to_end_ms,slot_held_ms,in_activity_ms,executions,"
@@ -57,7 +63,7 @@ std::string ActivitiesCsv(const RunRecords& r) {
 }
 
 std::string DeferralsCsv(const RunRecords& r) {
-  const Csv c{r.speedup > 0 ? r.speedup : 1.0};
+  const Csv c{TimeScale::Recorded(r.speedup)};
   std::ostringstream o;
   o << "activity_id,tenant,priority,at_ms,delay_ms,cause\n";
   for (const DeferralRecord& d : r.deferrals) {
@@ -69,7 +75,7 @@ std::string DeferralsCsv(const RunRecords& r) {
 }
 
 std::string AttemptsCsv(const RunRecords& r) {
-  const Csv c{r.speedup > 0 ? r.speedup : 1.0};
+  const Csv c{TimeScale::Recorded(r.speedup)};
   std::ostringstream o;
   o << "activity_id,tenant,priority,send_ms,done_ms,latency_ms,status,proxy_local,bound\n";
   for (const AttemptRecord& a : r.attempts) {

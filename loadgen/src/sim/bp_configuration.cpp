@@ -13,6 +13,7 @@
 #include <thread>
 #include <vector>
 
+#include "bp/gate_admin.h"
 #include "bp/loadgen/retry_policy.h"
 #include "bp/loadgen/upstream_wait.h"
 #include "bp/valkey.h"
@@ -20,16 +21,17 @@
 namespace bp::loadgen {
 namespace {
 
-// A fixed set of threads, each owning one Gate; jobs go round-robin.
+// A fixed set of threads, each owning one Admission (a Gate in a run); jobs
+// go round-robin.
 class GatePool {
  public:
-  GatePool(int threads, const GateOptions& options) {
-    for (int i = 0; i < threads; ++i) workers_.push_back(std::make_unique<Worker>(options));
+  GatePool(int threads, const AdmissionFactory& make) {
+    for (int i = 0; i < threads; ++i) workers_.push_back(std::make_unique<Worker>(make()));
     for (auto& w : workers_) w->thread = std::thread([w = w.get()] { w->Loop(); });
   }
   ~GatePool() { Stop(); }
 
-  void Submit(std::function<void(Gate&)> job) {
+  void Submit(std::function<void(Admission&)> job) {
     Worker& w = *workers_[next_++ % workers_.size()];
     {
       std::lock_guard<std::mutex> lock(w.mu);
@@ -53,23 +55,23 @@ class GatePool {
 
   uint64_t fail_opens() const {
     uint64_t n = 0;
-    for (auto& w : workers_) n += w->gate.fail_open_count();
+    for (auto& w : workers_) n += w->gate->counters().fail_opens;
     return n;
   }
 
  private:
   struct Worker {
-    explicit Worker(const GateOptions& o) : gate(o) {}
-    Gate gate;
+    explicit Worker(std::unique_ptr<Admission> a) : gate(std::move(a)) {}
+    std::unique_ptr<Admission> gate;
     std::mutex mu;
     std::condition_variable cv;
-    std::deque<std::function<void(Gate&)>> jobs;
+    std::deque<std::function<void(Admission&)>> jobs;
     bool stop = false;
     std::thread thread;
 
     void Loop() {
       for (;;) {
-        std::function<void(Gate&)> job;
+        std::function<void(Admission&)> job;
         {
           std::unique_lock<std::mutex> lock(mu);
           cv.wait(lock, [this] { return stop || !jobs.empty(); });
@@ -77,7 +79,7 @@ class GatePool {
           job = std::move(jobs.front());
           jobs.pop_front();
         }
-        job(gate);
+        job(*gate);
       }
     }
   };
@@ -87,7 +89,7 @@ class GatePool {
 
 }  // namespace
 
-UpstreamReport ReportOf(const CallResult& r, double speedup) {
+UpstreamReport ReportOf(const CallResult& r, const TimeScale& scale) {
   UpstreamReport out;
   if (r.status == 429 && !r.proxy_local) {
     out.outcome = UpstreamReport::Outcome::kThrottled;
@@ -98,9 +100,9 @@ UpstreamReport ReportOf(const CallResult& r, double speedup) {
       out.bound = UpstreamReport::Bound::kRequests;
     }
     if (r.retry_after_paper_ms) {
-      out.retry_after_ms = *r.retry_after_paper_ms / speedup;
+      out.retry_after_ms = scale.ToReal(*r.retry_after_paper_ms);
     } else if (r.message_wait_paper_ms) {  // the wait stated in the message
-      out.retry_after_ms = *r.message_wait_paper_ms / speedup;
+      out.retry_after_ms = scale.ToReal(*r.message_wait_paper_ms);
     }
   }
   const RateLimitHeaders& h = r.ratelimit;
@@ -129,7 +131,7 @@ GateVerdict VerdictOf(Verdict v) {
 
 class BpConfiguration : public Configuration {
  public:
-  BpConfiguration(const GateOptions& options, int threads) : pool_(threads, options) {}
+  BpConfiguration(const AdmissionFactory& make, int threads) : pool_(threads, make) {}
 
   std::unique_ptr<TaskQueue> MakeQueue(const Engine&) override {
     return std::make_unique<FifoTaskQueue>();
@@ -144,7 +146,7 @@ class BpConfiguration : public Configuration {
     req.max_tokens = t.max_tokens;
     Engine* e = &engine;
     Execution* x = &exec;
-    pool_.Submit([this, e, x, req](Gate& gate) {
+    pool_.Submit([this, e, x, req](Admission& gate) {
       Decision d = gate.Admit(req);
       boost::asio::post(e->io(), [this, e, x, d = std::move(d)] { OnDecision(*e, *x, d); });
     });
@@ -195,22 +197,22 @@ class BpConfiguration : public Configuration {
         // of a lower cap, so not reported to the adaptive caps): the gate
         // keeps the debit (the window was full) and gives the queue its turn
         // back (Gate::ReleaseRefused); a deferred activity asks again.
-        pool_.Submit([ticket](Gate& gate) { gate.ReleaseRefused(ticket); });
+        pool_.Submit([ticket](Admission& gate) { gate.ReleaseRefused(ticket); });
       } else if (!ticket.empty()) {
         // Actual usage: prompt + completion on success; on another error the
         // provider charged nothing beyond what the estimate said (keep it).
         // A 429 is reported (UpstreamReport): the gate treats it as refused,
         // as above, and it feeds the adaptive caps.
         Cost actual{1, r.status == 200 ? r.prompt_tokens + r.completion_tokens : prompt};
-        UpstreamReport report = ReportOf(r, e->speedup());
+        UpstreamReport report = ReportOf(r, e->scale());
         pool_.Submit(
-            [ticket, actual, report](Gate& gate) { gate.Release(ticket, actual, report); });
+            [ticket, actual, report](Admission& gate) { gate.Release(ticket, actual, report); });
       }
       if (r.status == 200) {
         e->Finish(*x, Outcome::Ok());
       } else if (act.kind == BpAnswerAction::kDefer) {
         e->Finish(*x, Outcome::DeferAfter429(
-                          static_cast<int64_t>(act.wait_paper_ms * 1000.0 / e->speedup()) + 1));
+                          static_cast<int64_t>(e->scale().ToReal(act.wait_paper_ms * 1000.0)) + 1));
       } else if (act.kind == BpAnswerAction::kFail) {
         e->Finish(*x, Outcome::Fail("upstream_refused"));  // x-should-retry: false
       } else {
@@ -232,7 +234,8 @@ Result<GateAblation> BpAblationOf(const std::string& configuration) {
   return Status::InvalidArgument("not a bp configuration: " + configuration);
 }
 
-Result<std::unique_ptr<Configuration>> MakeBpConfiguration(const Workload& workload, double speedup,
+Result<std::unique_ptr<Configuration>> MakeBpConfiguration(const Workload& workload,
+                                                           const TimeScale& scale,
                                                            BpOptions options) {
   GateOptions g;
   g.url = options.valkey_url;
@@ -240,17 +243,17 @@ Result<std::unique_ptr<Configuration>> MakeBpConfiguration(const Workload& workl
   g.mode = workload.gate_mode;
   g.ablation = options.ablation;
   g.command_timeout_ms = options.command_timeout_ms;
-  g.queue_ttl_ms = std::max<int64_t>(static_cast<int64_t>(10000 / speedup), 100);
+  g.queue_ttl_ms = std::max<int64_t>(static_cast<int64_t>(scale.ToReal(10000)), 100);
   {
-    Gate setup(g);
+    GateAdmin setup(g);
     if (Status s = setup.Ping(); !s.ok()) {
       return Status::Unavailable("valkey " + RedactValkeyUrl(options.valkey_url) + ": " +
                                  s.message());
     }
     GateCaps caps;
-    caps.requests_per_s = workload.caps.requests_per_s * workload.gate_cap_factor * speedup;
-    caps.tokens_per_s = workload.caps.tokens_per_s * workload.gate_cap_factor * speedup;
-    caps.burst_s = workload.gate_burst_s / speedup;
+    caps.requests_per_s = scale.RateToReal(workload.caps.requests_per_s * workload.gate_cap_factor);
+    caps.tokens_per_s = scale.RateToReal(workload.caps.tokens_per_s * workload.gate_cap_factor);
+    caps.burst_s = scale.ToReal(workload.gate_burst_s);
     // The largest call the upstream serves (limits per window are unchanged
     // by the speedup): above it the gate REJECTs, below it a call larger
     // than the burst is admitted into debt (README "The gate").
@@ -261,8 +264,8 @@ Result<std::unique_ptr<Configuration>> MakeBpConfiguration(const Workload& workl
       GateTuning t;
       t.adapt = true;
       t.adapt_beta = workload.gate_adapt_beta;
-      t.adapt_recover_ms = workload.gate_adapt_recover_s * 1000 / speedup;
-      t.adapt_window_ms = workload.gate_adapt_window_s * 1000 / speedup;
+      t.adapt_recover_ms = scale.ToReal(workload.gate_adapt_recover_s * 1000);
+      t.adapt_window_ms = scale.ToReal(workload.gate_adapt_window_s * 1000);
       t.adapt_min_429 = workload.gate_adapt_min_429;
       if (Status s = setup.SetTuning(t); !s.ok()) return s;
     }
@@ -271,9 +274,14 @@ Result<std::unique_ptr<Configuration>> MakeBpConfiguration(const Workload& workl
       if (Status s = setup.SetTenantWeight(t.id, t.weight); !s.ok()) return s;
     }
   }
-  std::unique_ptr<Configuration> c =
-      std::make_unique<BpConfiguration>(g, std::max(1, options.gate_threads));
+  std::unique_ptr<Configuration> c = MakeBpConfigurationOn(
+      [g]() -> std::unique_ptr<Admission> { return std::make_unique<Gate>(g); },
+      options.gate_threads);
   return c;
+}
+
+std::unique_ptr<Configuration> MakeBpConfigurationOn(const AdmissionFactory& make, int threads) {
+  return std::make_unique<BpConfiguration>(make, std::max(1, threads));
 }
 
 }  // namespace bp::loadgen

@@ -33,27 +33,27 @@ class Naive : public Configuration {
 class TemporalNative : public Naive {
  public:
   // rps_limit: queue-rps-limit in paper req/s; <= 0 = the workload's request cap.
-  TemporalNative(double speedup, double rps_limit) : speedup_(speedup), rps_limit_(rps_limit) {}
+  TemporalNative(const TimeScale& scale, double rps_limit) : scale_(scale), rps_limit_(rps_limit) {}
   std::unique_ptr<TaskQueue> MakeQueue(const Engine& engine) override {
     double rps = rps_limit_ > 0 ? rps_limit_ : engine.workload().caps.requests_per_s;
     TemporalQueueOptions o;
-    o.rate_per_s = rps * speedup_;       // queue-rps-limit
-    o.burst = std::max(1.0, rps * 1.0);  // ~1 s of rate
+    o.rate_per_s = scale_.RateToReal(rps);  // queue-rps-limit
+    o.burst = std::max(1.0, rps * 1.0);     // ~1 s of rate
     return std::make_unique<TemporalTaskQueue>(o);
   }
 
  private:
-  double speedup_;
+  TimeScale scale_;
   double rps_limit_;
 };
 
 // The LiteLLM proxy between worker and upstream, in process.
 class Litellm : public Configuration {
  public:
-  Litellm(const Workload& workload, double speedup, LitellmOptions options)
-      : limiter_(Slices(workload), static_cast<int64_t>(60e6 / speedup), options.limiter),
+  Litellm(const Workload& workload, const TimeScale& scale, LitellmOptions options)
+      : limiter_(Slices(workload), static_cast<int64_t>(scale.ToReal(60e6)), options.limiter),
         options_(options),
-        speedup_(speedup) {}
+        scale_(scale) {}
 
   std::unique_ptr<TaskQueue> MakeQueue(const Engine&) override {
     return std::make_unique<FifoTaskQueue>();
@@ -92,8 +92,8 @@ class Litellm : public Configuration {
       CallResult r;
       r.status = 429;
       // v3: `retry-after: 60` (the window); v1: seconds to the next clock minute.
-      r.retry_after_paper_ms =
-          static_cast<double>(limiter_.RetryAfterUs(exec.tenant_index, now)) * speedup_ / 1000.0;
+      r.retry_after_paper_ms = scale_.RealUsToPaperMs(
+          static_cast<double>(limiter_.RetryAfterUs(exec.tenant_index, now)));
       r.bound = bound;
       r.proxy_local = true;
       // Answer asynchronously, as a socket would (no recursion into the SDK).
@@ -134,7 +134,7 @@ class Litellm : public Configuration {
 
   LitellmLimiter limiter_;
   LitellmOptions options_;
-  double speedup_;
+  TimeScale scale_;
 };
 
 }  // namespace
@@ -151,13 +151,13 @@ bool IsBaseline(const std::string& name) {
 
 Result<std::unique_ptr<Configuration>> MakeBaselineConfiguration(const std::string& name,
                                                                  const Workload& workload,
-                                                                 double speedup,
+                                                                 const TimeScale& scale,
                                                                  const LitellmOptions& litellm,
                                                                  double tn_rps_limit) {
   std::unique_ptr<Configuration> c;
   if (name == "naive") c = std::make_unique<Naive>();
-  if (name == "tn") c = std::make_unique<TemporalNative>(speedup, tn_rps_limit);
-  if (name == "litellm") c = std::make_unique<Litellm>(workload, speedup, litellm);
+  if (name == "tn") c = std::make_unique<TemporalNative>(scale, tn_rps_limit);
+  if (name == "litellm") c = std::make_unique<Litellm>(workload, scale, litellm);
   if (!c) return Status::InvalidArgument("unknown baseline configuration: " + name);
   return c;
 }

@@ -18,16 +18,6 @@ namespace bp::loadgen {
 
 namespace asio = boost::asio;
 
-namespace {
-
-int64_t PaperMsToRealUs(double paper_ms, double speedup) {
-  double us = paper_ms * 1000.0 / speedup;
-  if (!(us > 0)) return 0;
-  return static_cast<int64_t>(std::min(us, 1e15));
-}
-
-}  // namespace
-
 Engine::Engine(const Workload& workload, EngineOptions options, Configuration& configuration)
     : workload_(workload),
       options_(std::move(options)),
@@ -36,13 +26,13 @@ Engine::Engine(const Workload& workload, EngineOptions options, Configuration& c
       dispatch_timer_(io_),
       cap_timer_(io_),
       progress_timer_(io_) {
-  if (!(options_.speedup > 0)) options_.speedup = 1.0;
+  clock_ = options_.clock != nullptr ? options_.clock : &SteadyClock::Instance();
   HttpClientOptions http;
   http.endpoint = options_.upstream;
   http.timeout_ms = options_.http_timeout_ms;
   http_ = std::make_unique<HttpClient>(io_, http);
   records_.workload = workload_.name;
-  records_.speedup = options_.speedup;
+  records_.speedup = options_.scale.speedup();
   records_.cap_requests_per_s = workload_.caps.requests_per_s;
   records_.cap_tokens_per_s = workload_.caps.tokens_per_s;
   records_.slots = workload_.slots;
@@ -73,11 +63,7 @@ Engine::Engine(const Workload& workload, EngineOptions options, Configuration& c
 
 Engine::~Engine() = default;
 
-int64_t Engine::NowUs() const {
-  return std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() -
-                                                               start_)
-      .count();
-}
+int64_t Engine::NowUs() const { return clock_->NowUs() - start_us_; }
 
 double Engine::Uniform() { return std::uniform_real_distribution<double>(0.0, 1.0)(rng_); }
 
@@ -92,13 +78,13 @@ void Engine::AfterRealUs(int64_t real_us, std::function<void()> fn) {
 }
 
 void Engine::AfterPaperMs(double paper_ms, std::function<void()> fn) {
-  AfterRealUs(PaperMsToRealUs(paper_ms, options_.speedup), std::move(fn));
+  AfterRealUs(options_.scale.PaperMsToRealUs(paper_ms), std::move(fn));
 }
 
 RunRecords Engine::Run() {
-  start_ = std::chrono::steady_clock::now();
+  start_us_ = clock_->NowUs();
   queue_ = configuration_.MakeQueue(*this);
-  int64_t cap_us = PaperMsToRealUs(workload_.run_length_cap_s * 1000.0, options_.speedup);
+  int64_t cap_us = options_.scale.PaperMsToRealUs(workload_.run_length_cap_s * 1000.0);
   cap_timer_.expires_after(std::chrono::microseconds(cap_us));
   cap_timer_.async_wait([this](boost::system::error_code ec) {
     if (!ec) Stop();
@@ -304,9 +290,9 @@ void Engine::Progress(bool final_line) {
   p.label = options_.label;
   p.elapsed_s = static_cast<double>(NowUs()) / 1e6;
   p.cap_s =
-      static_cast<double>(PaperMsToRealUs(workload_.run_length_cap_s * 1000.0, options_.speedup)) /
+      static_cast<double>(options_.scale.PaperMsToRealUs(workload_.run_length_cap_s * 1000.0)) /
       1e6;
-  p.speedup = options_.speedup;
+  p.speedup = options_.scale.speedup();
   p.done = activities_done_;
   p.total = activities_total_;
   p.busy_slots = busy_slots_;

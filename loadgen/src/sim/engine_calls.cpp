@@ -10,14 +10,14 @@ namespace bp::loadgen {
 namespace {
 
 // Parses the parts of an upstream answer the engine needs.
-void ParseAnswer(const HttpResponse& r, double speedup, CallResult* out) {
+void ParseAnswer(const HttpResponse& r, const TimeScale& scale, CallResult* out) {
   out->status = r.status;
   out->should_retry = r.should_retry;
   out->ratelimit = r.ratelimit;
   if (r.retry_after_ms) {
-    out->retry_after_paper_ms = *r.retry_after_ms * speedup;
+    out->retry_after_paper_ms = scale.ToPaper(*r.retry_after_ms);
   } else if (r.retry_after_s) {
-    out->retry_after_paper_ms = *r.retry_after_s * 1000.0 * speedup;
+    out->retry_after_paper_ms = scale.ToPaper(*r.retry_after_s * 1000.0);
   }
   if (r.body.empty()) return;
   auto doc = nlohmann::json::parse(r.body, nullptr, /*allow_exceptions=*/false);
@@ -32,7 +32,7 @@ void ParseAnswer(const HttpResponse& r, double speedup, CallResult* out) {
     const auto& e = doc["error"];
     if (e.contains("message") && e["message"].is_string()) {
       auto ms = ParseMessageWaitMs(e["message"].get_ref<const std::string&>());
-      if (ms) out->message_wait_paper_ms = *ms * speedup;
+      if (ms) out->message_wait_paper_ms = scale.ToPaper(*ms);
     }
     // The bound limit: mockapi's error.dimension in every profile's body
     // (Anthropic's and Azure's error.type does not name it), else error.type.
@@ -58,7 +58,7 @@ void Engine::SendUpstream(Execution& exec, CallDone done) {
                  [this, activity_id, tenant_index, send, done = std::move(done)](HttpResponse r) {
                    if (stopped_) return;
                    CallResult result;
-                   ParseAnswer(r, options_.speedup, &result);
+                   ParseAnswer(r, options_.scale, &result);
                    AttemptRecord rec;
                    rec.activity_id = activity_id;
                    rec.tenant_index = tenant_index;

@@ -20,6 +20,7 @@
 #include <thread>
 
 #include "bp/gate.h"
+#include "bp/gate_admin.h"
 #include "bp/loadgen/engine.h"
 #include "bp/token_estimate.h"
 #include "bp/valkey.h"
@@ -55,7 +56,7 @@ class ScenarioDriver {
 
   void Start() {
     worker_ = std::thread([this] { WorkerLoop(); });
-    for (const ScheduledAction& a : ScheduleEvents(e_.workload_.events, e_.speedup())) {
+    for (const ScheduledAction& a : ScheduleEvents(e_.workload_.events, e_.scale())) {
       e_.AfterRealUs(a.at_us, [this, a] { Run(a); });
     }
   }
@@ -90,8 +91,9 @@ class ScenarioDriver {
   }
   void Log(EventRecord r) {
     const ScenarioEvent& ev = Event(r.event_index);
-    spdlog::info("{} paper {:.1f} s: {}{}: {}", e_.options_.label, r.at_us * e_.speedup() / 1e6,
-                 EventText(ev), r.phase == 1 ? " (restore)" : "", r.detail);
+    spdlog::info("{} paper {:.1f} s: {}{}: {}", e_.options_.label,
+                 e_.scale().RealUsToPaperS(r.at_us), EventText(ev),
+                 r.phase == 1 ? " (restore)" : "", r.detail);
     std::lock_guard<std::mutex> lock(mu_);
     done_.push_back(std::move(r));
   }
@@ -154,7 +156,7 @@ class ScenarioDriver {
     std::vector<double> omega = omega_;
     Submit([this, a, omega] {
       const ScenarioEvent& event = Event(a.event_index);
-      Gate gate(GateOptionsFor(1000));
+      bp::GateAdmin gate(GateOptionsFor(1000));
       Status s = event.type == EventType::kTenantWeight
                      ? gate.SetTenantWeight(event.tenant, event.weight)
                      : gate.SetPriorityWeights(omega);
@@ -264,7 +266,7 @@ class ScenarioDriver {
     cmdline_ = RestartCommandOf(pid, e_.options_.valkey_url);
     saved_config_.reset();
     if (!e_.options_.gate_target.empty()) {
-      Gate gate(GateOptionsFor(1000));
+      bp::GateAdmin gate(GateOptionsFor(1000));
       auto c = gate.Config();
       if (c.ok()) saved_config_ = *c;
     }
@@ -295,7 +297,7 @@ class ScenarioDriver {
     const int pid = SpawnDetached(cmdline_);
     if (pid <= 0) return Log(Record(a, false, "cannot restart " + cmdline_[0]));
     pid_ = pid;
-    Gate gate(GateOptionsFor(200));
+    bp::GateAdmin gate(GateOptionsFor(200));
     bool up = false;
     for (int i = 0; i < 100 && !up; ++i) {
       up = gate.Ping().ok();

@@ -10,6 +10,7 @@
 #include "bp/loadgen/configurations.h"
 #include "bp/loadgen/engine.h"
 #include "bp/loadgen/http_client.h"
+#include "bp/loadgen/time_scale.h"
 #include "bp/valkey.h"
 
 namespace bp::loadgen {
@@ -32,8 +33,8 @@ Status ConfigureUpstream(const HttpEndpoint& endpoint, const Workload& workload,
 }  // namespace
 
 Status ValidateRunOptions(const RunOptions& o) {
-  if (!(o.speedup > 0) || o.speedup > 1000) {
-    return Status::InvalidArgument("--speedup must be in (0, 1000]");
+  if (auto scale = TimeScale::Of(o.speedup); !scale.ok()) {
+    return Status::InvalidArgument("--" + scale.status().message());
   }
   if (auto u = ParseHttpUrl(o.upstream_url); !u.ok()) {
     return Status::InvalidArgument("--upstream: " + u.status().message());
@@ -83,15 +84,16 @@ Result<std::vector<std::string>> ParseConfigurationList(const std::string& text)
 }
 
 Result<RunRecords> RunOnce(const Workload& workload, const RunOptions& options) {
-  if (!(options.speedup > 0)) return Status::InvalidArgument("speedup must be > 0");
+  auto scale = TimeScale::Of(options.speedup);
+  if (!scale.ok()) return scale.status();
   auto endpoint = ParseHttpUrl(options.upstream_url);
   if (!endpoint.ok()) return endpoint.status();
 
   std::unique_ptr<Configuration> configuration;
   std::string gate_target;
   if (IsBaseline(options.configuration)) {
-    auto c = MakeBaselineConfiguration(options.configuration, workload, options.speedup,
-                                       options.litellm, options.tn_rps_limit);
+    auto c = MakeBaselineConfiguration(options.configuration, workload, *scale, options.litellm,
+                                       options.tn_rps_limit);
     if (!c.ok()) return c.status();
     configuration = std::move(*c);
   } else {
@@ -115,7 +117,7 @@ Result<RunRecords> RunOnce(const Workload& workload, const RunOptions& options) 
                    options.configuration, options.repeat, bp.target, bp.target);
     }
     gate_target = bp.target;
-    auto c = MakeBpConfiguration(workload, options.speedup, bp);
+    auto c = MakeBpConfiguration(workload, *scale, bp);
     if (!c.ok()) return c.status();
     configuration = std::move(*c);
   }
@@ -125,7 +127,7 @@ Result<RunRecords> RunOnce(const Workload& workload, const RunOptions& options) 
   }
 
   EngineOptions eo;
-  eo.speedup = options.speedup;
+  eo.scale = *scale;
   eo.seed = options.seed + static_cast<uint64_t>(options.repeat);
   eo.upstream = *endpoint;
   eo.progress = options.progress;

@@ -9,6 +9,7 @@
 
 #include "bp/limiter.h"
 #include "bp/loadgen/workload.h"
+#include "field_reader.h"
 
 namespace bp::loadgen {
 namespace {
@@ -22,62 +23,7 @@ std::string Num(double v) {
   return buf;
 }
 
-// Reads the fields of one event object; the first error wins.
-class EventReader {
- public:
-  EventReader(const json& obj, std::string path) : obj_(obj), path_(std::move(path)) {}
-  const std::string& error() const { return error_; }
-  bool ok() const { return error_.empty(); }
-  void Fail(const std::string& key, const std::string& what) {
-    if (error_.empty()) error_ = path_ + "." + key + ": " + what;
-  }
-  void OnlyKeys(const std::set<std::string>& allowed, const std::string& type) {
-    for (const auto& [key, value] : obj_.items()) {
-      if (!allowed.count(key)) Fail(key, "unknown field for type " + type);
-    }
-  }
-  // A finite number; min inclusive or exclusive.
-  void Number(const char* key, double min, bool inclusive, double* out, bool required) {
-    if (!obj_.contains(key)) {
-      if (required) Fail(key, "missing (required)");
-      return;
-    }
-    const json& v = obj_.at(key);
-    const bool num = v.is_number() && std::isfinite(v.get<double>());
-    if (!num || (inclusive ? v.get<double>() < min : v.get<double>() <= min)) {
-      Fail(key, std::string("must be a finite number ") + (inclusive ? ">= " : "> ") + Num(min) +
-                    ", got " + v.dump());
-      return;
-    }
-    *out = v.get<double>();
-  }
-  void Int(const char* key, int64_t min, int64_t max, int64_t* out, bool required) {
-    if (!obj_.contains(key)) {
-      if (required) Fail(key, "missing (required)");
-      return;
-    }
-    const json& v = obj_.at(key);
-    if (!v.is_number_integer() || v.get<int64_t>() < min || v.get<int64_t>() > max) {
-      Fail(key, "must be an integer in [" + std::to_string(min) + ", " + std::to_string(max) +
-                    "], got " + v.dump());
-      return;
-    }
-    *out = v.get<int64_t>();
-  }
-  void String(const char* key, std::string* out, bool required) {
-    if (!obj_.contains(key)) {
-      if (required) Fail(key, "missing (required)");
-      return;
-    }
-    if (!obj_.at(key).is_string()) return Fail(key, "must be a string");
-    *out = obj_.at(key).get<std::string>();
-  }
-
- private:
-  const json& obj_;
-  std::string path_;
-  std::string error_;
-};
+using internal::FieldReader;
 
 const std::map<std::string, EventType>& TypeNames() {
   static const std::map<std::string, EventType> names = {
@@ -137,10 +83,10 @@ Result<UpstreamCaps> CapsOfLimits(const json& limits, const std::string& path) {
     const std::string p = path + "[" + std::to_string(i) + "]";
     const json& l = limits[i];
     if (!l.is_object()) return Status::InvalidArgument(p + ": must be an object");
-    EventReader r(l, p);
+    FieldReader r(l, p);
     std::string dim, algorithm = "fixed_window";
     double limit = 0, window_s = 0, quantum_s = 1;
-    r.OnlyKeys({"dimension", "algorithm", "limit", "window_s", "quantum_s"}, "limit");
+    r.OnlyKeys({"dimension", "algorithm", "limit", "window_s", "quantum_s"}, " for type limit");
     r.String("dimension", &dim, true);
     r.String("algorithm", &algorithm, false);
     r.Number("limit", 0, false, &limit, true);
@@ -204,7 +150,7 @@ Result<std::vector<ScenarioEvent>> ParseEvents(const json& events,
     const std::string path = "events[" + std::to_string(i) + "]";
     const json& e = events[i];
     if (!e.is_object()) return Status::InvalidArgument(path + ": must be an object");
-    EventReader r(e, path);
+    FieldReader r(e, path);
     ScenarioEvent ev;
     std::string type;
     r.String("type", &type, true);
@@ -217,7 +163,7 @@ Result<std::vector<ScenarioEvent>> ParseEvents(const json& events,
                                      type);
     }
     ev.type = it->second;
-    r.OnlyKeys(KeysOf(ev.type), type);
+    r.OnlyKeys(KeysOf(ev.type), " for type " + type);
     r.Number("at_s", 0, true, &ev.at_s, true);
     if (r.ok() && ev.at_s >= run_length_cap_s) {
       r.Fail("at_s", "must be before the run length cap (" + Num(run_length_cap_s) + " s), got " +
@@ -318,9 +264,8 @@ Result<std::vector<ScenarioEvent>> ParseEvents(const json& events,
 }
 
 std::vector<ScheduledAction> ScheduleEvents(const std::vector<ScenarioEvent>& events,
-                                            double speedup) {
-  if (!(speedup > 0)) speedup = 1;
-  auto us = [speedup](double paper_s) { return std::llround(paper_s * 1e6 / speedup); };
+                                            const TimeScale& scale) {
+  auto us = [&scale](double paper_s) { return std::llround(scale.ToReal(paper_s * 1e6)); };
   std::vector<ScheduledAction> actions;
   for (size_t i = 0; i < events.size(); ++i) {
     const ScenarioEvent& e = events[i];

@@ -10,87 +10,14 @@
 #include <sstream>
 
 #include "bp/gate.h"
+#include "field_reader.h"
 
 namespace bp::loadgen {
 namespace {
 
 using nlohmann::json;
 
-// Reads fields of one JSON object; remembers the first error.
-class Reader {
- public:
-  Reader(const json& obj, std::string path, std::string* error)
-      : obj_(obj), path_(std::move(path)), error_(error) {}
-
-  bool Has(const char* key) const { return obj_.contains(key); }
-  std::string Path(const std::string& key) const { return path_.empty() ? key : path_ + "." + key; }
-
-  void Fail(const std::string& key, const std::string& what) {
-    if (error_->empty()) *error_ = Path(key) + ": " + what;
-  }
-
-  // Rejects keys not in `allowed` (a typo must not silently use a default).
-  void OnlyKeys(const std::set<std::string>& allowed) {
-    for (const auto& [key, value] : obj_.items()) {
-      if (!allowed.count(key)) Fail(key, "unknown field");
-    }
-  }
-
-  void Int(const char* key, int64_t min, int64_t max, int64_t* out, bool required) {
-    if (!Has(key)) {
-      if (required) Fail(key, "missing (required)");
-      return;
-    }
-    const json& v = obj_.at(key);
-    if (!v.is_number_integer() || v.get<int64_t>() < min || v.get<int64_t>() > max) {
-      Fail(key, "must be an integer in [" + std::to_string(min) + ", " + std::to_string(max) +
-                    "], got " + v.dump());
-      return;
-    }
-    *out = v.get<int64_t>();
-  }
-  void Int(const char* key, int min, int max, int* out, bool required) {
-    int64_t v = *out;
-    Int(key, min, max, &v, required);
-    *out = static_cast<int>(v);
-  }
-
-  // A finite number > min_exclusive (or >= when inclusive).
-  void Number(const char* key, double min, bool inclusive, double* out, bool required) {
-    if (!Has(key)) {
-      if (required) Fail(key, "missing (required)");
-      return;
-    }
-    const json& v = obj_.at(key);
-    bool ok = v.is_number() && std::isfinite(v.get<double>()) &&
-              (inclusive ? v.get<double>() >= min : v.get<double>() > min);
-    if (!ok) {
-      char shown[32];  // "%g": 0, not std::to_string's 0.000000
-      std::snprintf(shown, sizeof shown, "%g", min);
-      Fail(key, std::string("must be a finite number ") + (inclusive ? ">= " : "> ") + shown +
-                    ", got " + v.dump());
-      return;
-    }
-    *out = v.get<double>();
-  }
-
-  void String(const char* key, std::string* out, bool required) {
-    if (!Has(key)) {
-      if (required) Fail(key, "missing (required)");
-      return;
-    }
-    if (!obj_.at(key).is_string()) {
-      Fail(key, "must be a string");
-      return;
-    }
-    *out = obj_.at(key).get<std::string>();
-  }
-
- private:
-  const json& obj_;
-  std::string path_;
-  std::string* error_;
-};
+using internal::FieldReader;
 
 void ParseTenant(const json& t, const std::string& path, int classes, TenantSpec* out,
                  std::string* error) {
@@ -98,7 +25,7 @@ void ParseTenant(const json& t, const std::string& path, int classes, TenantSpec
     *error = path + ": must be an object";
     return;
   }
-  Reader r(t, path, error);
+  FieldReader r(t, path, error);
   r.OnlyKeys({"id", "priority", "weight", "concurrency", "workflows", "activities_per_workflow",
               "prompt_tokens", "max_tokens"});
   r.String("id", &out->id, true);
@@ -120,7 +47,7 @@ void ParseUpstream(const json& u, UpstreamCaps* caps, std::string* error) {
     *error = "upstream: must be an object";
     return;
   }
-  Reader r(u, "upstream", error);
+  FieldReader r(u, "upstream", error);
   r.OnlyKeys({"limits", "completion_tokens", "latency", "count_rejected", "token_accounting",
               "dialect", "scope", "model", "profile", "overload"});
   if (!error->empty()) return;
@@ -153,7 +80,7 @@ Result<Workload> ParseWorkload(const json& doc, const std::string& source) {
   std::string error;
   auto fail = [&](const std::string& e) { return Status::InvalidArgument(source + ": " + e); };
   if (!doc.is_object()) return fail("the document must be a JSON object");
-  Reader r(doc, "", &error);
+  FieldReader r(doc, "", &error);
   r.OnlyKeys({"name", "description", "tenants", "upstream", "slots", "run_length_cap_s",
               "dispatch_latency_ms", "priority_weights", "gate", "events"});
   r.String("name", &w.name, true);
@@ -184,7 +111,7 @@ Result<Workload> ParseWorkload(const json& doc, const std::string& source) {
   if (doc.contains("gate")) {
     const json& g = doc["gate"];
     if (!g.is_object()) return fail("gate: must be an object");
-    Reader gr(g, "gate", &error);
+    FieldReader gr(g, "gate", &error);
     gr.OnlyKeys({"mode", "burst_s", "cap_factor", "adapt", "adapt_beta", "adapt_recover_s",
                  "adapt_window_s", "adapt_min_429"});
     std::string mode = "reconcile";

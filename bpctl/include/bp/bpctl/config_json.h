@@ -19,7 +19,7 @@
 #include <nlohmann/json.hpp>
 #include <string_view>
 
-#include "bp/gate.h"
+#include "bp/gate_admin.h"
 #include "bp/status.h"
 
 namespace bp::bpctl {

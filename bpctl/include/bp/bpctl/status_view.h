@@ -14,7 +14,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "bp/gate.h"
+#include "bp/gate_admin.h"
 
 namespace bp::bpctl {
 

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "bp/gate.h"
+#include "bp/gate_admin.h"
 #include "bp/status.h"
 
 namespace bp::bpctl {

@@ -1,12 +1,14 @@
-// Injected clocks. The limiters (limiter.h: LimiterSet) and mockapi's Service
-// take a Clock, so tests advance time exactly instead of sleeping (STYLE
-// habit 3). Not yet everything does: the gate's scripts read Valkey's TIME
-// (Admit/Release take an explicit now_ms for tests instead), and the gate's
-// reconnect/warning intervals and loadgen's Engine::NowUs read
-// std::chrono::steady_clock directly.
+// Injected clocks. The limiters (limiter.h: LimiterSet), mockapi's Service,
+// the gate's reconnect and fail-open warning intervals (GateOptions::clock)
+// and loadgen's Engine::NowUs (EngineOptions::clock) take a Clock, so tests
+// advance time exactly instead of sleeping (STYLE habit 3). The gate's
+// scripts read Valkey's TIME instead (Admit/Release take an explicit now_ms
+// for tests).
 //
-// Time is in microseconds since the Unix epoch (wall clock), because the
-// fixed-window limiter aligns windows to the clock as providers do.
+// Time is in microseconds. SystemClock and FakeClock count from the Unix
+// epoch (wall clock), because the fixed-window limiter aligns windows to the
+// clock as providers do; SteadyClock counts from an unspecified fixed point
+// and never goes back, for intervals only.
 #pragma once
 
 #include <atomic>
@@ -17,7 +19,8 @@ namespace bp {
 class Clock {
  public:
   virtual ~Clock() = default;
-  // Microseconds since the Unix epoch. Thread-safe in every implementation.
+  // Microseconds since the clock's epoch (above). Thread-safe in every
+  // implementation.
   virtual int64_t NowUs() const = 0;
 };
 
@@ -27,6 +30,14 @@ class SystemClock final : public Clock {
   int64_t NowUs() const override;
   // A process-wide instance, never destroyed.
   static const SystemClock& Instance();
+};
+
+// std::chrono::steady_clock: monotonic, for intervals. Thread-safe.
+class SteadyClock final : public Clock {
+ public:
+  int64_t NowUs() const override;
+  // A process-wide instance, never destroyed.
+  static const SteadyClock& Instance();
 };
 
 // A clock that moves only when told. Thread-safe (atomic).

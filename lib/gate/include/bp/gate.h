@@ -2,7 +2,7 @@
 // SPEC section 4).
 //
 // Before each call to a rate-limited API, a worker asks Admit(). The gate runs
-// one atomic Lua script on Valkey (lib/lua/admit.lua) that checks and debits
+// one atomic Lua script on Valkey (lib/gate/lua/admit.lua) that checks and debits
 // the L1 global token bucket per dimension (cap C_d, burst) and applies the
 // fair-share rule for L2/L3: start-time fair queuing in dominant-share units
 // over the backlogged (tenant, priority) queues with weights w_t * omega_k,
@@ -23,6 +23,7 @@
 // Thread-safety: every method is thread-safe (one connection, serialized by an
 // internal mutex); a Gate may be shared by all workers of a process.
 // The key schema and script protocol are documented in README ("The gate").
+// Configuration, inspection and resets are bp::GateAdmin (gate_admin.h).
 #pragma once
 
 #include <cstdint>
@@ -33,6 +34,7 @@
 #include <string_view>
 #include <vector>
 
+#include "bp/clock.h"
 #include "bp/status.h"
 
 namespace bp {
@@ -141,6 +143,10 @@ struct GateOptions {
   // While disconnected, at most one reconnect attempt per interval (each
   // bounded by command_timeout_ms); calls in between fail open at once.
   int reconnect_interval_ms = 100;
+  // The clock of the two intervals above (warn_interval_ms for the warnings
+  // this Gate claims); nullptr = SteadyClock::Instance(). Must outlive the
+  // Gate. The scripts' own time is Valkey's TIME (or AdmitRequest::now_ms).
+  const Clock* clock = nullptr;
 };
 
 // Tuning of the fairness rule, stored in Valkey next to the caps (README "The
@@ -193,75 +199,37 @@ struct UpstreamReport {
   double reset_tokens_ms = -1;      // x-ratelimit-reset-tokens
 };
 
-// A target's whole configuration, and nothing of its bucket or queue state:
-// what bpctl exports and imports (README "The gate", key schema).
-struct GateConfig {
-  bool configured = false;                       // caps are set (else the gate fails open)
-  GateCaps caps;                                 // meaningful only when configured
-  std::vector<double> omega;                     // omega_1..omega_K; empty: not set (omega 1)
-  std::map<std::string, double> tenant_weights;  // explicit w_t; others are 1
-  GateTuning tuning;                             // defaults for fields never set
-};
-
-// Checks what ReplaceConfig would write: configured, caps as SetCaps, omega as
-// SetPriorityWeights (or empty), tenant names and weights as SetTenantWeight
-// plus ValidTenantName, tuning as SetTuning. InvalidArgument names the field.
-Status ValidateGateConfig(const GateConfig& config);
-
-// What the gate stores for one (tenant, priority) queue (bpctl, tests).
-struct GateQueueState {
-  std::string tenant;
-  int priority = 0;
-  double weight = 0;  // w_t * omega_k at its last call
-  double tag = 0;     // virtual finish tag F_q (dominant-share units / weight)
-  bool backlogged = false;
-  int64_t admits = 0, defers = 0, lent = 0;
-};
-
-// A snapshot of a target's state as of the last script call (buckets are not
-// refilled by reading). Values in requests / tokens / dominant-share units.
-struct GateState {
-  bool configured = false;
-  GateCaps caps;
-  std::vector<double> omega;  // omega_1..omega_K as configured
-  double l1_requests = 0;     // L1 level at l1_at_ms
-  double l1_tokens = 0;
-  double l1_at_ms = 0;  // script time of the last refill
-  // The target has bucket state: admitted to at least once (kept, at time 0,
-  // by ResetBuckets once a ticket was issued). Else the L1 levels above are
-  // the full cold bucket (0 when not configured).
-  bool has_bucket_state = false;
-  // Reservation mode: O, the max_tokens that admitted, unreleased calls
-  // reserved beyond their prompts. The token level may refill up to
-  // C_t * burst_s + O (README "The gate", reservation mode); 0 otherwise.
-  double reserved_tokens = 0;
-  double server_time_ms = 0;  // the server's TIME when State() read it
-  double virtual_time = 0;    // V: least tag among backlogged queues
-  // Adaptive caps, as of server_time_ms: the tuning switch, and each learned
-  // cap as a fraction of the configured one (1 = none learned; the learned
-  // cap is fraction * caps) with the script time of its last decrease
-  // (0 = never).
-  bool adapt = false;
-  double learned_requests_fraction = 1, learned_tokens_fraction = 1;
-  double learned_requests_decreased_ms = 0, learned_tokens_decreased_ms = 0;
-  // Admitted totals per class 1..K (release-corrected): the L2 view, to set
-  // against each class's nominal share omega_k / sum(omega) * C_d.
-  std::vector<double> class_requests, class_tokens;
-  std::vector<GateQueueState> queues;  // active queues, by priority then tenant
-};
-
 // Client-side counters (monotonic since construction).
 struct GateCounters {
   uint64_t admits = 0, defers = 0, rejects = 0, fail_opens = 0;
   uint64_t releases = 0, release_errors = 0;
 };
 
-class Gate {
+// What a worker needs of a gate: the admission path and its counters, as
+// bp::Gate implements them below. Callers that only admit and release
+// (loadgen's BpConfiguration) take this, so their tests can pass a fake.
+// Thread-safety is the implementation's; Gate's is documented on Gate.
+class Admission {
+ public:
+  virtual ~Admission() = default;
+  virtual Decision Admit(const AdmitRequest& request) = 0;
+  // As Gate::Release with a report. now_ms = 0: the server's clock (every
+  // override keeps this default).
+  virtual Status Release(const std::string& ticket, const Cost& actual,
+                         const UpstreamReport& report, int64_t now_ms = 0) = 0;
+  // As Gate::ReleaseRefused; now_ms as above.
+  virtual Status ReleaseRefused(const std::string& ticket, int64_t now_ms = 0) = 0;
+  virtual GateCounters counters() const = 0;
+};
+
+class GateAdmin;
+
+class Gate final : public Admission {
  public:
   // Never fails: connects lazily and reconnects on error, so a gate created
   // while Valkey is down fails open until it comes back.
   explicit Gate(GateOptions options);
-  ~Gate();
+  ~Gate() override;
   Gate(const Gate&) = delete;
   Gate& operator=(const Gate&) = delete;
 
@@ -270,7 +238,7 @@ class Gate {
 
   // One atomic admission (Algorithm 1). Never blocks longer than about
   // command_timeout_ms; errors become FAIL_OPEN.
-  Decision Admit(const AdmitRequest& request);
+  Decision Admit(const AdmitRequest& request) override;
 
   // Signed correction of the token buckets the admission debited (P4):
   // actual.tokens is prompt + completion as the provider reported it.
@@ -284,62 +252,21 @@ class Gate {
   // an OK changes nothing beyond the above. The overloads without a report mean kOk.
   // InvalidArgument on a report with a non-finite number.
   Status Release(const std::string& ticket, const Cost& actual, const UpstreamReport& report,
-                 int64_t now_ms = 0);
+                 int64_t now_ms = 0) override;
   // The provider refused the admitted call (503/529, or a 429 when no report
   // is at hand; without feeding adaptive caps) and the caller will ask
   // again for the same call: L1 keeps the debit (the provider's window was
   // full), the queue's virtual tag gives back the call's dominant share
   // sigma / w, so a queue is charged once per call served (DRFQ, README "The
   // gate"). Idempotent like Release; a no-op in estimate mode. now_ms: tests.
-  Status ReleaseRefused(const std::string& ticket, int64_t now_ms = 0);
-
-  // Hot updates (I2), validated (positive finite numbers; a tenant weight's
-  // name as ValidTenantName); effective on the next Admit of any worker.
-  Status SetCaps(const GateCaps& caps);
-  Status SetPriorityWeights(const std::vector<double>& omega);  // omega_1..omega_K
-  Status SetTenantWeight(const std::string& tenant, double weight);
-  Status UnsetTenantWeight(const std::string& tenant);
-  Status SetTuning(const GateTuning& tuning);
-
-  // Reads the target's configuration and state in one atomic script call
-  // (lib/gate/lua/state.lua; O(active queues) work on the server), for tools and
-  // tests, not for the admission path.
-  Result<GateState> State();
-  // Deletes every key of the target (configuration included). For tests and
-  // between experiment runs; never while workers admit.
-  Status Reset();
-
-  // Tools (bpctl), not the admission path. The target's configuration in one
-  // script call (state.lua; O(fields of the state hash) on the server);
-  // defaults for tuning fields never set.
-  Result<GateConfig> Config();
-  // Replaces the whole configuration in one atomic configure.lua call: caps,
-  // priority weights and tuning are written, and priority classes and tenant
-  // weights absent from `config` are deleted. Validated first
-  // (ValidateGateConfig): on InvalidArgument nothing is written.
-  Status ReplaceConfig(const GateConfig& config);
-  // Drops the bucket and queue state (L1 levels, tags, backlog, per-queue and
-  // per-class counters, outstanding tickets) and keeps the configuration,
-  // atomically (lib/lua/reset_buckets.lua): State() then reads empty
-  // buckets at time 0, which the next admission refills to full, as a cold
-  // start does. Tickets issued later are never touched; releases of dropped
-  // tickets are no-ops.
-  Status ResetBuckets();
-  // Drops the learned caps of the adaptive rule (the configured caps apply
-  // from the next admission); configuration and bucket state stay.
-  Status ResetLearned();
-  // What Admit would answer now, changing nothing of the target: admit.lua
-  // runs on a scratch copy of the target's keys (same hash slot, copied in one
-  // MULTI/EXEC, expiring after 60 s), which is deleted afterwards. Counts in
-  // no counter; the ticket of an ADMIT is cleared. Errors give FAIL_OPEN with
-  // the reason, as Admit does.
-  Decision DryRunAdmit(const AdmitRequest& request);
+  Status ReleaseRefused(const std::string& ticket, int64_t now_ms = 0) override;
 
   uint64_t fail_open_count() const;
-  GateCounters counters() const;
+  GateCounters counters() const override;
   const GateOptions& options() const;
 
  private:
+  friend class GateAdmin;                                   // shares the connection (gate_admin.h)
   Status RunRelease(const std::vector<std::string>& args);  // release.lua
   struct Impl;
   std::unique_ptr<Impl> impl_;

@@ -13,16 +13,19 @@
 //   FAIL_OPEN     -> the call proceeds ungated (invariant I3);
 //   REJECT        -> the activity fails (its cost can never fit).
 // Gate calls block (hiredis, ~0.2-2 ms), so they run on a small pool of
-// threads, each with its own bp::Gate (its own connection, as each worker of a
-// fleet has one); answers come back to the engine's io thread with
-// asio::post. Release is fire-and-forget on the same pool.
+// threads, each with its own bp::Admission (in a run a bp::Gate with its own
+// connection, as each worker of a fleet has one); answers come back to the
+// engine's io thread with asio::post. Release is fire-and-forget on the same
+// pool.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
 
 #include "bp/gate.h"
 #include "bp/loadgen/engine.h"
+#include "bp/loadgen/time_scale.h"
 
 namespace bp::loadgen {
 
@@ -37,7 +40,7 @@ struct BpOptions {
 // What Release reports for an upstream answer: kThrottled for an upstream
 // 429 (bound from the error type; retry-after paper ms -> real ms), else kOk;
 // the x-ratelimit-* headers as received (real ms), -1 where absent.
-UpstreamReport ReportOf(const CallResult& result, double speedup);
+UpstreamReport ReportOf(const CallResult& result, const TimeScale& scale);
 
 // "bp" | "bp-no-drf" | "bp-no-priority" -> ablation; InvalidArgument otherwise.
 Result<GateAblation> BpAblationOf(const std::string& configuration);
@@ -47,7 +50,17 @@ Result<GateAblation> BpAblationOf(const std::string& configuration);
 // adaptive-caps fields (times / speedup), priority weights omega and each
 // tenant's w_t.
 // Unavailable if Valkey does not answer (a run is not started fail-open).
-Result<std::unique_ptr<Configuration>> MakeBpConfiguration(const Workload& workload, double speedup,
+Result<std::unique_ptr<Configuration>> MakeBpConfiguration(const Workload& workload,
+                                                           const TimeScale& scale,
                                                            BpOptions options);
+
+// Makes the Admission one gate thread owns; called once per thread, on the
+// caller's thread, before the configuration is returned.
+using AdmissionFactory = std::function<std::unique_ptr<Admission>()>;
+// The bp configuration on `threads` (at least 1) admissions from `make`,
+// writing no gate state: MakeBpConfiguration uses it with one bp::Gate per
+// thread; tests pass a fake Admission. Each Admission is called from its
+// own thread only.
+std::unique_ptr<Configuration> MakeBpConfigurationOn(const AdmissionFactory& make, int threads);
 
 }  // namespace bp::loadgen

@@ -19,6 +19,7 @@
 
 #include "bp/loadgen/engine.h"
 #include "bp/loadgen/litellm_limiter.h"
+#include "bp/loadgen/time_scale.h"
 
 namespace bp::loadgen {
 
@@ -31,7 +32,7 @@ bool IsBaseline(const std::string& name);  // naive | tn | litellm
 // tn's queue-rps-limit in paper req/s (<= 0: the workload's request cap).
 Result<std::unique_ptr<Configuration>> MakeBaselineConfiguration(const std::string& name,
                                                                  const Workload& workload,
-                                                                 double speedup,
+                                                                 const TimeScale& scale,
                                                                  const LitellmOptions& litellm = {},
                                                                  double tn_rps_limit = 0);
 

@@ -33,16 +33,18 @@
 #include <string>
 #include <vector>
 
+#include "bp/clock.h"
 #include "bp/loadgen/http_client.h"
 #include "bp/loadgen/records.h"
 #include "bp/loadgen/retry_policy.h"
 #include "bp/loadgen/task_queue.h"
+#include "bp/loadgen/time_scale.h"
 #include "bp/loadgen/workload.h"
 
 namespace bp::loadgen {
 
 struct EngineOptions {
-  double speedup = 1.0;   // > 0; every duration / speedup, every rate * speedup
+  TimeScale scale;        // every duration / speedup, every rate * speedup
   uint64_t seed = 1;      // jitter and nothing else
   HttpEndpoint upstream;  // mockapi
   std::string upstream_path = "/v1/chat/completions";
@@ -63,6 +65,10 @@ struct EngineOptions {
   // outage restarts it). Neither: state_outage events are not applied.
   int valkey_pid = 0;
   std::string valkey_pidfile;
+  // The clock of NowUs (run time: real microseconds since Run started);
+  // nullptr = SteadyClock::Instance(). Must outlive the Engine. Timers
+  // still run on the io context's real time.
+  const Clock* clock = nullptr;
 };
 
 // One execution of an activity on a worker slot.
@@ -102,9 +108,7 @@ struct Outcome {
     return {kDefer, us, false, binding.empty() ? std::string("unknown") : std::move(binding)};
   }
   static Outcome DeferAfter429(int64_t us) { return {kDefer, us, true, "429"}; }
-  static Outcome Fail(std::string cause = "failed") {
-    return {kFail, 0, false, std::move(cause)};
-  }
+  static Outcome Fail(std::string cause = "failed") { return {kFail, 0, false, std::move(cause)}; }
 };
 
 class Engine;
@@ -140,7 +144,8 @@ class Engine {
   // ---- services for configurations (io thread only)
   boost::asio::io_context& io() { return io_; }
   int64_t NowUs() const;
-  double speedup() const { return options_.speedup; }
+  double speedup() const { return options_.scale.speedup(); }
+  const TimeScale& scale() const { return options_.scale; }
   SdkRetryAfterBound sdk_retry_after_bound() const { return options_.sdk_retry_after_bound; }
   const Workload& workload() const { return workload_; }
   const TenantSpec& tenant(int index) const { return workload_.tenants[index]; }
@@ -198,7 +203,8 @@ class Engine {
   std::unique_ptr<HttpClient> http_;
   std::unique_ptr<TaskQueue> queue_;
   std::vector<std::shared_ptr<const std::string>> bodies_;  // per tenant request body
-  std::chrono::steady_clock::time_point start_;
+  const Clock* clock_ = nullptr;  // options_.clock or SteadyClock::Instance()
+  int64_t start_us_ = 0;          // clock_ time when Run started
   std::mt19937_64 rng_;
   RunRecords records_;
   std::vector<TenantState> tenants_;

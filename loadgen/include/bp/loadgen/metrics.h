@@ -6,20 +6,10 @@
 // real rate / speedup); durations are in paper milliseconds or seconds
 // (real duration * speedup), as the field name says.
 //
-// Definitions and their sources:
-//  - Jain's index J(x) = (sum x)^2 / (n * sum x^2)  (Jain, Chiu, Hawe 1984).
-//  - WFQ ideal share: the cap split in proportion to the weights
-//    w_t * omega_k among the backlogged queues (paper section III-B, P2).
-//  - Weighted DRF ideal share: progressive filling that keeps the weighted
-//    dominant shares s_q / w_q equal until a cap binds (Ghodsi et al. 2011,
-//    "Dominant Resource Fairness"; paper equation 1 gives the level X*).
-//  - achievement ratio r_q = observed_q / ideal_q, achievement-Jain = J(r)
-//    (paper section VI-A); DRF Jain = J(r) with dominant-share service.
-//  - Percentiles: linear interpolation between closest ranks
-//    (Hyndman-Fan type 7, the numpy default): h = (n-1) p, value =
-//    x[floor h] + (h - floor h) (x[floor h + 1] - x[floor h]).
-//  - 95 % confidence interval: mean +- t_{0.975, n-1} * s / sqrt(n), with s the
-//    sample standard deviation (n-1 denominator) and Student-t quantiles.
+// Definitions and their sources: Jain's index, percentiles and confidence
+// intervals in statistics.h; the WFQ and weighted DRF ideal shares in
+// fairness.h; achievement ratio r_q = observed_q / ideal_q, achievement-Jain
+// = J(r) (paper section VI-A); DRF Jain = J(r) with dominant-share service.
 #pragma once
 
 #include <cstdint>
@@ -30,72 +20,11 @@
 #include <utility>
 #include <vector>
 
+#include "bp/loadgen/fairness.h"
 #include "bp/loadgen/records.h"
+#include "bp/loadgen/statistics.h"
 
 namespace bp::loadgen {
-
-// ---------------------------------------------------------------- statistics
-
-// Jain's fairness index of x (values >= 0): (sum x)^2 / (n * sum x^2).
-// 1 when all values are equal, 1/n when one value holds everything.
-// Empty input or all zeros -> 1.0 (nothing to be unfair about).
-double JainIndex(std::span<const double> x);
-
-// p-th percentile (p in [0, 1]) by linear interpolation between closest ranks
-// (type 7). Sorts a copy. Empty input -> 0.0. p outside [0, 1] is clamped.
-double Percentile(std::vector<double> values, double p);
-
-// Two-sided 95 % Student-t quantile t_{0.975, df}. Exact table for df 1..30,
-// then 40, 60, 120 (linear in 1/df between them), 1.95996 beyond. df < 1 -> 0.
-double StudentT975(int df);
-
-// Mean and 95 % Student-t confidence interval over repeats.
-struct MeanCi {
-  double mean = 0;
-  double half_width = 0;  // the interval is [mean - half_width, mean + half_width]
-  double stdev = 0;       // sample standard deviation (n - 1)
-  int n = 0;              // samples; n < 2 gives half_width = 0
-};
-MeanCi MeanCi95(std::span<const double> samples);
-
-// ------------------------------------------------------------ fair shares
-
-// One queue (tenant, priority class) competing for the capacities C_d.
-struct FairShareQueue {
-  double weight = 1.0;       // w_t * omega_k; <= 0 means the queue gets nothing
-  std::vector<double> cost;  // cost per request in each dimension d (same order
-                             // as the capacities); e.g. {1, prompt + completion}
-  // Max req/s the queue can use; its unused share goes to the others.
-  double demand_cap = std::numeric_limits<double>::infinity();
-};
-
-struct FairShares {
-  std::vector<double> rate;            // ideal requests/s per queue
-  std::vector<double> dominant_share;  // ideal dominant share per queue:
-                                       // rate_q * max_d cost_qd / C_d
-  std::vector<int> binding;            // per queue: the dimension d that froze
-                                       // it, or -1 if its demand cap did
-};
-
-// Weighted DRF by progressive filling (water-filling) (Ghodsi et al. 2011,
-// section 5.1, with weights). All unfrozen queues share one level X; queue q
-// runs at rate w_q X / sigma_q with sigma_q = max_d cost_qd / C_d, so its
-// weighted dominant share is equal to every other unfrozen queue's. X rises
-// until either a queue reaches its demand cap (that queue freezes at its cap)
-// or a dimension d reaches C_d (every queue with cost in d freezes). Without
-// demand caps and with every queue using every dimension the first step is the
-// paper's equation 1: X* = min_d C_d / sum_q w_q cost_qd / sigma_q.
-// capacities: C_d > 0 per second. Queues whose cost vector size differs from
-// capacities.size(), or is all zero, get rate 0. O(Q^2 D).
-FairShares WeightedDrfShares(std::span<const double> capacities,
-                             std::span<const FairShareQueue> queues);
-
-// Weighted fair queueing over one dimension: the cap split in proportion to
-// weights among the queues, with optional demand caps (water-filling; an
-// empty demand_caps means none). Equal to WeightedDrfShares with cost {1}.
-// E.g. cap 60, weights 0.5 0.5 0.3 0.3 0.2 0.2 -> 15 15 9 9 6 6 req/s.
-std::vector<double> WfqShares(double capacity, std::span<const double> weights,
-                              std::span<const double> demand_caps = {});
 
 // ---------------------------------------------------------------- run metrics
 

@@ -33,6 +33,7 @@
 #include <string>
 #include <vector>
 
+#include "bp/loadgen/time_scale.h"
 #include "bp/status.h"
 
 namespace bp::loadgen {
@@ -111,11 +112,11 @@ struct ScheduledAction {
   int phase = 0;        // 0 = the event; 1 = the restore of a state_outage
 };
 
-// The actions of `events` at `speedup` (> 0): at_us = round(at_s * 1e6 /
-// speedup) (restore: (at_s + duration_s) * 1e6 / speedup), sorted by time;
+// The actions of `events` at `scale`: at_us = round(at_s * 1e6 / speedup)
+// (restore: (at_s + duration_s) * 1e6 / speedup), sorted by time;
 // equal times keep the events' file order, with restores after starts.
 std::vector<ScheduledAction> ScheduleEvents(const std::vector<ScenarioEvent>& events,
-                                            double speedup);
+                                            const TimeScale& scale);
 
 // "join p1-late", "upstream limits: 30 req/s", "weight a = 3", ... (the label
 // when one was given).

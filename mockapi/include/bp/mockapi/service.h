@@ -35,31 +35,10 @@
 
 #include "bp/clock.h"
 #include "bp/mockapi/config.h"
+#include "bp/mockapi/http.h"
 #include "bp/status.h"
 
 namespace bp::mockapi {
-
-struct HttpRequest {
-  std::string_view method;         // "GET", "POST", ...
-  std::string_view target;         // path and optional query
-  std::string_view authorization;  // Authorization header ("Bearer KEY") or empty
-  std::string_view api_key;        // x-api-key header (Anthropic) or empty
-  std::string_view body;
-};
-
-struct HttpResponse {
-  int status = 200;
-  const char* content_type = "application/json";
-  // Names are static strings; values are owned.
-  std::vector<std::pair<const char*, std::string>> headers;
-  std::string body;
-  int64_t delay_us = 0;  // simulated service time: answer after this long
-  // > 0 for a paced event stream: after delay_us the body's server-sent events
-  // (each ending in a blank line) are written one per chunk (chunked
-  // transfer encoding), this many microseconds apart.
-  int64_t stream_interval_us = 0;
-  bool close = false;  // close the connection after answering
-};
 
 // Connection settings the server reads per request (they follow PUT /admin/config).
 struct ConnectionLimits {

@@ -1,0 +1,143 @@
+// bp::GateAdmin - configuration, inspection and resets of a gate target
+// (SPEC section 4, hot updates I2), for tools (bpctl), experiment setup and
+// tests; never the admission path, which is bp::Gate (gate.h).
+//
+// A GateAdmin either owns its own Gate (its own connection) or borrows an
+// existing Gate's connection, so a test or a run can admit and configure
+// through one connection. Units as in gate.h: counts, per-second caps, ms.
+// Thread-safety: every method is thread-safe (the Gate's mutex serializes
+// them with its Admit and Release calls).
+// Key schema and script protocol: README "The gate".
+#pragma once
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "bp/gate.h"
+#include "bp/status.h"
+
+namespace bp {
+
+// A target's whole configuration, and nothing of its bucket or queue state:
+// what bpctl exports and imports (README "The gate", key schema).
+struct GateConfig {
+  bool configured = false;                       // caps are set (else the gate fails open)
+  GateCaps caps;                                 // meaningful only when configured
+  std::vector<double> omega;                     // omega_1..omega_K; empty: not set (omega 1)
+  std::map<std::string, double> tenant_weights;  // explicit w_t; others are 1
+  GateTuning tuning;                             // defaults for fields never set
+};
+
+// Checks what ReplaceConfig would write: configured, caps as SetCaps, omega as
+// SetPriorityWeights (or empty), tenant names and weights as SetTenantWeight
+// plus ValidTenantName, tuning as SetTuning. InvalidArgument names the field.
+Status ValidateGateConfig(const GateConfig& config);
+
+// What the gate stores for one (tenant, priority) queue (bpctl, tests).
+struct GateQueueState {
+  std::string tenant;
+  int priority = 0;
+  double weight = 0;  // w_t * omega_k at its last call
+  double tag = 0;     // virtual finish tag F_q (dominant-share units / weight)
+  bool backlogged = false;
+  int64_t admits = 0, defers = 0, lent = 0;
+};
+
+// A snapshot of a target's state as of the last script call (buckets are not
+// refilled by reading). Values in requests / tokens / dominant-share units.
+struct GateState {
+  bool configured = false;
+  GateCaps caps;
+  std::vector<double> omega;  // omega_1..omega_K as configured
+  double l1_requests = 0;     // L1 level at l1_at_ms
+  double l1_tokens = 0;
+  double l1_at_ms = 0;  // script time of the last refill
+  // The target has bucket state: admitted to at least once (kept, at time 0,
+  // by ResetBuckets once a ticket was issued). Else the L1 levels above are
+  // the full cold bucket (0 when not configured).
+  bool has_bucket_state = false;
+  // Reservation mode: O, the max_tokens that admitted, unreleased calls
+  // reserved beyond their prompts. The token level may refill up to
+  // C_t * burst_s + O (README "The gate", reservation mode); 0 otherwise.
+  double reserved_tokens = 0;
+  double server_time_ms = 0;  // the server's TIME when State() read it
+  double virtual_time = 0;    // V: least tag among backlogged queues
+  // Adaptive caps, as of server_time_ms: the tuning switch, and each learned
+  // cap as a fraction of the configured one (1 = none learned; the learned
+  // cap is fraction * caps) with the script time of its last decrease
+  // (0 = never).
+  bool adapt = false;
+  double learned_requests_fraction = 1, learned_tokens_fraction = 1;
+  double learned_requests_decreased_ms = 0, learned_tokens_decreased_ms = 0;
+  // Admitted totals per class 1..K (release-corrected): the L2 view, to set
+  // against each class's nominal share omega_k / sum(omega) * C_d.
+  std::vector<double> class_requests, class_tokens;
+  std::vector<GateQueueState> queues;  // active queues, by priority then tenant
+};
+
+class GateAdmin {
+ public:
+  // Owns a Gate on `options` (connects lazily, as Gate does).
+  explicit GateAdmin(GateOptions options);
+  // Borrows `gate`'s connection; `gate` must outlive this.
+  explicit GateAdmin(Gate& gate);
+  ~GateAdmin();
+  GateAdmin(const GateAdmin&) = delete;
+  GateAdmin& operator=(const GateAdmin&) = delete;
+
+  // The Gate this works through (owned or borrowed), e.g. to Admit.
+  Gate& gate() { return *gate_; }
+  const GateOptions& options() const { return gate_->options(); }
+  // Connects now and loads the scripts (Gate::Ping).
+  Status Ping() { return gate_->Ping(); }
+
+  // Hot updates (I2), validated (positive finite numbers; a tenant weight's
+  // name as ValidTenantName); effective on the next Admit of any worker.
+  Status SetCaps(const GateCaps& caps);
+  Status SetPriorityWeights(const std::vector<double>& omega);  // omega_1..omega_K
+  Status SetTenantWeight(const std::string& tenant, double weight);
+  Status UnsetTenantWeight(const std::string& tenant);
+  Status SetTuning(const GateTuning& tuning);
+
+  // Reads the target's configuration and state in one atomic script call
+  // (lib/gate/lua/state.lua; O(active queues) work on the server), for tools
+  // and tests, not for the admission path.
+  Result<GateState> State();
+  // Deletes every key of the target (configuration included). For tests and
+  // between experiment runs; never while workers admit.
+  Status Reset();
+
+  // The target's configuration in one script call (state.lua; O(fields of
+  // the state hash) on the server); defaults for tuning fields never set.
+  Result<GateConfig> Config();
+  // Replaces the whole configuration in one atomic configure.lua call: caps,
+  // priority weights and tuning are written, and priority classes and tenant
+  // weights absent from `config` are deleted. Validated first
+  // (ValidateGateConfig): on InvalidArgument nothing is written.
+  Status ReplaceConfig(const GateConfig& config);
+  // Drops the bucket and queue state (L1 levels, tags, backlog, per-queue and
+  // per-class counters, outstanding tickets) and keeps the configuration,
+  // atomically (lib/gate/lua/reset_buckets.lua): State() then reads empty
+  // buckets at time 0, which the next admission refills to full, as a cold
+  // start does. Tickets issued later are never touched; releases of dropped
+  // tickets are no-ops.
+  Status ResetBuckets();
+  // Drops the learned caps of the adaptive rule (the configured caps apply
+  // from the next admission); configuration and bucket state stay.
+  Status ResetLearned();
+  // What Admit would answer now, changing nothing of the target: admit.lua
+  // runs on a scratch copy of the target's keys (same hash slot, copied in one
+  // MULTI/EXEC, expiring after 60 s), which is deleted afterwards. Counts in
+  // no counter; the ticket of an ADMIT is cleared. Errors give FAIL_OPEN with
+  // the reason, as Admit does.
+  Decision DryRunAdmit(const AdmitRequest& request);
+
+ private:
+  std::unique_ptr<Gate> owned_;  // null when borrowed
+  Gate* gate_;
+  Gate::Impl* impl_;  // gate_'s
+};
+
+}  // namespace bp

@@ -1,0 +1,40 @@
+// bp::mockapi::HttpRequest / HttpResponse - what the Beast server
+// (server.h) hands to Service::Handle (service.h) and writes back: the
+// parts of an HTTP exchange the mock upstream reads and sets, with no
+// sockets, so tests and fuzz targets build requests directly.
+//
+// Lifetimes: a request's views point into the server's buffer and live for
+// one Handle call. Thread-safety: plain values.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace bp::mockapi {
+
+struct HttpRequest {
+  std::string_view method;         // "GET", "POST", ...
+  std::string_view target;         // path and optional query
+  std::string_view authorization;  // Authorization header ("Bearer KEY") or empty
+  std::string_view api_key;        // x-api-key header (Anthropic) or empty
+  std::string_view body;
+};
+
+struct HttpResponse {
+  int status = 200;
+  const char* content_type = "application/json";
+  // Names are static strings; values are owned.
+  std::vector<std::pair<const char*, std::string>> headers;
+  std::string body;
+  int64_t delay_us = 0;  // simulated service time: answer after this long
+  // > 0 for a paced event stream: after delay_us the body's server-sent events
+  // (each ending in a blank line) are written one per chunk (chunked
+  // transfer encoding), this many microseconds apart.
+  int64_t stream_interval_us = 0;
+  bool close = false;  // close the connection after answering
+};
+
+}  // namespace bp::mockapi

@@ -1,0 +1,175 @@
+// The bp configuration against a fake bp::Admission (bp_configuration.h,
+// MakeBpConfigurationOn): what the engine does with each verdict, and what it
+// releases, without Valkey. The upstream is a real loopback HTTP server
+// (engine_scripted_upstream.h); counts and values are exact.
+#include <gtest/gtest.h>
+
+#include <deque>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "bp/loadgen/bp_configuration.h"
+#include "bp/loadgen/engine.h"
+#include "bp/loadgen/workload.h"
+#include "engine_scripted_upstream.h"
+
+namespace bp::loadgen {
+namespace {
+
+using bp::test::ScriptedAnswer;
+using bp::test::ScriptedUpstream;
+
+// What the fake saw and what it answers; shared by the fake's instances.
+struct Script {
+  std::mutex mu;
+  std::deque<Decision> answers;  // next Admit answers; empty: ADMIT ticket "t"
+  // Release jobs still queued when the run ends are dropped (the pool
+  // stops), so each test ends on a REJECT: the pool runs its jobs in order
+  // on one thread, so every Release before that last Admit has run.
+  std::vector<AdmitRequest> admits;
+  struct Released {
+    std::string ticket;
+    Cost actual;
+    UpstreamReport report;
+    bool refused = false;
+  };
+  std::vector<Released> released;
+};
+
+class FakeAdmission final : public Admission {
+ public:
+  explicit FakeAdmission(Script& s) : s_(s) {}
+  Decision Admit(const AdmitRequest& request) override {
+    std::lock_guard lock(s_.mu);
+    s_.admits.push_back(request);
+    if (s_.answers.empty()) return Decision{Verdict::kAdmit, "t", 0, ""};
+    Decision d = s_.answers.front();
+    s_.answers.pop_front();
+    return d;
+  }
+  Status Release(const std::string& ticket, const Cost& actual, const UpstreamReport& report,
+                 int64_t) override {
+    std::lock_guard lock(s_.mu);
+    s_.released.push_back({ticket, actual, report, false});
+    return Status::Ok();
+  }
+  Status ReleaseRefused(const std::string& ticket, int64_t) override {
+    std::lock_guard lock(s_.mu);
+    s_.released.push_back({ticket, Cost{0, 0}, UpstreamReport{}, true});
+    return Status::Ok();
+  }
+  GateCounters counters() const override { return GateCounters{}; }
+
+ private:
+  Script& s_;
+};
+
+// One tenant, one workflow of `activities` activities in sequence (prompt
+// 10, max_tokens 5), no dispatch latency.
+Workload Activities(int activities) {
+  nlohmann::json doc = {{"name", "fake-admission"},
+                        {"slots", 1},
+                        {"run_length_cap_s", 60},
+                        {"dispatch_latency_ms", 0},
+                        {"tenants",
+                         {{{"id", "t1"},
+                           {"priority", 2},
+                           {"concurrency", 1},
+                           {"workflows", 1},
+                           {"activities_per_workflow", activities},
+                           {"prompt_tokens", 10},
+                           {"max_tokens", 5}}}},
+                        {"priority_weights", {0.6, 0.4}},
+                        {"upstream",
+                         {{"limits",
+                           {{{"dimension", "requests"},
+                             {"algorithm", "fixed_window"},
+                             {"limit", 60},
+                             {"window_s", 1}}}}}}};
+  auto w = ParseWorkload(doc, "fake-admission");
+  EXPECT_TRUE(w.ok()) << w.status().message();
+  return *w;
+}
+
+RunRecords RunOnFake(const Workload& w, Script& script, const ScriptedUpstream& up) {
+  auto configuration = MakeBpConfigurationOn(
+      [&script]() -> std::unique_ptr<Admission> { return std::make_unique<FakeAdmission>(script); },
+      1);
+  EngineOptions o;
+  auto endpoint = ParseHttpUrl(up.url());
+  EXPECT_TRUE(endpoint.ok());
+  o.upstream = *endpoint;
+  Engine engine(w, o, *configuration);
+  return engine.Run();
+}
+
+TEST(BpAdmission, RejectFailsTheActivityWithoutCallingUpstream) {
+  const Workload w = Activities(1);
+  Script script;
+  script.answers.push_back(Decision{Verdict::kReject, "", 0, "cost above max"});
+  ScriptedUpstream up({});
+  RunRecords r = RunOnFake(w, script, up);
+  ASSERT_EQ(r.activities.size(), 1u);
+  EXPECT_FALSE(r.activities[0].ok);
+  EXPECT_EQ(r.activities[0].fail_cause, "gate_reject");
+  EXPECT_EQ(up.requests(), 0);
+  ASSERT_EQ(script.admits.size(), 1u);
+  EXPECT_EQ(script.admits[0].tenant, "t1");
+  EXPECT_EQ(script.admits[0].priority, 2);
+  EXPECT_EQ(script.admits[0].cost.requests, 1);
+  EXPECT_EQ(script.admits[0].cost.tokens, 10);
+  EXPECT_EQ(script.admits[0].max_tokens, 5);
+  EXPECT_TRUE(script.released.empty());
+}
+
+Decision Admit(const std::string& ticket) { return Decision{Verdict::kAdmit, ticket, 0, ""}; }
+Decision Reject() { return Decision{Verdict::kReject, "", 0, "end of test"}; }
+
+TEST(BpAdmission, DeferThenAdmitReleasesTheReportedUsageOnce) {
+  const Workload w = Activities(2);
+  Script script;
+  script.answers = {Decision{Verdict::kDefer, "", 20, "fair"}, Admit("t"), Reject()};
+  ScriptedUpstream up({});  // 200 with usage 10 prompt + 20 completion
+  RunRecords r = RunOnFake(w, script, up);
+  ASSERT_EQ(r.activities.size(), 2u);
+  EXPECT_TRUE(r.activities[0].ok);
+  EXPECT_EQ(r.activities[0].executions, 2);  // the DEFER freed the slot
+  EXPECT_EQ(r.activities[1].fail_cause, "gate_reject");
+  EXPECT_EQ(up.requests(), 1);
+  EXPECT_EQ(script.admits.size(), 3u);
+  ASSERT_EQ(script.released.size(), 1u);
+  EXPECT_EQ(script.released[0].ticket, "t");
+  EXPECT_FALSE(script.released[0].refused);
+  EXPECT_EQ(script.released[0].actual.requests, 1);
+  EXPECT_EQ(script.released[0].actual.tokens, 30);
+  EXPECT_EQ(script.released[0].report.outcome, UpstreamReport::Outcome::kOk);
+}
+
+TEST(BpAdmission, ThrottledCallIsReportedAndOverloadIsRefused) {
+  const Workload w = Activities(2);
+  Script script;
+  script.answers = {Admit("a"), Admit("b"), Admit("c"), Reject()};
+  // A 429 naming the token limit with retry-after-ms 40, then a 503, then OK.
+  ScriptedUpstream up({ScriptedAnswer::Throttle(40, "tokens"), ScriptedAnswer{503, {}, "", 0}});
+  RunRecords r = RunOnFake(w, script, up);
+  ASSERT_EQ(r.activities.size(), 2u);
+  EXPECT_TRUE(r.activities[0].ok);
+  EXPECT_EQ(up.requests(), 3);
+  EXPECT_EQ(script.admits.size(), 4u);
+  ASSERT_EQ(script.released.size(), 3u);
+  EXPECT_EQ(script.released[0].ticket, "a");
+  EXPECT_FALSE(script.released[0].refused);
+  EXPECT_EQ(script.released[0].report.outcome, UpstreamReport::Outcome::kThrottled);
+  EXPECT_EQ(script.released[0].report.bound, UpstreamReport::Bound::kTokens);
+  EXPECT_DOUBLE_EQ(script.released[0].report.retry_after_ms, 40);  // speedup 1
+  EXPECT_EQ(script.released[1].ticket, "b");
+  EXPECT_TRUE(script.released[1].refused);  // the 503
+  EXPECT_EQ(script.released[2].ticket, "c");
+  EXPECT_FALSE(script.released[2].refused);
+  EXPECT_EQ(script.released[2].actual.tokens, 30);
+}
+
+}  // namespace
+}  // namespace bp::loadgen
