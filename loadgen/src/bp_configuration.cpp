@@ -5,6 +5,7 @@
 #include <spdlog/spdlog.h>
 
 #include <atomic>
+#include <chrono>
 #include <boost/asio/post.hpp>
 #include <condition_variable>
 #include <deque>
@@ -145,8 +146,13 @@ class BpConfiguration : public Configuration {
     Engine* e = &engine;
     Execution* x = &exec;
     pool_.Submit([this, e, x, req](Gate& gate) {
+      const auto t0 = std::chrono::steady_clock::now();
       Decision d = gate.Admit(req);
-      boost::asio::post(e->io(), [this, e, x, d = std::move(d)] { OnDecision(*e, *x, d); });
+      const int64_t us = std::chrono::duration_cast<std::chrono::microseconds>(
+                             std::chrono::steady_clock::now() - t0)
+                             .count();
+      boost::asio::post(e->io(),
+                        [this, e, x, us, d = std::move(d)] { OnDecision(*e, *x, d, us); });
     });
   }
 
@@ -164,8 +170,8 @@ class BpConfiguration : public Configuration {
     spdlog::warn("bp: gate REJECT (the activity fails): {}", reason);
   }
 
-  void OnDecision(Engine& engine, Execution& exec, const Decision& d) {
-    engine.RecordGateDecision(exec, VerdictOf(d.verdict));
+  void OnDecision(Engine& engine, Execution& exec, const Decision& d, int64_t admit_us) {
+    engine.RecordGateDecision(exec, VerdictOf(d.verdict), admit_us);
     switch (d.verdict) {
       case Verdict::kDefer:
         engine.Finish(exec, Outcome::Defer(std::max<int64_t>(d.delta_ms, 1) * 1000, d.reason));
@@ -232,8 +238,9 @@ Result<GateAblation> BpAblationOf(const std::string& configuration) {
   return Status::InvalidArgument("not a bp configuration: " + configuration);
 }
 
-Result<std::unique_ptr<Configuration>> MakeBpConfiguration(const Workload& workload, double speedup,
-                                                           BpOptions options) {
+namespace {
+
+GateOptions GateOptionsOf(const Workload& workload, double speedup, const BpOptions& options) {
   GateOptions g;
   g.url = options.valkey_url;
   g.target = options.target;
@@ -241,38 +248,49 @@ Result<std::unique_ptr<Configuration>> MakeBpConfiguration(const Workload& workl
   g.ablation = options.ablation;
   g.command_timeout_ms = options.command_timeout_ms;
   g.queue_ttl_ms = std::max<int64_t>(static_cast<int64_t>(10000 / speedup), 100);
-  {
-    Gate setup(g);
-    if (Status s = setup.Ping(); !s.ok()) {
-      return Status::Unavailable("valkey " + RedactValkeyUrl(options.valkey_url) + ": " +
-                                 s.message());
-    }
-    GateCaps caps;
-    caps.requests_per_s = workload.caps.requests_per_s * workload.gate_cap_factor * speedup;
-    caps.tokens_per_s = workload.caps.tokens_per_s * workload.gate_cap_factor * speedup;
-    caps.burst_s = workload.gate_burst_s / speedup;
-    // The largest call the upstream serves (limits per window are unchanged
-    // by the speedup): above it the gate REJECTs, below it a call larger
-    // than the burst is admitted into debt (README "The gate").
-    caps.max_cost_requests = workload.caps.max_requests_per_call;
-    caps.max_cost_tokens = workload.caps.max_tokens_per_call;
-    if (Status s = setup.SetCaps(caps); !s.ok()) return s;
-    if (workload.gate_adapt) {  // else the tuning stays unset: the paper's gate
-      GateTuning t;
-      t.adapt = true;
-      t.adapt_beta = workload.gate_adapt_beta;
-      t.adapt_recover_ms = workload.gate_adapt_recover_s * 1000 / speedup;
-      t.adapt_window_ms = workload.gate_adapt_window_s * 1000 / speedup;
-      t.adapt_min_429 = workload.gate_adapt_min_429;
-      if (Status s = setup.SetTuning(t); !s.ok()) return s;
-    }
-    if (Status s = setup.SetPriorityWeights(workload.priority_weights); !s.ok()) return s;
-    for (const TenantSpec& t : workload.tenants) {
-      if (Status s = setup.SetTenantWeight(t.id, t.weight); !s.ok()) return s;
-    }
+  return g;
+}
+
+}  // namespace
+
+Status ConfigureGateTarget(const Workload& workload, double speedup, const BpOptions& options) {
+  Gate setup(GateOptionsOf(workload, speedup, options));
+  if (Status s = setup.Ping(); !s.ok()) {
+    return Status::Unavailable("valkey " + RedactValkeyUrl(options.valkey_url) + ": " +
+                               s.message());
   }
-  std::unique_ptr<Configuration> c =
-      std::make_unique<BpConfiguration>(g, std::max(1, options.gate_threads));
+  if (!options.configure) return Status::Ok();
+  GateCaps caps;
+  caps.requests_per_s = workload.caps.requests_per_s * workload.gate_cap_factor * speedup;
+  caps.tokens_per_s = workload.caps.tokens_per_s * workload.gate_cap_factor * speedup;
+  caps.burst_s = workload.gate_burst_s / speedup;
+  // The largest call the upstream serves (limits per window are unchanged
+  // by the speedup): above it the gate REJECTs, below it a call larger
+  // than the burst is admitted into debt (README "The gate").
+  caps.max_cost_requests = workload.caps.max_requests_per_call;
+  caps.max_cost_tokens = workload.caps.max_tokens_per_call;
+  if (Status s = setup.SetCaps(caps); !s.ok()) return s;
+  if (workload.gate_adapt) {  // else the tuning stays unset: the paper's gate
+    GateTuning t;
+    t.adapt = true;
+    t.adapt_beta = workload.gate_adapt_beta;
+    t.adapt_recover_ms = workload.gate_adapt_recover_s * 1000 / speedup;
+    t.adapt_window_ms = workload.gate_adapt_window_s * 1000 / speedup;
+    t.adapt_min_429 = workload.gate_adapt_min_429;
+    if (Status s = setup.SetTuning(t); !s.ok()) return s;
+  }
+  if (Status s = setup.SetPriorityWeights(workload.priority_weights); !s.ok()) return s;
+  for (const TenantSpec& t : workload.tenants) {
+    if (Status s = setup.SetTenantWeight(t.id, t.weight); !s.ok()) return s;
+  }
+  return Status::Ok();
+}
+
+Result<std::unique_ptr<Configuration>> MakeBpConfiguration(const Workload& workload, double speedup,
+                                                           BpOptions options) {
+  if (Status s = ConfigureGateTarget(workload, speedup, options); !s.ok()) return s;
+  std::unique_ptr<Configuration> c = std::make_unique<BpConfiguration>(
+      GateOptionsOf(workload, speedup, options), std::max(1, options.gate_threads));
   return c;
 }
 

@@ -97,6 +97,9 @@ void Engine::AfterPaperMs(double paper_ms, std::function<void()> fn) {
 
 RunRecords Engine::Run() {
   start_ = std::chrono::steady_clock::now();
+  records_.start_unix_us = std::chrono::duration_cast<std::chrono::microseconds>(
+                               std::chrono::system_clock::now().time_since_epoch())
+                               .count();
   queue_ = configuration_.MakeQueue(*this);
   int64_t cap_us = PaperMsToRealUs(workload_.run_length_cap_s * 1000.0, options_.speedup);
   cap_timer_.expires_after(std::chrono::microseconds(cap_us));
