@@ -241,8 +241,8 @@ int main(int argc, char** argv) {
         run.configuration = c;
         run.repeat = r;
         const fs::path dir = fs::path(out_dir) / w.name / c / ("r" + std::to_string(r));
-        auto records = processes > 1 ? RunProcesses(w, run, processes, dir / "shards")
-                                     : RunOnce(w, run);
+        auto records =
+            processes > 1 ? RunProcesses(w, run, processes, dir / "shards") : RunOnce(w, run);
         if (!records.ok()) {
           std::cerr << "loadgen: " << w.name << " " << c << " #" << r << ": "
                     << records.status().message() << "\n";

@@ -5,8 +5,8 @@
 #include <spdlog/spdlog.h>
 
 #include <atomic>
-#include <chrono>
 #include <boost/asio/post.hpp>
+#include <chrono>
 #include <condition_variable>
 #include <deque>
 #include <functional>
@@ -151,8 +151,7 @@ class BpConfiguration : public Configuration {
       const int64_t us = std::chrono::duration_cast<std::chrono::microseconds>(
                              std::chrono::steady_clock::now() - t0)
                              .count();
-      boost::asio::post(e->io(),
-                        [this, e, x, us, d = std::move(d)] { OnDecision(*e, *x, d, us); });
+      boost::asio::post(e->io(), [this, e, x, us, d = std::move(d)] { OnDecision(*e, *x, d, us); });
     });
   }
 

@@ -30,7 +30,6 @@ Status ConfigureUpstream(const HttpEndpoint& endpoint, const Workload& workload,
   return Status::Ok();
 }
 
-
 // Sleeps until the wall clock reaches unix_ms; warns when it already passed
 // by more than 50 ms (the merge aligns on the recorded start anyway).
 void WaitUntilUnixMs(int64_t unix_ms, const std::string& label) {

@@ -2,6 +2,7 @@
 // every message in the form "FILE: FIELD: what is wrong".
 #include "bp/loadgen/workload.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -92,7 +93,7 @@ class Reader {
   std::string* error_;
 };
 
-void ParseTenant(const json& t, const std::string& path, int classes, TenantSpec* out,
+void ParseTenant(const json& t, const std::string& path, int classes, TenantSpec* out, int* count,
                  std::string* error) {
   if (!t.is_object()) {
     *error = path + ": must be an object";
@@ -100,7 +101,8 @@ void ParseTenant(const json& t, const std::string& path, int classes, TenantSpec
   }
   Reader r(t, path, error);
   r.OnlyKeys({"id", "priority", "weight", "concurrency", "workflows", "activities_per_workflow",
-              "prompt_tokens", "max_tokens"});
+              "prompt_tokens", "max_tokens", "count"});
+  r.Int("count", 1, 1000000, count, false);
   r.String("id", &out->id, true);
   if (error->empty() && !bp::ValidTenantName(out->id))
     r.Fail("id", "must match [A-Za-z0-9_.-]{1,128}");
@@ -211,10 +213,18 @@ Result<Workload> ParseWorkload(const json& doc, const std::string& source) {
   for (size_t i = 0; i < doc["tenants"].size(); ++i) {
     TenantSpec t;
     std::string path = "tenants[" + std::to_string(i) + "]";
-    ParseTenant(doc["tenants"][i], path, w.priority_classes(), &t, &error);
+    int count = 0;  // absent: one tenant named id; N: N tenants id-0 .. id-(N-1)
+    ParseTenant(doc["tenants"][i], path, w.priority_classes(), &t, &count, &error);
     if (!error.empty()) return fail(error);
-    if (!ids.insert(t.id).second) return fail(path + ".id: duplicate tenant id " + t.id);
-    w.tenants.push_back(std::move(t));
+    if (count > 0 && t.id.size() + 1 + std::to_string(count - 1).size() > 128) {
+      return fail(path + ".id: too long for count " + std::to_string(count) + " (id-N > 128)");
+    }
+    for (int k = 0; k < std::max(count, 1); ++k) {
+      TenantSpec one = t;
+      if (count > 0) one.id += "-" + std::to_string(k);
+      if (!ids.insert(one.id).second) return fail(path + ".id: duplicate tenant id " + one.id);
+      w.tenants.push_back(std::move(one));
+    }
   }
 
   if (!doc.contains("upstream")) return fail("upstream: missing (required)");
