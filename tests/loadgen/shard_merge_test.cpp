@@ -173,6 +173,10 @@ TEST(ShardMerge, MergedMetricsEqualTheSingleRunsWhenAligned) {
   ASSERT_EQ(b.tenants.size(), 2u);
   EXPECT_DOUBLE_EQ(b.tenants[1].ok_rps, a.tenants[1].ok_rps);
   EXPECT_DOUBLE_EQ(b.tenants[0].ideal_rps, a.tenants[0].ideal_rps);
+  // Admit latency over both parts' decisions, real ms (not scaled by the speedup 2).
+  EXPECT_EQ(b.gate_admit_real.count, 2);
+  EXPECT_DOUBLE_EQ(b.gate_admit_real.p50_ms, 0.321);
+  EXPECT_EQ(a.gate_admit_real.count, 0);
 }
 
 TEST(ShardMerge, RejectsMissingDuplicateAndMismatchedParts) {
