@@ -194,6 +194,11 @@ int main(int argc, char** argv) {
         return 2;
       }
     }
+    if ((processes > 1 || !shard_text.empty()) && !w->events.empty()) {
+      return Usage(desc, path +
+                             ": a scenario (events) cannot run over processes (--processes, "
+                             "--shard)");
+    }
     loaded.push_back(std::move(*w));
   }
 
