@@ -73,6 +73,7 @@ expect 2 "--valkey must be redis://" "$E" --valkey http://127.0.0.1:6379
 expect 2 "--upstream must be http://HOST:PORT" "$E" --upstream 127.0.0.1
 expect 2 "no workload 'nothing'" "$E" --workload nothing
 expect 2 "unknown option '--fast'" "$E" --fast
+expect 2 "--processes must be an integer in [1, 256]" "$E" --processes 0
 
 # scenarios.sh and adaptive-caps.sh likewise (before setup.sh and servers).
 S="$SRC/scripts/scenarios.sh"
