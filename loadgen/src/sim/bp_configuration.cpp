@@ -246,7 +246,8 @@ GateOptions GateOptionsOf(const Workload& workload, double speedup, const BpOpti
   g.mode = workload.gate_mode;
   g.ablation = options.ablation;
   g.command_timeout_ms = options.command_timeout_ms;
-  g.queue_ttl_ms = std::max<int64_t>(static_cast<int64_t>(10000 / speedup), 100);
+  g.queue_ttl_ms =
+      std::max<int64_t>(static_cast<int64_t>(workload.gate_queue_ttl_s * 1000 / speedup), 100);
   return g;
 }
 

@@ -188,10 +188,11 @@ Result<Workload> ParseWorkload(const json& doc, const std::string& source) {
     if (!g.is_object()) return fail("gate: must be an object");
     Reader gr(g, "gate", &error);
     gr.OnlyKeys({"mode", "burst_s", "cap_factor", "adapt", "adapt_beta", "adapt_recover_s",
-                 "adapt_window_s", "adapt_min_429"});
+                 "adapt_window_s", "adapt_min_429", "queue_ttl_s"});
     std::string mode = "reconcile";
     gr.String("mode", &mode, false);
     gr.Number("burst_s", 0, false, &w.gate_burst_s, false);
+    gr.Number("queue_ttl_s", 0, false, &w.gate_queue_ttl_s, false);
     gr.Number("cap_factor", 0, false, &w.gate_cap_factor, false);
     if (g.contains("adapt") && !g["adapt"].is_boolean()) gr.Fail("adapt", "must be true or false");
     if (g.contains("adapt") && g["adapt"].is_boolean()) w.gate_adapt = g["adapt"].get<bool>();
