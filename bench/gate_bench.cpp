@@ -1,21 +1,26 @@
 // Gate cost per admission versus the number of active queues, next to a
-// trivial EVALSHA script on the same server in the same run (issue 3).
+// trivial EVALSHA script on the same server in the same run (issue 3, 11).
 //
-//   build-gate/bench/gate_bench [--benchmark_repetitions=3]
+//   build/bench/gate_bench --benchmark_repetitions=3 --benchmark_report_aggregates_only=true
 //
 // Starts its own redis-server/valkey-server on a free loopback port. For each
 // N in {10, 1000, 10000} it registers N queues, all backlogged and active
 // (deferred once under a tiny cap), then raises the cap so calls are admitted
 // and times Admit round-robin over the N queues from one client. Counters:
 //   items_per_second      admissions (or trivial calls) per second, one client
-//   server_us_per_call    INFO commandstats usec_per_call of EVALSHA
+//   server_us_per_call    INFO commandstats usec_per_call of EVALSHA (mean)
+//   server_us_p50/p99     per-call server time of EVALSHA, percentiles of INFO
+//                         latencystats (Redis 7's per-command histogram)
 //   client real time      per iteration (Google Benchmark's Time column)
+// Admissions/s against the number of shards: bench/gate_shards_bench.cpp.
 #include <benchmark/benchmark.h>
 
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "bp/gate.h"
 #include "bp/valkey.h"
@@ -43,6 +48,28 @@ double ServerUsPerEvalsha(bp::ValkeyConnection& admin) {
   return std::strtod(text.c_str() + u + 14, nullptr);
 }
 
+// p50 and p99 of the EVALSHA execution times (us) since the last CONFIG
+// RESETSTAT, from INFO latencystats (Redis >= 7: a per-command HdrHistogram,
+// kept by default, latency-tracking yes). {-1, -1} if absent.
+std::pair<double, double> EvalshaPercentiles(bp::ValkeyConnection& admin) {
+  auto r = admin.Command({"INFO", "latencystats"});
+  if (!r.ok()) return {-1, -1};
+  const std::string& text = r->str;
+  const auto at = text.find("latency_percentiles_usec_evalsha:");
+  if (at == std::string::npos) return {-1, -1};
+  const auto p50 = text.find("p50=", at), p99 = text.find("p99=", at);
+  if (p50 == std::string::npos || p99 == std::string::npos) return {-1, -1};
+  return {std::strtod(text.c_str() + p50 + 4, nullptr),
+          std::strtod(text.c_str() + p99 + 4, nullptr)};
+}
+
+void ServerCounters(benchmark::State& state, bp::ValkeyConnection& admin) {
+  state.counters["server_us_per_call"] = ServerUsPerEvalsha(admin);
+  const auto [p50, p99] = EvalshaPercentiles(admin);
+  state.counters["server_us_p50"] = p50;
+  state.counters["server_us_p99"] = p99;
+}
+
 void BM_TrivialEvalsha(benchmark::State& state) {
   bp::ValkeyConnection conn(AdminOptions());
   bp::ValkeyConnection admin(AdminOptions());
@@ -56,7 +83,7 @@ void BM_TrivialEvalsha(benchmark::State& state) {
     auto r = conn.EvalScript(bp::lua::kNoopLua, keys, {});
     benchmark::DoNotOptimize(r);
   }
-  state.counters["server_us_per_call"] = ServerUsPerEvalsha(admin);
+  ServerCounters(state, admin);
   state.SetItemsProcessed(state.iterations());
 }
 
@@ -92,7 +119,7 @@ void BM_Admit(benchmark::State& state) {
     admits += d.verdict == bp::Verdict::kAdmit;
     ++i;
   }
-  state.counters["server_us_per_call"] = ServerUsPerEvalsha(admin);
+  ServerCounters(state, admin);
   state.counters["admit_fraction"] = static_cast<double>(admits) / static_cast<double>(i);
   state.counters["fail_opens"] = static_cast<double>(gate.fail_open_count());
   auto zcard = admin.Command({"ZCARD", "bp:{" + o.target + "}:bl"});

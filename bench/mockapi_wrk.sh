@@ -7,6 +7,15 @@
 #   BP_WRK_DURATION=5s bench/mockapi_wrk.sh
 #   BP_BENCH_ROUNDS=3 bench/mockapi_wrk.sh   # interleaved rounds, then medians
 #                                            # (steadier on a shared machine)
+#   BP_MOCKAPI_BASELINE=path bench/mockapi_wrk.sh  # adds that binary (e.g. an
+#                                            # older build) as a case, same run
+#   BP_BENCH_STREAM=0 bench/mockapi_wrk.sh   # without the two streaming cases
+#
+# Streaming (SSE) cases: stream: true with include_usage and 20 completion
+# tokens, i.e. 24 server-sent events per answer. "one write": zero latency,
+# the whole stream in one response; "paced": 0.05 ms per output token, so each
+# event is its own chunk, written after a timer (24 sends per answer). Their
+# CPU per event is the CPU per request / 24.
 #
 # Needs wrk and nginx (scripts/setup.sh installs both) and a built mockapi
 # (build/apps/mockapi, or BP_MOCKAPI=path). Everything listens on free
@@ -53,10 +62,11 @@ cpu_ticks() {
   done
   echo "$total"
 }
-# name "server pids" url [wrk args...]: prints req/s, p99, non-2xx answers and
-# the server's CPU microseconds per request (robust to other load on the box).
+# name "server pids" events url [wrk args...]: prints req/s, p99, non-2xx
+# answers and the server's CPU microseconds per request (robust to other load
+# on the box); `events` is the number of SSE events per answer (0: not a stream).
 run_wrk() {
-  local name=$1 pids=$2 url=$3; shift 3
+  local name=$1 pids=$2 events=$3 url=$4; shift 4
   local out c0 c1
   c0=$(cpu_ticks $pids)
   out=$(wrk -t"$THREADS" -c"$CONNS" -d"$DURATION" --latency "$@" "$url")
@@ -66,14 +76,15 @@ run_wrk() {
   p99=$(awk '$1 == "99%" {print $2}' <<<"$out")
   non2xx=$(awk '/Non-2xx/ {print $NF}' <<<"$out")
   requests=$(awk '/requests in/ {print $1}' <<<"$out")
-  cpu_us=$(( (c1 - c0) * 1000000 / $(getconf CLK_TCK) / requests ))
-  printf '%-34s %12s %10s %12s %14s\n' "$name" "$rps" "$p99" "${non2xx:-0}" "$cpu_us"
-  printf '%s|%s|%s|%s\n' "$name" "$rps" "$p99" "$cpu_us" >>"$TMP/results"
+  cpu_us=$(awk -v t=$((c1 - c0)) -v hz="$(getconf CLK_TCK)" -v n="$requests" \
+    'BEGIN {printf "%.1f", t * 1e6 / hz / n}')
+  printf '%-40s %12s %10s %12s %14s\n' "$name" "$rps" "$p99" "${non2xx:-0}" "$cpu_us"
+  printf '%s|%s|%s|%s|%s\n' "$name" "$rps" "$p99" "$cpu_us" "$events" >>"$TMP/results"
 }
 
 start_mockapi() {  # port flags...
   local port=$1; shift
-  "$MOCKAPI" --config configs/mockapi/paper-multi.json --port "$port" --zero-latency \
+  "${BINARY:-$MOCKAPI}" --config configs/mockapi/paper-multi.json --port "$port" --zero-latency \
     --completion-tokens 20 "$@" >"$TMP/mockapi-$port.log" 2>&1 &
   PIDS+=($!)
   MOCKAPI_PID=$!
@@ -120,26 +131,49 @@ start_mockapi "$LOOSE" --limit requests:fixed_window:1000000000:1 --limit tokens
 LOOSE_PID=$MOCKAPI_PID
 start_mockapi "$BINDING"
 BINDING_PID=$MOCKAPI_PID
+STREAMING="${BP_BENCH_STREAM:-1}"
+if [ "$STREAMING" = 1 ]; then
+  STREAM_ONE=$(free_port); STREAM_PACED=$(free_port)
+  start_mockapi "$STREAM_ONE" --no-limits
+  STREAM_ONE_PID=$MOCKAPI_PID
+  start_mockapi "$STREAM_PACED" --no-limits --per-output-token-ms 0.05
+  STREAM_PACED_PID=$MOCKAPI_PID
+fi
+if [ -n "${BP_MOCKAPI_BASELINE:-}" ]; then
+  BASELINE=$(free_port)
+  BINARY="$BP_MOCKAPI_BASELINE" start_mockapi "$BASELINE" \
+    --limit requests:fixed_window:1000000000:1 --limit tokens:fixed_window:1000000000000:1
+  BASELINE_PID=$MOCKAPI_PID
+fi
 
 echo "wrk -t$THREADS -c$CONNS -d$DURATION on $(nproc) cores, $(date -u +%FT%TZ)"
 echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
-printf '%-34s %12s %10s %12s %14s\n' "case" "req/s" "p99" "non-2xx" "server-cpu-us/req"
+printf '%-40s %12s %10s %12s %14s\n' "case" "req/s" "p99" "non-2xx" "server-cpu-us/req"
 for _ in $(seq 1 "$ROUNDS"); do
-  run_wrk "nginx static file (GET)" "$NGINX_WORKERS" "http://127.0.0.1:$NGINX_PORT/v1/chat/completions"
-  run_wrk "mockapi, no limits" "$NOLIMIT_PID" "http://127.0.0.1:$curl_body_port/v1/chat/completions" -s bench/wrk_chat.lua
-  run_wrk "mockapi, limits not binding" "$LOOSE_PID" "http://127.0.0.1:$LOOSE/v1/chat/completions" -s bench/wrk_chat.lua
-  run_wrk "mockapi, limits binding (429s)" "$BINDING_PID" "http://127.0.0.1:$BINDING/v1/chat/completions" -s bench/wrk_chat.lua
+  run_wrk "nginx static file (GET)" "$NGINX_WORKERS" 0 "http://127.0.0.1:$NGINX_PORT/v1/chat/completions"
+  run_wrk "mockapi, no limits" "$NOLIMIT_PID" 0 "http://127.0.0.1:$curl_body_port/v1/chat/completions" -s bench/wrk_chat.lua
+  run_wrk "mockapi, limits not binding" "$LOOSE_PID" 0 "http://127.0.0.1:$LOOSE/v1/chat/completions" -s bench/wrk_chat.lua
+  run_wrk "mockapi, limits binding (429s)" "$BINDING_PID" 0 "http://127.0.0.1:$BINDING/v1/chat/completions" -s bench/wrk_chat.lua
+  if [ -n "${BP_MOCKAPI_BASELINE:-}" ]; then
+    run_wrk "baseline binary, limits not binding" "$BASELINE_PID" 0 "http://127.0.0.1:$BASELINE/v1/chat/completions" -s bench/wrk_chat.lua
+  fi
+  if [ "$STREAMING" = 1 ]; then
+    run_wrk "mockapi, stream (24 events, one write)" "$STREAM_ONE_PID" 24 "http://127.0.0.1:$STREAM_ONE/v1/chat/completions" -s bench/wrk_stream.lua
+    run_wrk "mockapi, stream paced (24 writes)" "$STREAM_PACED_PID" 24 "http://127.0.0.1:$STREAM_PACED/v1/chat/completions" -s bench/wrk_stream.lua
+  fi
 done
 if [ "$ROUNDS" -gt 1 ]; then
   echo
   echo "medians over $ROUNDS rounds (ratio: req/s over nginx's median):"
-  printf '%-34s %12s %10s %14s %8s\n' "case" "req/s" "p99" "cpu-us/req" "ratio"
+  printf '%-40s %12s %10s %11s %8s %13s\n' "case" "req/s" "p99" "cpu-us/req" "ratio" "cpu-us/event"
   python3 - "$TMP/results" <<'PY'
 import collections, statistics, sys
 rows = collections.OrderedDict()
+events = {}
 for line in open(sys.argv[1]):
-    name, rps, p99, cpu = line.rstrip("\n").split("|")
-    rows.setdefault(name, []).append((float(rps), p99, int(cpu)))
+    name, rps, p99, cpu, ev = line.rstrip("\n").split("|")
+    rows.setdefault(name, []).append((float(rps), p99, float(cpu)))
+    events[name] = int(ev)
 def ms(p):  # wrk prints us, ms or s
     for unit, f in (("us", 1e-3), ("ms", 1.0), ("s", 1e3)):
         if p.endswith(unit):
@@ -150,7 +184,8 @@ for name, rs in rows.items():
     rps = statistics.median(r[0] for r in rs)
     p99 = statistics.median(ms(r[1]) for r in rs)
     cpu = statistics.median(r[2] for r in rs)
-    print(f"{name:<34} {rps:12.0f} {p99:8.2f}ms {cpu:14.0f} {rps / nginx:8.2f}")
+    per_event = f"{cpu / events[name]:13.2f}" if events[name] else ""
+    print(f"{name:<40} {rps:12.0f} {p99:8.2f}ms {cpu:11.1f} {rps / nginx:8.2f} {per_event}")
 PY
 fi
 echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"

@@ -2,13 +2,16 @@
 // (Service::Handle), no sockets. The first byte picks the route, the rest is
 // the body: chat completions, Anthropic messages, or PUT /admin/config. Any
 // input must give a response with a valid status, never a crash, a leak or
-// undefined behaviour (ASan). Built by scripts/fuzz.sh (BP_FUZZ=ON).
+// undefined behaviour (ASan). Chat bodies are also read by the fast reader
+// (FastReadChat): when it accepts one, the full parser must accept it with the
+// same fields. Built by scripts/fuzz.sh (BP_FUZZ=ON).
 #include <cstddef>
 #include <cstdint>
 #include <string>
 
 #include "bp/clock.h"
 #include "bp/mockapi/service.h"
+#include "internal.h"
 
 namespace {
 
@@ -38,6 +41,18 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       {"POST", "/v1/chat/completions"}, {"POST", "/v1/messages"}, {"PUT", "/admin/config"}};
   const auto& route = kRoutes[data[0] % 3];
   const std::string body(reinterpret_cast<const char*>(data + 1), size - 1);
+  if (route[1][1] == 'v') {  // the fast reader never disagrees with the full parser
+    const bool anthropic = route[1][4] == 'm';
+    bp::mockapi::internal::ChatCall fast, full;
+    if (bp::mockapi::internal::FastReadChat(body, anthropic, &fast)) {
+      const bp::Status st = anthropic ? bp::mockapi::internal::ParseMessages(body, &full)
+                                      : bp::mockapi::internal::ParseChatCompletion(body, &full);
+      if (!st.ok() || fast.model != full.model || fast.max_tokens != full.max_tokens ||
+          fast.stream != full.stream || fast.include_usage != full.include_usage ||
+          fast.prompt_bytes != full.prompt_bytes)
+        __builtin_trap();
+    }
+  }
   bp::mockapi::HttpResponse r =
       TheService().Handle(bp::mockapi::HttpRequest{route[0], route[1], "", "", body});
   if (r.status < 200 || r.status > 599) __builtin_trap();

@@ -15,6 +15,7 @@ packages=(
   libhiredis-dev nlohmann-json3-dev libspdlog-dev libfmt-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   redis-server gnuplot-nox wrk nginx-light prometheus
+  linux-perf
   nodejs
   redis-tools
 )

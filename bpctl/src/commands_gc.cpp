@@ -1,9 +1,10 @@
 // bpctl gc: deletes the targets of a Valkey database that no worker has used
 // for a while, so runs on a shared Valkey (each loadgen run makes a fresh
 // target) do not pile up keys. Keys of a target: bp:{T}:state, :bl, :bx,
-// :seen and tickets bp:{T}:tk:<n> (tickets expire on their own). A target's
-// last use is the server time of its last admission (the `g` field of its
-// state hash); a target never admitted to (configured only) is kept.
+// :seen, :rsv and tickets bp:{T}:tk:<n> (tickets expire on their own). A target's
+// last use is the server time of its last admission (GateState::l1_at_ms,
+// read with bp::Gate::State on the node holding it); a target never admitted
+// to (configured only) is kept.
 #include <algorithm>
 #include <cstdio>
 #include <string>
@@ -72,13 +73,6 @@ int GcCmd(const Invocation& in) {
       return in.env.Fail(kExitServer,
                          "cannot reach Valkey at " + RedactValkeyUrl(node) + ": " + s.ToString());
     }
-    auto time = conn.Command({"TIME"});
-    if (!time.ok() || time->elements.size() != 2) {
-      return in.env.Fail(kExitServer,
-                         "TIME failed: " + (time.ok() ? time->str : time.status().ToString()));
-    }
-    const double now_us =
-        std::stod(time->elements[0].AsString()) * 1e6 + std::stod(time->elements[1].AsString());
     std::string cursor = "0";
     do {
       auto page = conn.Command({"SCAN", cursor, "MATCH", "bp:{*}:state", "COUNT", "1000"});
@@ -90,15 +84,21 @@ int GcCmd(const Invocation& in) {
       for (const ValkeyReply& k : page->elements[1].elements) {
         const std::string target = TargetOf(k.str);
         if (target.empty()) continue;  // e.g. a dry-run copy bp:{T}:dry:<hex>:state
-        auto g = conn.Command({"HGET", k.str, "g"});
-        if (!g.ok()) return in.env.Fail(kExitServer, "HGET failed: " + g.status().ToString());
-        double r = 0, t = 0, ts_us = 0;  // packed "r t ts_us ..." (admit.lua GFMT)
-        if (g->type != ValkeyReply::Type::kString ||
-            std::sscanf(g->str.c_str(), "%lf %lf %lf", &r, &t, &ts_us) != 3) {
+        // The target's last admission, read through the gate's state.lua
+        // (the record layouts belong to lib/gate/lua/prelude.lua), on this node.
+        GateOptions o;
+        o.url = node;
+        o.target = target;
+        o.connect_timeout_ms = 1000;
+        o.command_timeout_ms = 5000;
+        auto st = Gate(o).State();
+        if (!st.ok())
+          return in.env.Fail(kExitServer, "state of " + target + ": " + st.status().ToString());
+        if (!st->has_bucket_state) {
           ++kept;  // never admitted to: a configuration waiting for its workers
           continue;
         }
-        const double idle_s = (now_us - ts_us) / 1e6;
+        const double idle_s = (st->server_time_ms - st->l1_at_ms) / 1e3;
         if (idle_s >= *idle) {
           idle_targets.push_back({target, idle_s});
         } else {

@@ -1,6 +1,7 @@
 // Chat requests in two dialects (OpenAI chat completions, Anthropic messages)
 // and their answers, plain or streamed as server-sent events. The answer text
 // is bp::TextOfTokens(completion_tokens), so its own estimate equals the usage.
+#include <charconv>
 #include <nlohmann/json.hpp>
 
 #include "bp/token_estimate.h"
@@ -180,13 +181,29 @@ Status Parse(std::string_view body, bool anthropic, ChatCall* call) {
       call->include_usage = usage != options->end() && usage->is_boolean() && usage->get<bool>();
     }
   }
+  call->prompt_bytes = static_cast<int64_t>(call->prompt_text.size());
   return Status::Ok();
 }
 
+// Appends "PREFIX" + 16 hex digits of id, quoted.
 void AppendId(std::string* b, const char* prefix, uint64_t id) {
-  char buf[48];
-  std::snprintf(buf, sizeof buf, "\"%s%016llx\"", prefix, static_cast<unsigned long long>(id));
-  b->append(buf);
+  static constexpr char kHex[] = "0123456789abcdef";
+  char buf[16];
+  for (int i = 15; i >= 0; --i, id >>= 4) buf[i] = kHex[id & 0xf];
+  b->push_back('"');
+  b->append(prefix);
+  b->append(buf, sizeof buf);
+  b->push_back('"');
+}
+
+void AppendInt(std::string* b, int64_t v) {
+  char buf[24];
+  b->append(buf, std::to_chars(buf, buf + sizeof buf, v).ptr);
+}
+
+// bp::TextOfTokens(tokens), appended in place (no temporary string).
+void AppendTextOfTokens(std::string* b, int64_t tokens) {
+  for (int64_t i = 0; i < tokens; ++i) b->append("tok ", 4);
 }
 
 std::string OpenAIUsage(const Usage& u) {
@@ -196,17 +213,24 @@ std::string OpenAIUsage(const Usage& u) {
 }
 
 void OpenAIBody(const ChatCall& c, const Usage& u, uint64_t id, int64_t created_s, std::string* b) {
-  b->reserve(256 + static_cast<size_t>(u.completion_tokens) * 4);
+  b->reserve(320 + c.model.size() + static_cast<size_t>(u.completion_tokens) * 4);
   b->append("{\"id\":");
   AppendId(b, "chatcmpl-mock", id);
-  b->append(",\"object\":\"chat.completion\",\"created\":" + std::to_string(created_s) +
-            ",\"model\":");
+  b->append(",\"object\":\"chat.completion\",\"created\":");
+  AppendInt(b, created_s);
+  b->append(",\"model\":");
   AppendJsonString(b, c.model);
   b->append(",\"choices\":[{\"index\":0,\"message\":{\"role\":\"assistant\",\"content\":\"");
-  b->append(TextOfTokens(u.completion_tokens));  // plain ASCII, needs no escaping
+  AppendTextOfTokens(b, u.completion_tokens);  // plain ASCII, needs no escaping
   b->append("\",\"refusal\":null},\"logprobs\":null,\"finish_reason\":");
   b->append(u.truncated ? "\"length\"" : "\"stop\"");
-  b->append("}],\"usage\":" + OpenAIUsage(u) + ",\"system_fingerprint\":\"fp_mock\"}");
+  b->append("}],\"usage\":{\"prompt_tokens\":");
+  AppendInt(b, u.prompt_tokens);
+  b->append(",\"completion_tokens\":");
+  AppendInt(b, u.completion_tokens);
+  b->append(",\"total_tokens\":");
+  AppendInt(b, u.prompt_tokens + u.completion_tokens);
+  b->append("},\"system_fingerprint\":\"fp_mock\"}");
 }
 
 void OpenAIStream(const ChatCall& c, const Usage& u, uint64_t id, int64_t created_s,
@@ -217,34 +241,56 @@ void OpenAIStream(const ChatCall& c, const Usage& u, uint64_t id, int64_t create
           ",\"model\":";
   AppendJsonString(&head, c.model);
   head += ",\"system_fingerprint\":\"fp_mock\",\"choices\":";
-  const std::string tail = c.include_usage ? ",\"usage\":null}\n\n" : "}\n\n";
-  auto chunk = [&](const std::string& delta, const char* finish) {
-    *b += head + "[{\"index\":0,\"delta\":" + delta +
-          ",\"logprobs\":null,\"finish_reason\":" + finish + "}]" + tail;
+  const char* tail = c.include_usage ? ",\"usage\":null}\n\n" : "}\n\n";
+  // Each chunk: head, [{"index":0,"delta":DELTA,"logprobs":null,"finish_reason":F}], tail;
+  // appended in place.
+  auto open = [&] {
+    b->append(head);
+    b->append("[{\"index\":0,\"delta\":");
   };
-  chunk("{\"role\":\"assistant\",\"content\":\"\",\"refusal\":null}", "null");
+  auto close = [&](const char* finish) {
+    b->append(",\"logprobs\":null,\"finish_reason\":");
+    b->append(finish);
+    b->append("}]");
+    b->append(tail);
+  };
   // At most 64 content chunks; each carries a whole number of tokens.
   const int64_t per_chunk = std::max<int64_t>(1, (u.completion_tokens + 63) / 64);
+  b->reserve(b->size() +
+             (head.size() + 100) * static_cast<size_t>(u.completion_tokens / per_chunk + 4) +
+             static_cast<size_t>(u.completion_tokens) * 4);
+  open();
+  b->append("{\"role\":\"assistant\",\"content\":\"\",\"refusal\":null}");
+  close("null");
   for (int64_t sent = 0; sent < u.completion_tokens; sent += per_chunk) {
-    chunk("{\"content\":\"" + TextOfTokens(std::min(per_chunk, u.completion_tokens - sent)) + "\"}",
-          "null");
+    open();
+    b->append("{\"content\":\"");
+    AppendTextOfTokens(b, std::min(per_chunk, u.completion_tokens - sent));
+    b->append("\"}");
+    close("null");
   }
-  chunk("{}", u.truncated ? "\"length\"" : "\"stop\"");
+  open();
+  b->append("{}");
+  close(u.truncated ? "\"length\"" : "\"stop\"");
   if (c.include_usage) *b += head + "[],\"usage\":" + OpenAIUsage(u) + "}\n\n";
   *b += "data: [DONE]\n\n";
 }
 
 void AnthropicBody(const ChatCall& c, const Usage& u, uint64_t id, std::string* b) {
+  b->reserve(320 + c.model.size() + static_cast<size_t>(u.completion_tokens) * 4);
   b->append("{\"id\":");
   AppendId(b, "msg_mock", id);
   b->append(",\"type\":\"message\",\"role\":\"assistant\",\"model\":");
   AppendJsonString(b, c.model);
-  b->append(",\"content\":[{\"type\":\"text\",\"text\":\"" + TextOfTokens(u.completion_tokens) +
-            "\"}]");
+  b->append(",\"content\":[{\"type\":\"text\",\"text\":\"");
+  AppendTextOfTokens(b, u.completion_tokens);
+  b->append("\"}]");
   b->append(u.truncated ? ",\"stop_reason\":\"max_tokens\"" : ",\"stop_reason\":\"end_turn\"");
-  b->append(
-      ",\"stop_sequence\":null,\"usage\":{\"input_tokens\":" + std::to_string(u.prompt_tokens) +
-      ",\"output_tokens\":" + std::to_string(u.completion_tokens) + "}}");
+  b->append(",\"stop_sequence\":null,\"usage\":{\"input_tokens\":");
+  AppendInt(b, u.prompt_tokens);
+  b->append(",\"output_tokens\":");
+  AppendInt(b, u.completion_tokens);
+  b->append("}}");
 }
 
 void AnthropicStream(const ChatCall& c, const Usage& u, uint64_t id, std::string* b) {

@@ -57,9 +57,10 @@ std::string LimitPhrase(const LimiterOptions& o) {
 }  // namespace
 
 std::string RequestId(uint64_t id) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "req_mock%016llx", static_cast<unsigned long long>(id));
-  return buf;
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string out = "req_mock0000000000000000";
+  for (size_t i = out.size() - 1; id != 0; --i, id >>= 4) out[i] = kHex[id & 0xf];
+  return out;
 }
 
 std::string GoDuration(int64_t ms) {

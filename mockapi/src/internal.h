@@ -27,8 +27,9 @@ void AppendJsonString(std::string* out, std::string_view s);
 struct ChatCall {
   bool anthropic = false;
   std::string model;
-  std::string prompt_text;  // concatenated text of system + all message contents
-  int64_t max_tokens = 0;   // 0 = absent
+  std::string prompt_text;   // concatenated text of system + all message contents (full parser)
+  int64_t prompt_bytes = 0;  // its length in bytes (both parsers; the estimate's input)
+  int64_t max_tokens = 0;    // 0 = absent
   bool stream = false;
   bool include_usage = false;  // OpenAI stream_options.include_usage
   std::string error_param;     // on error: the offending field
@@ -36,6 +37,13 @@ struct ChatCall {
 // InvalidArgument with the provider's message when the body is malformed.
 Status ParseChatCompletion(std::string_view body, ChatCall* call);
 Status ParseMessages(std::string_view body, ChatCall* call);
+// The fast path for both (chat_reader.cpp): true with model, max_tokens,
+// stream, include_usage and prompt_bytes set exactly as the full parser sets
+// them (prompt_text left empty); false, with `call` untouched, for any body it
+// does not read (malformed, one the full parser rejects, or outside its
+// subset: \u escapes, non-ASCII, exponents, repeated keys). Then use the
+// full parser, which gives the provider's error message.
+bool FastReadChat(std::string_view body, bool anthropic, ChatCall* call);
 
 struct Usage {
   int64_t prompt_tokens = 0;

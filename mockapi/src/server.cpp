@@ -3,11 +3,13 @@
 // strand per connection.
 #include "bp/mockapi/server.h"
 
+#include <boost/asio/dispatch.hpp>
+#include <boost/asio/post.hpp>
 #include <boost/asio/signal_set.hpp>
 #include <boost/asio/steady_timer.hpp>
-#include <boost/asio/strand.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
+#include <charconv>
 #include <optional>
 #include <thread>
 #include <vector>
@@ -23,27 +25,63 @@ using tcp = net::ip::tcp;
 constexpr int kMaxDrainReads = 1024;  // after a 413: at most 1024 reads of 64 KiB
 constexpr size_t kFirstReadBytes = 4096;
 
+// Each io_context is run by one thread and a connection lives on one
+// context, so its handlers never run concurrently: no strand, and the
+// executor is the context's own (no type-erased any_io_executor per handler).
+using Executor = net::io_context::executor_type;
+using Socket = net::basic_stream_socket<tcp, Executor>;
+using SteadyClock = std::chrono::steady_clock;
+using Timer = net::basic_waitable_timer<SteadyClock, net::wait_traits<SteadyClock>, Executor>;
+
 std::string_view View(beast::string_view s) { return {s.data(), s.size()}; }
 
 class Session : public std::enable_shared_from_this<Session> {
  public:
-  Session(tcp::socket&& socket, Service& service)
-      : stream_(std::move(socket)), timer_(stream_.get_executor()), service_(service) {}
+  Session(Socket&& socket, Service& service)
+      : socket_(std::move(socket)),
+        delay_(socket_.get_executor()),
+        deadline_timer_(socket_.get_executor()),
+        service_(service) {}
 
   void Run() {
-    net::dispatch(stream_.get_executor(),
+    beast::error_code ec;
+    socket_.non_blocking(true, ec);  // DoWrite first tries a direct send
+    net::dispatch(socket_.get_executor(),
                   beast::bind_front_handler(&Session::DoRead, shared_from_this()));
   }
 
  private:
+  // Timeouts are lazy: a phase moves deadline_ (one clock read); the timer
+  // is re-armed only when the deadline moves before its expiry, and on
+  // expiry re-arms to a later deadline_ instead of closing. A keep-alive
+  // request/response cycle so costs no timer operation.
+  void SetDeadline(int64_t ms) {
+    deadline_ = SteadyClock::now() + std::chrono::milliseconds(ms);
+    if (armed_ && deadline_ >= armed_at_) return;
+    ArmAt(deadline_);
+  }
+  void ArmAt(SteadyClock::time_point at) {
+    armed_ = true;
+    armed_at_ = at;
+    deadline_timer_.expires_at(at);  // cancels a pending wait (operation_aborted)
+    deadline_timer_.async_wait(beast::bind_front_handler(&Session::OnDeadline, shared_from_this()));
+  }
+  void OnDeadline(beast::error_code ec) {
+    if (ec == net::error::operation_aborted) return;  // re-armed, or closed
+    armed_ = false;
+    if (closed_ || deadline_ == SteadyClock::time_point::max()) return;
+    if (SteadyClock::now() >= deadline_) return DoClose();  // pending I/O ends aborted
+    ArmAt(deadline_);
+  }
+
   void DoRead() {
     limits_ = service_.connection_limits();
     parser_.emplace();
     parser_->body_limit(static_cast<uint64_t>(limits_.body_limit_bytes));
     parser_->eager(true);
     if (buffer_.size() > 0) return ParseBuffered();  // pipelined bytes already here
-    stream_.expires_after(std::chrono::milliseconds(limits_.idle_timeout_ms));
-    stream_.async_read_some(buffer_.prepare(kFirstReadBytes),
+    SetDeadline(limits_.idle_timeout_ms);
+    socket_.async_read_some(buffer_.prepare(kFirstReadBytes),
                             beast::bind_front_handler(&Session::OnFirstBytes, shared_from_this()));
   }
 
@@ -64,18 +102,21 @@ class Session : public std::enable_shared_from_this<Session> {
   }
 
   void DoReadRequest() {
-    stream_.expires_after(std::chrono::milliseconds(limits_.read_timeout_ms));
-    http::async_read(stream_, buffer_, *parser_,
+    SetDeadline(limits_.read_timeout_ms);
+    http::async_read(socket_, buffer_, *parser_,
                      beast::bind_front_handler(&Session::OnRead, shared_from_this()));
   }
 
   void OnRead(beast::error_code ec, size_t) {
-    if (ec == http::error::end_of_stream || ec == beast::error::timeout) return DoClose();
+    if (closed_ || ec == http::error::end_of_stream || ec == net::error::operation_aborted)
+      return DoClose();
     if (ec == http::error::body_limit) {
-      return Respond(service_.TransportError(413, View(parser_->get().target())), false, 11);
+      response_ = service_.TransportError(413, View(parser_->get().target()));
+      return Respond(response_, false, 11);
     }
     if (ec && ec.category() == http::make_error_code(http::error::bad_target).category()) {
-      return Respond(service_.TransportError(400, ""), false, 11);  // malformed HTTP
+      response_ = service_.TransportError(400, "");  // malformed HTTP
+      return Respond(response_, false, 11);
     }
     if (ec) return DoClose();
     const auto& req = parser_->get();
@@ -85,19 +126,19 @@ class Session : public std::enable_shared_from_this<Session> {
     request.authorization = View(req[http::field::authorization]);
     request.api_key = View(req["x-api-key"]);
     request.body = req.body();
-    HttpResponse response = service_.Handle(request);
-    const bool keep_alive = req.keep_alive() && !response.close;
-    Respond(std::move(response), keep_alive, req.version());
+    service_.Handle(request, &response_);
+    const bool keep_alive = req.keep_alive() && !response_.close;
+    Respond(response_, keep_alive, req.version());
   }
 
-  // Serializes the response into one buffer (status line, headers, body):
-  // cheaper than a Beast serializer walking a field list for each write.
-  void Respond(HttpResponse&& r, bool keep_alive, unsigned version) {
+  // Serializes the response into out_, reused across requests (status line,
+  // headers, body): cheaper than a Beast serializer walking a field list.
+  void Respond(HttpResponse& r, bool keep_alive, unsigned version) {
     keep_alive_ = keep_alive;
     out_.clear();
     out_.reserve(256 + r.body.size() + 48 * r.headers.size());
     out_ += version == 10 ? "HTTP/1.0 " : "HTTP/1.1 ";
-    out_ += std::to_string(r.status);
+    AppendInt(r.status);
     out_ += ' ';
     // 529 is not in the HTTP registry; Anthropic's overloaded answer.
     const auto reason = r.status == 529
@@ -117,18 +158,25 @@ class Session : public std::enable_shared_from_this<Session> {
     stream_interval_us_ = version >= 11 ? r.stream_interval_us : 0;
     if (stream_interval_us_ > 0) {  // paced events, one chunk each
       out_ += "\r\nTransfer-Encoding: chunked\r\n\r\n";
-      stream_body_ = std::move(r.body);
+      stream_body_.assign(r.body);
       stream_pos_ = 0;
       AppendNextEvent();
     } else {
       out_ += "\r\nContent-Length: ";
-      out_ += std::to_string(r.body.size());
+      AppendInt(static_cast<int64_t>(r.body.size()));
       out_ += "\r\n\r\n";
       out_ += r.body;
     }
     if (r.delay_us <= 0) return DoWrite();
-    timer_.expires_after(std::chrono::microseconds(r.delay_us));
-    timer_.async_wait(beast::bind_front_handler(&Session::OnDelay, shared_from_this()));
+    deadline_ = SteadyClock::time_point::max();  // no timeout while the answer is delayed
+    delay_.expires_after(std::chrono::microseconds(r.delay_us));
+    delay_.async_wait(beast::bind_front_handler(&Session::OnDelay, shared_from_this()));
+  }
+
+  void AppendInt(int64_t v) {
+    char buf[24];
+    const auto end = std::to_chars(buf, buf + sizeof buf, v).ptr;
+    out_.append(buf, end);
   }
 
   // Appends the next event of stream_body_ as one chunk, and the last chunk
@@ -149,25 +197,45 @@ class Session : public std::enable_shared_from_this<Session> {
   }
 
   void OnDelay(beast::error_code ec) {
-    if (ec) return DoClose();
+    if (ec || closed_) return DoClose();
     DoWrite();
   }
 
+  // A direct non-blocking send first (the whole answer fits the socket
+  // buffer nearly always): no operation object, no trip through the
+  // scheduler. Only the rest, if any, goes async under read_timeout_ms.
   void DoWrite() {
-    stream_.expires_after(std::chrono::milliseconds(limits_.read_timeout_ms));
-    net::async_write(stream_, net::buffer(out_),
-                     beast::bind_front_handler(&Session::OnWrite, shared_from_this()));
+    beast::error_code ec;
+    const size_t sent = socket_.write_some(net::buffer(out_), ec);
+    if (ec == net::error::would_block || ec == net::error::try_again) {
+      ec = {};
+    } else if (ec) {
+      return DoClose();
+    }
+    const size_t done = ec ? 0 : sent;
+    if (done == out_.size()) return OnWrite({}, done, /*direct=*/true);
+    SetDeadline(limits_.read_timeout_ms);
+    net::async_write(
+        socket_, net::buffer(out_.data() + done, out_.size() - done),
+        [self = shared_from_this()](beast::error_code e, size_t n) { self->OnWrite(e, n, false); });
   }
 
-  void OnWrite(beast::error_code ec, size_t) {
-    if (ec) return DoClose();
+  void OnWrite(beast::error_code ec, size_t, bool direct) {
+    if (ec || closed_) return DoClose();
     if (stream_interval_us_ > 0) {  // more events to pace out
       out_.clear();
       AppendNextEvent();
-      timer_.expires_after(std::chrono::microseconds(stream_interval_us_));
-      return timer_.async_wait(beast::bind_front_handler(&Session::OnDelay, shared_from_this()));
+      deadline_ = SteadyClock::time_point::max();
+      delay_.expires_after(std::chrono::microseconds(stream_interval_us_));
+      return delay_.async_wait(beast::bind_front_handler(&Session::OnDelay, shared_from_this()));
     }
     if (!keep_alive_) return DoDrain();
+    // Pipelined requests already buffered are answered from the next handler
+    // run, so that a long pipeline does not deepen this call stack.
+    if (direct && buffer_.size() > 0) {
+      return net::post(socket_.get_executor(),
+                       beast::bind_front_handler(&Session::DoRead, shared_from_this()));
+    }
     DoRead();
   }
 
@@ -175,35 +243,45 @@ class Session : public std::enable_shared_from_this<Session> {
   // too-large body) so that it reads our answer instead of a reset.
   void DoDrain() {
     beast::error_code ec;
-    stream_.socket().shutdown(tcp::socket::shutdown_send, ec);
+    socket_.shutdown(tcp::socket::shutdown_send, ec);
     if (ec) return DoClose();
     buffer_.clear();
     OnDrain({}, 0);
   }
 
   void OnDrain(beast::error_code ec, size_t) {
-    if (ec || ++drain_reads_ > kMaxDrainReads) return DoClose();
+    if (ec || closed_ || ++drain_reads_ > kMaxDrainReads) return DoClose();
     buffer_.clear();
-    stream_.expires_after(std::chrono::milliseconds(limits_.read_timeout_ms));
-    stream_.async_read_some(buffer_.prepare(65536),
+    SetDeadline(limits_.read_timeout_ms);
+    socket_.async_read_some(buffer_.prepare(65536),
                             beast::bind_front_handler(&Session::OnDrain, shared_from_this()));
   }
 
   void DoClose() {
+    if (closed_) return;
+    closed_ = true;
     beast::error_code ec;
-    stream_.socket().shutdown(tcp::socket::shutdown_both, ec);
-    stream_.close();
+    socket_.shutdown(tcp::socket::shutdown_both, ec);
+    socket_.close(ec);
+    deadline_timer_.cancel();
+    delay_.cancel();
   }
 
-  beast::tcp_stream stream_;
-  net::steady_timer timer_;
+  Socket socket_;
+  Timer delay_;           // simulated latency and stream pacing
+  Timer deadline_timer_;  // idle and read timeouts (SetDeadline)
   Service& service_;
   beast::flat_buffer buffer_;
   std::optional<http::request_parser<http::string_body>> parser_;
+  HttpResponse response_;    // reused: its strings and header list keep their capacity
   std::string out_;          // the serialized response (or the next chunk of a stream)
   std::string stream_body_;  // a paced stream's events
   size_t stream_pos_ = 0;
   int64_t stream_interval_us_ = 0;
+  SteadyClock::time_point deadline_ = SteadyClock::time_point::max();
+  SteadyClock::time_point armed_at_;
+  bool armed_ = false;
+  bool closed_ = false;
   bool keep_alive_ = true;
   ConnectionLimits limits_;
   int drain_reads_ = 0;
@@ -212,13 +290,14 @@ class Session : public std::enable_shared_from_this<Session> {
 }  // namespace
 
 // One io_context per thread, each run by one thread (no cross-thread wakeups
-// on the hot path); connections are dealt to them round-robin. Each
-// connection still has its own strand, so handlers never run concurrently.
+// on the hot path); connections are dealt to them round-robin by the
+// acceptor on context 0. A connection's handlers all run on its context's one
+// thread, so they never run concurrently.
 struct Server::Impl {
   Impl(Service& s, ServerOptions o) : service(s), options(std::move(o)) {
     for (int i = 0; i < std::max(1, options.threads); ++i)
       contexts.push_back(std::make_unique<net::io_context>(1));
-    acceptor.emplace(net::make_strand(*contexts[0]));
+    acceptor.emplace(*contexts[0]);
     signals.emplace(*contexts[0]);
   }
 
@@ -228,16 +307,14 @@ struct Server::Impl {
 
   void DoAccept() {
     net::io_context& next = *contexts[next_context++ % contexts.size()];
-    acceptor->async_accept(net::make_strand(next),
-                           [this](beast::error_code ec, tcp::socket socket) {
-                             if (ec == net::error::operation_aborted || !acceptor->is_open())
-                               return;
-                             if (!ec) {
-                               socket.set_option(tcp::no_delay(true), ec);
-                               std::make_shared<Session>(std::move(socket), service)->Run();
-                             }
-                             DoAccept();
-                           });
+    acceptor->async_accept(next, [this](beast::error_code ec, Socket socket) {
+      if (ec == net::error::operation_aborted || !acceptor->is_open()) return;
+      if (!ec) {
+        socket.set_option(tcp::no_delay(true), ec);
+        std::make_shared<Session>(std::move(socket), service)->Run();
+      }
+      DoAccept();
+    });
   }
 
   Service& service;
@@ -245,7 +322,7 @@ struct Server::Impl {
   std::vector<std::unique_ptr<net::io_context>> contexts;
   std::optional<tcp::acceptor> acceptor;
   std::optional<net::signal_set> signals;
-  size_t next_context = 0;  // used on the acceptor's strand only
+  size_t next_context = 0;  // used on context 0's thread only
   std::vector<std::thread> threads;
   int port = 0;
 };

@@ -79,7 +79,7 @@ std::string_view KeyOf(const HttpRequest& req) {
 struct Service::Impl {
   explicit Impl(const Clock& c) : clock(c), start_us(c.NowUs()) {}
 
-  HttpResponse Route(const HttpRequest& req, uint64_t id);
+  void Route(const HttpRequest& req, uint64_t id, HttpResponse* r);
   void Chat(const Snapshot& snap, const HttpRequest& req, bool anthropic, uint64_t id,
             HttpResponse* r);
   void Admin(const HttpRequest& req, uint64_t id, HttpResponse* r);
@@ -140,17 +140,21 @@ Status Service::Impl::Update(const nlohmann::json& patch) {
 }
 
 HttpResponse Service::Handle(const HttpRequest& req) {
-  const uint64_t id = impl_->next_id.fetch_add(1, std::memory_order_relaxed);
   HttpResponse r;
-  try {
-    r = impl_->Route(req, id);
-  } catch (const std::exception& e) {  // a bug must not cross into the server
-    r = HttpResponse{};
-    internal::SetError(impl_->snap.load()->config.dialect, 500, ErrorKind::kInternal,
-                       std::string("internal error: ") + e.what(), "", id, &r);
-  }
-  impl_->stats.CountResponse(r.status);
+  Handle(req, &r);
   return r;
+}
+
+void Service::Handle(const HttpRequest& req, HttpResponse* r) {
+  const uint64_t id = impl_->next_id.fetch_add(1, std::memory_order_relaxed);
+  try {
+    impl_->Route(req, id, r);
+  } catch (const std::exception& e) {  // a bug must not cross into the server
+    *r = HttpResponse{};
+    internal::SetError(impl_->snap.load()->config.dialect, 500, ErrorKind::kInternal,
+                       std::string("internal error: ") + e.what(), "", id, r);
+  }
+  impl_->stats.CountResponse(r->status);
 }
 
 HttpResponse Service::TransportError(int status, std::string_view target) {
@@ -172,9 +176,16 @@ HttpResponse Service::TransportError(int status, std::string_view target) {
   return r;
 }
 
-HttpResponse Service::Impl::Route(const HttpRequest& req, uint64_t id) {
-  HttpResponse r;
+void Service::Impl::Route(const HttpRequest& req, uint64_t id, HttpResponse* out) {
+  HttpResponse& r = *out;
+  r.status = 200;
+  r.content_type = "application/json";
+  r.headers.clear();
   r.headers.reserve(12);
+  r.body.clear();
+  r.delay_us = 0;
+  r.stream_interval_us = 0;
+  r.close = false;
   const auto s = snap.load();
   const MockConfig& config = s->config;
   const std::string_view path = PathOf(req.target);
@@ -190,7 +201,7 @@ HttpResponse Service::Impl::Route(const HttpRequest& req, uint64_t id) {
   if (messages || path == "/v1/chat/completions") {
     if (req.method == "POST") {
       Chat(*s, req, messages, id, &r);
-      return r;
+      return;
     }
     method_not_allowed("POST");
   } else if (path == "/v1/models") {
@@ -216,20 +227,19 @@ HttpResponse Service::Impl::Route(const HttpRequest& req, uint64_t id) {
         r.body = stats.ToJson(s->limits->options, states, (clock.NowUs() - start_us) / 1e6).dump();
       }
     }
-    return r;
+    return;
   } else if (path == "/admin/config") {
     Admin(req, id, &r);
-    return r;
+    return;
   } else {
     internal::SetError(dialect, 404, ErrorKind::kNotFound,
                        "Invalid URL (" + std::string(req.method) + " " + std::string(path) + ")",
                        "", id, &r);
-    if (path.substr(0, 4) != "/v1/") return r;
+    if (path.substr(0, 4) != "/v1/") return;
   }
   // Every /v1/ answer carries the rate-limit headers of the caller's scope.
   const auto states = s->limits->For(config.scope, KeyOf(req), clock)->Peek();
   internal::AddRateLimitHeaders(dialect, config.profile, states, clock.NowUs(), &r);
-  return r;
 }
 
 void Service::Impl::Chat(const Snapshot& s, const HttpRequest& req, bool anthropic, uint64_t id,
@@ -238,8 +248,11 @@ void Service::Impl::Chat(const Snapshot& s, const HttpRequest& req, bool anthrop
   const Dialect dialect = anthropic ? Dialect::kAnthropic : c.dialect;
   LimiterSet* set = s.limits->For(c.scope, KeyOf(req), clock);
   internal::ChatCall call;
-  Status parsed = anthropic ? internal::ParseMessages(req.body, &call)
-                            : internal::ParseChatCompletion(req.body, &call);
+  Status parsed = Status::Ok();
+  if (!internal::FastReadChat(req.body, anthropic, &call)) {  // the full parser's errors
+    parsed = anthropic ? internal::ParseMessages(req.body, &call)
+                       : internal::ParseChatCompletion(req.body, &call);
+  }
   if (!parsed.ok()) {
     internal::SetError(dialect, 400, ErrorKind::kInvalidRequest, parsed.message(), call.error_param,
                        id, r);
@@ -256,7 +269,8 @@ void Service::Impl::Chat(const Snapshot& s, const HttpRequest& req, bool anthrop
   }
   // Cost (SPEC section 3): prompt from the shared estimator, completion drawn.
   internal::Usage u;
-  u.prompt_tokens = EstimateTokens(call.prompt_text);
+  // bp::EstimateTokens of the prompt text: ceil(bytes / kBytesPerToken).
+  u.prompt_tokens = (call.prompt_bytes + kBytesPerToken - 1) / kBytesPerToken;
   const uint64_t draw = Mix(c.seed ^ Mix(id));
   const CompletionTokensOptions& ct = c.completion_tokens;
   u.completion_tokens =

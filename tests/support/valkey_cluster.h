@@ -47,7 +47,7 @@ class ValkeyTestCluster {
   std::string NodeId(int node) const;  // CLUSTER MYID
 
   // Moves `slot` with all its keys from its owner to node `to`, safely for
-  // the gate's scripts (whose declared key "bp:{target}" never exists):
+  // the gate's scripts (which declare only the state hash bp:{target}:state):
   // BeginMigration:
   //   1. `to`:    CLUSTER SETSLOT slot IMPORTING <owner id>
   //   2. owner:   MULTI; CLUSTER SETSLOT slot MIGRATING <to id>;

@@ -1,54 +1,97 @@
--- configure.lua - hot update of a target's configuration (I2).
+-- configure.lua - hot update of a target's configuration (I2), in one atomic
+-- step.
 --
 -- Sets (or, with an empty value, deletes) fields of the state hash and
--- rebuilds the packed 'cfg' field that admit.lua reads on every call, in one
--- atomic step. Fields: requests_per_s, tokens_per_s, burst_s,
--- max_cost_requests, max_cost_tokens (read by admit.lua directly), omega:<k>,
+-- rebuilds the packed 'cfg' record that admit.lua reads on every call (the
+-- caps, tuning, the adapt switch and omega_1..omega_K), with
+-- the defaults of prelude.lua for fields never set. Fields: requests_per_s,
+-- tokens_per_s, burst_s, max_cost_requests, max_cost_tokens, omega:<k>,
 -- omega_sum, classes, tw:<tenant>, lend_fraction, slack_ms, grace_ms,
 -- ticket_ttl_ms, adapt, adapt_beta, adapt_recover_ms, adapt_window_ms,
 -- adapt_min_429 (README "Key schema").
+--
+-- Mode "set" writes the pairs given; "replace" (a whole configuration,
+-- bp::Gate::ReplaceConfig) also deletes every tenant weight tw:<tenant> not
+-- among them. In both, writing 'classes' deletes omega:<k> for the classes
+-- above it (up to the old 'classes'), and a tenant weight for a tenant name
+-- outside the rule (prelude.lua) is an error, with nothing written.
 --
 -- Adaptive caps: with adapt not "1" the learned state 'ad' is deleted (the
 -- configured caps apply at once); a changed adapt_recover_ms re-bases 'ad'
 -- (each fraction as of now, recovering at the new rate from now on).
 --
--- KEYS[1] = "bp:{target}"
--- ARGV: field1, value1, field2, value2, ...
--- Reply: the packed cfg string, or nil if requests_per_s is not set.
+-- KEYS[1] = "bp:{target}:state"
+-- ARGV: mode ("set" | "replace"), field1, value1, field2, value2, ...
+-- Reply: 1 if the target is configured (requests_per_s set), else 0.
 
-local H = KEYS[1] .. ':state'
-for i = 1, #ARGV, 2 do
+local mode = ARGV[1]
+if mode ~= 'set' and mode ~= 'replace' then
+  return redis.error_reply('ERR bp: configure mode must be set or replace')
+end
+if #ARGV % 2 ~= 1 then return redis.error_reply('ERR bp: configure takes field/value pairs') end
+local given = {}
+for i = 2, #ARGV, 2 do
+  local f, v = ARGV[i], ARGV[i + 1]
+  if string.sub(f, 1, 3) == 'tw:' and v ~= '' and not valid_tenant(string.sub(f, 4)) then
+    return redis.error_reply('ERR bp: tenant weight: tenant \'' .. string.sub(f, 4)
+      .. '\' must match ' .. TENANT_RULE)
+  end
+  given[f] = true
+end
+local old_classes = tonumber(redis.call('HGET', H, 'classes')) or 0
+if mode == 'replace' then
+  local cursor = '0'
+  repeat
+    local page = redis.call('HSCAN', H, cursor, 'MATCH', 'tw:*', 'COUNT', '1000')
+    cursor = page[1]
+    for j = 1, #page[2], 2 do
+      if not given[page[2][j]] then redis.call('HDEL', H, page[2][j]) end
+    end
+  until cursor == '0'
+end
+for i = 2, #ARGV, 2 do
   if ARGV[i + 1] == '' then
     redis.call('HDEL', H, ARGV[i])
   else
     redis.call('HSET', H, ARGV[i], ARGV[i + 1])
   end
 end
+if given['classes'] then
+  local classes = tonumber(redis.call('HGET', H, 'classes')) or 0
+  for c = classes + 1, old_classes do redis.call('HDEL', H, 'omega:' .. c) end
+end
 local ad = redis.call('HMGET', H, 'adapt', 'ad', 'adapt_recover_ms')
 if ad[1] ~= '1' then
   redis.call('HDEL', H, 'ad')
 elseif ad[2] then
-  local a = {}
-  for x in string.gmatch(ad[2], '%S+') do a[#a + 1] = tonumber(x) end
-  local tau = (tonumber(ad[3]) or 120000) * 1000
-  if #a == 10 and a[5] ~= tau and tau > 0 then
-    local tm = redis.call('TIME')
-    local now = tonumber(tm[1]) * 1000000 + tonumber(tm[2])
+  local a = ad_unpack(ad[2])
+  local tau = (tonumber(ad[3]) or DEFAULT_ADAPT_RECOVER_MS) * 1000
+  if a and a[5] ~= tau and tau > 0 then
+    local now = server_us()
     for _, i in ipairs({1, 3}) do
-      a[i] = math.min(1, a[i] + math.max(0, now - a[i + 1]) / a[5])
+      a[i] = learned(a[i], a[i + 1], a[5], now)
       a[i + 1] = now
     end
     a[5] = tau
-    redis.call('HSET', H, 'ad', string.format('%.17g %d %.17g %d %d %d %d %d %d %d', unpack(a)))
+    redis.call('HSET', H, 'ad', string.format(ADFMT, unpack(a)))
   end
 end
 local f = redis.call('HMGET', H, 'requests_per_s', 'tokens_per_s', 'burst_s', 'omega_sum',
-  'lend_fraction', 'slack_ms', 'grace_ms', 'ticket_ttl_ms')
+  'lend_fraction', 'slack_ms', 'grace_ms', 'ticket_ttl_ms', 'max_cost_requests',
+  'max_cost_tokens', 'adapt', 'classes')
 if not f[1] then
   redis.call('HDEL', H, 'cfg')
-  return nil
+  return 0
 end
-for i = 1, 8 do f[i] = f[i] or '-' end  -- '-' = default (tonumber gives nil)
-local cfg = table.concat(f, ' ')
-redis.call('HSET', H, 'cfg', cfg)
-return cfg
+local function num(i, d) return tonumber(f[i]) or d end
+local classes = math.max(0, math.floor(num(12, 0)))
+-- cfg = Cr Ct burst omega_sum lend slack_ms grace_ms ticket_ttl_ms
+--       max_cost_requests max_cost_tokens adapt K omega_1..omega_K (prelude.lua)
+local parts = {struct.pack(CFGREC, 1, num(1, 0), num(2, 0), num(3, DEFAULT_BURST_S), num(4, 0),
+  num(5, DEFAULT_LEND_FRACTION), num(6, DEFAULT_SLACK_MS), num(7, DEFAULT_GRACE_MS),
+  num(8, DEFAULT_TICKET_TTL_MS), num(9, 0), num(10, 0), f[11] == '1' and 1 or 0, classes)}
+for c = 1, classes do
+  parts[c + 1] = struct.pack('<d', tonumber(redis.call('HGET', H, 'omega:' .. c)) or 1)
+end
+redis.call('HSET', H, 'cfg', table.concat(parts))
+return 1

@@ -28,10 +28,11 @@
 --   retry-after, the d reset header): one decrease per overload episode.
 -- A 429 with no known bound counts against the dimensions whose remaining
 -- header is 0, else against requests (and tokens if capped).
--- 'ad' = "fr tr_us ft tt_us tau_us ws_us nr nt hr_us ht_us". Only 429s
--- write it; recovery is computed where it is read (admit, release, State).
+-- 'ad' (prelude.lua) is written only on 429s; recovery is computed where it
+-- is read (admit, release, state). Records, defaults and the weight rule are
+-- prelude.lua's (embedded before this text at build time).
 --
--- KEYS[1] = "bp:{target}"
+-- KEYS[1] = "bp:{target}:state" (the ticket key is named from it)
 -- ARGV: ticket, actual_requests, actual_tokens, [now_ms] (tests only, 0 =
 --       TIME), [outcome "ok" | "429" | "refused" (default ok); "429" and "refused" are
 --       both refusals, only "429" feeds the adaptive caps], [bound "requests" |
@@ -40,19 +41,6 @@
 --       (numbers: -1 or "" = absent)
 -- Reply: 1 if applied, 0 if the ticket was unknown (released, expired, "0")
 
-local P = KEYS[1]
-local H, BL = P .. ':state', P .. ':bl'
--- Packed fields: "1 2.5 3" -> {1, 2.5, 3} (nil -> {}), one pattern per layout.
-local P2 = '^(%S+) (%S+)$'
-local P8 = '^(%S+) (%S+) (%S+) (%S+) (%S+) (%S+) (%S+) (%S+)$'
-local P9 = '^(%S+) (%S+) (%S+) (%S+) (%S+) (%S+) (%S+) (%S+) (%S+)$'
-local P10 = '^(%S+) (%S+) (%S+) (%S+) (%S+) (%S+) (%S+) (%S+) (%S+) (%S+)$'
-local function nums(str, pat)
-  if not str then return {} end
-  local v = {string.match(str, pat)}
-  for i = 1, #v do v[i] = tonumber(v[i]) end
-  return v
-end
 local TK = P .. ':tk:' .. (ARGV[1] or '')
 local areq, atok = tonumber(ARGV[2]), tonumber(ARGV[3])
 local now = (tonumber(ARGV[4] or '0') or 0) * 1000
@@ -69,33 +57,25 @@ if not qid then return redis.error_reply('ERR bp: malformed ticket') end
 dreq, dtok = tonumber(dreq), tonumber(dtok)
 ttok = tonumber(ttok) or dtok  -- tokens charged on the tag
 local tenant = string.match(qid, '^[^:]+:(.+)$')
-if now <= 0 then
-  local tm = redis.call('TIME')
-  now = tonumber(tm[1]) * 1000000 + tonumber(tm[2])
-end
+if now <= 0 then now = server_us() end
 local s = redis.call('HMGET', H, 'cfg', 'g', 'q:' .. qid, 'c:' .. k, 'tw:' .. tenant,
   'omega:' .. k, 'ad', 'adapt', 'adapt_beta', 'adapt_recover_ms', 'adapt_window_ms',
-  'adapt_min_429')
-local c = nums(s[1], P8)
-local Cr, Ct = c[1], c[2] or 0
+  'adapt_min_429', 'rsv')
+local Cr, Ct, burst = rec(CFGREC, CFGLEN, s[1])
 if not Cr or Cr <= 0 then return 1 end
-local burst = c[3] or 1
 local capr, capt = Cr * burst, Ct * burst
 
 -- Adaptive caps: the learned fractions now, then a 429's decrease.
-local a = nums(s[7], P10)
-local tau = a[5] or (tonumber(s[10]) or 120000) * 1000
-local function frac(f, t)
-  if not f or tau <= 0 then return 1 end
-  return math.min(1, f + math.max(0, now - t) / tau)
-end
-local fr, ft = frac(a[1], a[2]), frac(a[3], a[4])
+local a = ad_unpack(s[7]) or {}
+local tau = a[5] or (tonumber(s[10]) or DEFAULT_ADAPT_RECOVER_MS) * 1000
+local fr, ft = learned(a[1], a[2], tau, now), learned(a[3], a[4], tau, now)
 if s[8] == '1' and ARGV[5] == '429' then
   local function arg(i) return tonumber(ARGV[i] or '') or -1 end
   local bound, ra = ARGV[6] or '', arg(7)
   local rem_r, rst_r, rem_t, rst_t = arg(8), arg(9), arg(10), arg(11)
-  local win = (tonumber(s[11]) or 2000) * 1000
-  local beta, m = tonumber(s[9]) or 0.7, tonumber(s[12]) or 4
+  local win = (tonumber(s[11]) or DEFAULT_ADAPT_WINDOW_MS) * 1000
+  local beta = tonumber(s[9]) or DEFAULT_ADAPT_BETA
+  local m = tonumber(s[12]) or DEFAULT_ADAPT_MIN_429
   local ws, n, h = a[6], {a[7] or 0, a[8] or 0}, {a[9] or 0, a[10] or 0}
   local f, t = {fr, ft}, {a[2] or now, a[4] or now}
   local base = {a[1] or 1, a[3] or 1}
@@ -123,8 +103,8 @@ if s[8] == '1' and ARGV[5] == '429' then
     if base[d] then return base[d] end
     return f[d]
   end
-  redis.call('HSET', H, 'ad', string.format('%.17g %d %.17g %d %d %d %d %d %d %d', keepf(1),
-    t[1], keepf(2), t[2], tau, ws, n[1], n[2], h[1], h[2]))
+  redis.call('HSET', H, 'ad', string.format(ADFMT, keepf(1), t[1], keepf(2), t[2], tau, ws, n[1],
+    n[2], h[1], h[2]))
   fr, ft = f[1], f[2]
 end
 Cr, Ct = Cr * fr, Ct * ft  -- L1 refill and the tag correction at the learned caps
@@ -132,35 +112,61 @@ local dr, dt = areq - dreq, atok - dtok
 if Ct == 0 or refused then dt = 0 end
 if refused then dr = 0 end
 
+-- Reservation mode (issue 12): O ('rsv') is the max_tokens reserved beyond
+-- the prompts by calls not yet released; the ZSET bp:{target}:rsv holds one
+-- "<ticket> <tokens>" entry per such call, scored by its ticket's expiry.
+-- This ticket's part leaves O, and so do expired tickets (a worker that died
+-- mid-call): at most 8 per release, so O never keeps a dead reservation.
+local extra = math.max(0, dtok - ttok)
+local O = tonumber(s[13]) or 0
+if extra > 0 or O > 0 then
+  if extra > 0 and redis.call('ZREM', RSV, ARGV[1] .. ' ' .. string.format('%d', extra)) == 0 then
+    extra = 0  -- not counted (issued before a reset): nothing to take out
+  end
+  for _, m in ipairs(redis.call('ZRANGEBYSCORE', RSV, '-inf', now, 'LIMIT', 0, 8)) do
+    O = O - (tonumber(string.match(m, ' (%d+)$')) or 0)
+    redis.call('ZREM', RSV, m)
+  end
+  O = math.max(0, O)
+end
+
 -- L1: refill to now, then apply the signed difference (may go below zero:
--- a debt that later admissions wait out).
-local g = nums(s[2], P8)
-local r, t, ts = g[1] or capr, g[2] or capt, g[3] or now
+-- a debt that later admissions wait out). The token level tops out at
+-- capt + O (admit.lua), O still counting this call; then the call leaves O.
+-- So a refund that finds the bucket at capt is kept as credit, up to the
+-- call's reserved part, that the next admissions spend (issue 12: clipped at
+-- capt, most refunds of a 0.1 s bucket were lost), and the level stays within
+-- capt + O + the largest max_tokens (P1 bound: gate.h). Outside reservation
+-- mode O = 0: the plain bucket, clipped at capt.
+local r, t, ts, V, Dr, Dt, seq, evt = rec(GREC, GLEN, s[2])
+r, t, ts = r or capr, t or capt, ts or now
 local el = math.max(0, now - ts)
 r = math.min(capr, r + Cr * el / 1e6 - dr)
-t = math.min(capt, t + Ct * el / 1e6 - dt)
-local hw = {'g', string.format('%.17g %.17g %d %.17g %.17g %.17g %d %d', r, t, math.max(ts, now),
-  g[4] or 0, g[5] or 0, g[6] or 0, g[7] or 0, g[8] or 0)}
-local cl = nums(s[4], P2)
-hw[3], hw[4] = 'c:' .. k, string.format('%d %d', (cl[1] or 0) + dr, (cl[2] or 0) + dt)
+t = math.min(capt + O, t + Ct * el / 1e6 - dt)
+local hw = {'g', struct.pack(GREC, 1, r, t, math.max(ts, now), V or 0, Dr or 0, Dt or 0, seq or 0,
+  evt or 0)}
+local cr, ct = rec(CREC, CLEN, s[4])
+hw[3], hw[4] = 'c:' .. k, struct.pack(CREC, 1, (cr or 0) + dr, (ct or 0) + dt)
 
 -- L3: the queue's tag moves by the change in its dominant share.
-local q = nums(s[3], P9)
-if q[1] then
+local qF, qT, qdr, qdt, qbl, qzs, qna, qnd, qnl = rec(QREC, QLEN, s[3])
+if qF then
   local function sig(req, tok)
     local x = req / Cr
     if abl ~= '1' and Ct > 0 then x = math.max(x, tok / Ct) end
     return x
   end
-  local w = (tonumber(s[5]) or 1) * ((abl == '2') and 1 or (tonumber(s[6]) or 1))
+  local w = queue_weight(s[5], s[6], abl == '2')
   local dF = (sig(areq, atok) - sig(dreq, ttok)) / w
   if refused then dF = -sig(dreq, ttok) / w end
   if dF ~= 0 then
-    q[1] = q[1] + dF
-    hw[5], hw[6] = 'q:' .. qid, string.format('%.17g %d %.17g %.17g %d %d %d %d %d', q[1],
-      q[2] or 0, q[3] or 0, q[4] or 0, q[5] or 0, q[6] or 0, q[7] or 0, q[8] or 0, q[9] or 0)
-    redis.call('ZADD', BL, 'XX', q[1], qid)  -- only if backlogged
+    qF = qF + dF
+    hw[5], hw[6] = 'q:' .. qid, struct.pack(QREC, 1, qF, qT, qdr, qdt, qbl, qzs, qna, qnd, qnl)
+    redis.call('ZADD', BL, 'XX', qF, qid)  -- only if backlogged
   end
+end
+if extra > 0 or O ~= (tonumber(s[13]) or 0) then
+  hw[#hw + 1], hw[#hw + 2] = 'rsv', string.format('%d', math.max(0, O - extra))
 end
 redis.call('HSET', H, unpack(hw))
 return 1

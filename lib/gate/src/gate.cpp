@@ -173,11 +173,13 @@ Result<ValkeyReply> Gate::Impl::Run(const std::vector<std::string>& args) {
 Result<ValkeyReply> Gate::Impl::Eval(std::string_view body, const std::vector<std::string>& args) {
   std::lock_guard lock(mu);
   if (Status s = ConnectForTool(); !s.ok()) return s;
-  return conn.EvalScript(body, {prefix}, args);
+  return conn.EvalScript(body, {state_key}, args);
 }
 
-Status Gate::Impl::Configure(const std::vector<std::string>& pairs) {
-  auto r = Eval(lua::kConfigureLua, pairs);
+Status Gate::Impl::Configure(const char* mode, const std::vector<std::string>& pairs) {
+  std::vector<std::string> args = {mode};
+  args.insert(args.end(), pairs.begin(), pairs.end());
+  auto r = Eval(lua::kConfigureLua, args);
   if (!r.ok()) return r.status();
   if (r->is_error()) return Status::Internal("configure script: " + r->str);
   return Status::Ok();
@@ -228,8 +230,9 @@ Decision Gate::Admit(const AdmitRequest& request) {
   {
     std::lock_guard lock(impl_->mu);
     Status s = impl_->EnsureConnected(o.command_timeout_ms);
-    Result<ValkeyReply> r = s.ok() ? impl_->conn.EvalScript(lua::kAdmitLua, {impl_->prefix}, args)
-                                   : Result<ValkeyReply>(s);
+    Result<ValkeyReply> r = s.ok()
+                                ? impl_->conn.EvalScript(lua::kAdmitLua, {impl_->state_key}, args)
+                                : Result<ValkeyReply>(s);
     failure = ParseAdmitReply(r, &d);
     if (failure.empty()) {
       if (d.verdict == Verdict::kAdmit) impl_->admits++;
@@ -297,7 +300,7 @@ Status Gate::RunRelease(const std::vector<std::string>& args) {
     impl_->release_errors++;
     return s;
   }
-  auto r = impl_->conn.EvalScript(lua::kReleaseLua, {impl_->prefix}, args);
+  auto r = impl_->conn.EvalScript(lua::kReleaseLua, {impl_->state_key}, args);
   if (!r.ok() || r->is_error()) {
     impl_->release_errors++;
     return r.ok() ? Status::Internal("release script: " + r->str) : r.status();

@@ -38,63 +38,46 @@ Status ValidateGateConfig(const GateConfig& c) {
 }
 
 Result<GateConfig> Gate::Config() {
-  const std::string h = impl_->prefix + ":state";
-  auto f = impl_->Run({"HMGET", h, "requests_per_s", "tokens_per_s", "burst_s", "classes",
-                       "slack_ms", "lend_fraction", "grace_ms", "ticket_ttl_ms", "adapt",
-                       "adapt_beta", "adapt_recover_ms", "adapt_window_ms", "adapt_min_429",
-                       "max_cost_requests", "max_cost_tokens"});
-  if (Status s = CheckReply(f, "config"); !s.ok()) return s;
-  if (f->elements.size() != 15) return Status::Internal("config: unexpected HMGET reply");
-  const auto& e = f->elements;
+  auto f = impl_->ReadState({"config"});
+  if (!f.ok()) return f.status();
   GateConfig c;
-  c.configured = e[0].type == ValkeyReply::Type::kString;
+  c.configured = FieldNumber(*f, "configured") == 1;
   if (c.configured) {
-    c.caps.requests_per_s = ReplyToDouble(e[0]);
-    c.caps.tokens_per_s = ReplyToDouble(e[1], 0);
-    c.caps.burst_s = ReplyToDouble(e[2], 1.0);
-    c.caps.max_cost_requests = ReplyToDouble(e[13], 0);
-    c.caps.max_cost_tokens = ReplyToDouble(e[14], 0);
+    c.caps.requests_per_s = FieldNumber(*f, "requests_per_s");
+    c.caps.tokens_per_s = FieldNumber(*f, "tokens_per_s");
+    c.caps.burst_s = FieldNumber(*f, "burst_s");
+    c.caps.max_cost_requests = FieldNumber(*f, "max_cost_requests");
+    c.caps.max_cost_tokens = FieldNumber(*f, "max_cost_tokens");
   }
-  const GateTuning defaults;
-  c.tuning.slack_ms = ReplyToDouble(e[4], defaults.slack_ms);
-  c.tuning.lend_fraction = ReplyToDouble(e[5], defaults.lend_fraction);
-  c.tuning.grace_ms = ReplyToDouble(e[6], defaults.grace_ms);
-  c.tuning.ticket_ttl_ms =
-      static_cast<int64_t>(ReplyToDouble(e[7], static_cast<double>(defaults.ticket_ttl_ms)));
-  c.tuning.adapt = e[8].AsString() == "1";
-  c.tuning.adapt_beta = ReplyToDouble(e[9], defaults.adapt_beta);
-  c.tuning.adapt_recover_ms = ReplyToDouble(e[10], defaults.adapt_recover_ms);
-  c.tuning.adapt_window_ms = ReplyToDouble(e[11], defaults.adapt_window_ms);
-  c.tuning.adapt_min_429 =
-      static_cast<int64_t>(ReplyToDouble(e[12], static_cast<double>(defaults.adapt_min_429)));
-  const int classes = static_cast<int>(ReplyToDouble(e[3], 0));
-  if (classes > 0) {
-    std::vector<std::string> cmd = {"HMGET", h};
-    for (int k = 1; k <= classes; ++k) cmd.push_back("omega:" + std::to_string(k));
-    auto w = impl_->Run(cmd);
-    if (Status s = CheckReply(w, "config"); !s.ok()) return s;
-    for (const auto& v : w->elements) c.omega.push_back(ReplyToDouble(v, 1.0));
+  // Every tuning field is in the reply (state.lua applies prelude.lua's
+  // defaults to fields never set).
+  c.tuning.slack_ms = FieldNumber(*f, "slack_ms");
+  c.tuning.lend_fraction = FieldNumber(*f, "lend_fraction");
+  c.tuning.grace_ms = FieldNumber(*f, "grace_ms");
+  c.tuning.ticket_ttl_ms = static_cast<int64_t>(FieldNumber(*f, "ticket_ttl_ms"));
+  c.tuning.adapt = FieldNumber(*f, "adapt") == 1;
+  c.tuning.adapt_beta = FieldNumber(*f, "adapt_beta");
+  c.tuning.adapt_recover_ms = FieldNumber(*f, "adapt_recover_ms");
+  c.tuning.adapt_window_ms = FieldNumber(*f, "adapt_window_ms");
+  c.tuning.adapt_min_429 = static_cast<int64_t>(FieldNumber(*f, "adapt_min_429"));
+  if (auto it = f->find("omega"); it != f->end()) {
+    for (const ValkeyReply& v : it->second.elements) c.omega.push_back(ReplyToDouble(v, 1.0));
   }
-  std::string cursor = "0";
-  do {
-    auto r = impl_->Run({"HSCAN", h, cursor, "MATCH", "tw:*", "COUNT", "1000"});
-    if (Status s = CheckReply(r, "config"); !s.ok()) return s;
-    if (r->elements.size() != 2) return Status::Internal("config: unexpected HSCAN reply");
-    cursor = r->elements[0].AsString();
-    const auto& kv = r->elements[1].elements;
+  if (auto it = f->find("tenant_weights"); it != f->end()) {
+    const auto& kv = it->second.elements;
     for (size_t i = 0; i + 1 < kv.size(); i += 2) {
-      c.tenant_weights[kv[i].str.substr(3)] = ReplyToDouble(kv[i + 1], 1.0);
+      c.tenant_weights[kv[i].AsString()] = ReplyToDouble(kv[i + 1], 1.0);
     }
-  } while (cursor != "0");
+  }
   return c;
 }
 
 Status Gate::ReplaceConfig(const GateConfig& config) {
   if (Status s = ValidateGateConfig(config); !s.ok()) return s;
-  auto old = Config();
-  if (!old.ok()) return old.status();
+  // One configure.lua call in mode "replace": it also deletes the tenant
+  // weights absent from `config` and the classes above its omega.
   std::vector<std::string> pairs = CapsPairs(config.caps);
-  const auto omega = OmegaPairs(config.omega, old->omega.size());
+  const auto omega = OmegaPairs(config.omega);
   const auto tuning = TuningPairs(config.tuning);
   pairs.insert(pairs.end(), omega.begin(), omega.end());
   pairs.insert(pairs.end(), tuning.begin(), tuning.end());
@@ -102,13 +85,7 @@ Status Gate::ReplaceConfig(const GateConfig& config) {
     pairs.push_back("tw:" + tenant);
     pairs.push_back(FormatDouble(weight));
   }
-  for (const auto& [tenant, weight] : old->tenant_weights) {
-    if (config.tenant_weights.count(tenant) == 0) {
-      pairs.push_back("tw:" + tenant);
-      pairs.push_back("");  // deletes
-    }
-  }
-  return impl_->Configure(pairs);
+  return impl_->Configure("replace", pairs);
 }
 
 Status Gate::ResetBuckets() {
@@ -126,14 +103,14 @@ Status Gate::ResetBuckets() {
 }
 
 Status Gate::ResetLearned() {
-  return CheckReply(impl_->Run({"HDEL", impl_->prefix + ":state", "ad"}), "reset learned");
+  return CheckReply(impl_->Run({"HDEL", impl_->state_key, "ad"}), "reset learned");
 }
 
 Decision Gate::DryRunAdmit(const AdmitRequest& request) {
   if (auto invalid = InvalidAdmitRequest(request)) return *invalid;
   const std::string& p = impl_->prefix;
   const std::string scratch = p + ":dry:" + RandomSuffix();  // same hash tag, same slot
-  const char* kKeys[] = {":state", ":bl", ":bx", ":seen"};
+  const char* kKeys[] = {":state", ":bl", ":bx", ":seen", ":rsv"};
   std::vector<std::vector<std::string>> copy = {{"MULTI"}};
   std::vector<std::string> del = {"DEL"};
   for (const char* k : kKeys) {
@@ -159,7 +136,7 @@ Decision Gate::DryRunAdmit(const AdmitRequest& request) {
       }
     }
     if (!s.ok() && in_multi && conn.connected()) conn.Command({"DISCARD"});
-    failure = s.ok() ? ParseAdmitReply(conn.EvalScript(lua::kAdmitLua, {scratch},
+    failure = s.ok() ? ParseAdmitReply(conn.EvalScript(lua::kAdmitLua, {scratch + ":state"},
                                                        AdmitArgs(impl_->options, request)),
                                        &d)
                      : s.ToString();

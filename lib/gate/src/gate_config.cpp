@@ -1,6 +1,8 @@
 // bp::Gate configuration and inspection: hot updates of caps and weights
-// (I2: the admit script reads them on every call), the state snapshot used by
-// bpctl and the tests, and Reset. Key schema: README "The gate".
+// (I2: the admit script reads them on every call) through configure.lua, the
+// state snapshot used by bpctl and the tests (state.lua's named fields, read
+// in one atomic call), and Reset. The key schema and its records belong to
+// lib/gate/lua/prelude.lua; nothing here decodes them.
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
@@ -22,21 +24,30 @@ double ReplyToDouble(const ValkeyReply& r, double fallback) {
   return end == r.str.c_str() ? fallback : v;
 }
 
-std::vector<double> SplitNumbers(const std::string& text) {
-  std::vector<double> out;
-  const char* p = text.c_str();
-  char* end = nullptr;
-  for (double v = std::strtod(p, &end); end != p; v = std::strtod(p, &end)) {
-    out.push_back(v);
-    p = end;
-  }
-  return out;
-}
-
 Status CheckReply(const Result<ValkeyReply>& r, const char* what) {
   if (!r.ok()) return r.status();
   if (r->is_error()) return Status::Internal(std::string(what) + ": " + r->str);
   return Status::Ok();
+}
+
+double FieldNumber(const std::map<std::string, ValkeyReply>& fields, const std::string& name,
+                   double fallback) {
+  auto it = fields.find(name);
+  return it == fields.end() ? fallback : ReplyToDouble(it->second, fallback);
+}
+
+Result<std::map<std::string, ValkeyReply>> Gate::Impl::ReadState(
+    const std::vector<std::string>& args) {
+  auto r = Eval(lua::kStateLua, args);
+  if (Status s = CheckReply(r, "state script"); !s.ok()) return s;
+  if (r->type != ValkeyReply::Type::kArray || r->elements.size() % 2 != 0) {
+    return Status::Internal("state script: unexpected reply shape");
+  }
+  std::map<std::string, ValkeyReply> out;
+  for (size_t i = 0; i + 1 < r->elements.size(); i += 2) {
+    out[r->elements[i].AsString()] = std::move(r->elements[i + 1]);
+  }
+  return out;
 }
 
 Status ValidateCaps(const GateCaps& caps) {
@@ -124,7 +135,7 @@ std::vector<std::string> CapsPairs(const GateCaps& caps) {
           "max_cost_tokens",   max_cost(caps.max_cost_tokens)};
 }
 
-std::vector<std::string> OmegaPairs(const std::vector<double>& omega, size_t old_classes) {
+std::vector<std::string> OmegaPairs(const std::vector<double>& omega) {
   std::vector<std::string> out;
   double sum = 0;
   for (size_t i = 0; i < omega.size(); ++i) {
@@ -135,10 +146,6 @@ std::vector<std::string> OmegaPairs(const std::vector<double>& omega, size_t old
   const bool none = omega.empty();
   out.insert(out.end(), {"omega_sum", none ? "" : FormatDouble(sum), "classes",
                          none ? "" : std::to_string(omega.size())});
-  for (size_t k = omega.size() + 1; k <= old_classes; ++k) {  // "" deletes
-    out.push_back("omega:" + std::to_string(k));
-    out.push_back("");
-  }
   return out;
 }
 
@@ -165,108 +172,88 @@ std::vector<std::string> TuningPairs(const GateTuning& t) {
 
 Status Gate::SetCaps(const GateCaps& caps) {
   if (Status s = ValidateCaps(caps); !s.ok()) return s;
-  return impl_->Configure(CapsPairs(caps));
+  return impl_->Configure("set", CapsPairs(caps));
 }
 
 Status Gate::SetPriorityWeights(const std::vector<double>& omega) {
   if (Status s = ValidateOmega(omega); !s.ok()) return s;
-  auto old = impl_->Run({"HGET", impl_->prefix + ":state", "classes"});
-  if (Status s = CheckReply(old, "set priority weights"); !s.ok()) return s;
-  return impl_->Configure(OmegaPairs(omega, static_cast<size_t>(ReplyToDouble(*old, 0))));
+  return impl_->Configure("set", OmegaPairs(omega));
 }
 
 Status Gate::SetTenantWeight(const std::string& tenant, double weight) {
   if (Status s = ValidateTenantWeight(tenant, weight); !s.ok()) return s;
-  return impl_->Configure({"tw:" + tenant, FormatDouble(weight)});
+  return impl_->Configure("set", {"tw:" + tenant, FormatDouble(weight)});
 }
 
 Status Gate::UnsetTenantWeight(const std::string& tenant) {
   if (tenant.empty()) return Status::InvalidArgument("tenant weight: empty tenant");
-  return impl_->Configure({"tw:" + tenant, ""});
+  return impl_->Configure("set", {"tw:" + tenant, ""});
 }
 
 Status Gate::SetTuning(const GateTuning& t) {
   if (Status s = ValidateTuning(t); !s.ok()) return s;
-  return impl_->Configure(TuningPairs(t));
+  return impl_->Configure("set", TuningPairs(t));
 }
 
+namespace {
+
+// The numbers of a list field of state.lua's reply.
+std::vector<double> ListNumbers(const std::map<std::string, ValkeyReply>& fields,
+                                const std::string& name, double fallback) {
+  std::vector<double> out;
+  auto it = fields.find(name);
+  if (it == fields.end()) return out;
+  for (const ValkeyReply& v : it->second.elements) out.push_back(ReplyToDouble(v, fallback));
+  return out;
+}
+
+}  // namespace
+
 Result<GateState> Gate::State() {
-  const std::string& p = impl_->prefix;
+  const bool no_priority = impl_->options.ablation == GateAblation::kNoPriority;
+  auto f = impl_->ReadState({"state", no_priority ? "nopriority" : "none"});
+  if (!f.ok()) return f.status();
   GateState st;
-  auto cfg = impl_->Run({"HMGET", p + ":state", "requests_per_s", "tokens_per_s", "burst_s",
-                         "classes", "max_cost_requests", "max_cost_tokens"});
-  if (Status s = CheckReply(cfg, "state"); !s.ok()) return s;
-  st.configured = cfg->elements.size() == 6 && cfg->elements[0].type == ValkeyReply::Type::kString;
+  st.configured = FieldNumber(*f, "configured") == 1;
   if (st.configured) {
-    st.caps.requests_per_s = ReplyToDouble(cfg->elements[0]);
-    st.caps.tokens_per_s = ReplyToDouble(cfg->elements[1]);
-    st.caps.burst_s = ReplyToDouble(cfg->elements[2], 1.0);
-    st.caps.max_cost_requests = ReplyToDouble(cfg->elements[4], 0);
-    st.caps.max_cost_tokens = ReplyToDouble(cfg->elements[5], 0);
+    st.caps.requests_per_s = FieldNumber(*f, "requests_per_s");
+    st.caps.tokens_per_s = FieldNumber(*f, "tokens_per_s");
+    st.caps.burst_s = FieldNumber(*f, "burst_s");
+    st.caps.max_cost_requests = FieldNumber(*f, "max_cost_requests");
+    st.caps.max_cost_tokens = FieldNumber(*f, "max_cost_tokens");
   }
-  const int classes = static_cast<int>(ReplyToDouble(cfg->elements[3], 0));
-  for (int k = 1; k <= std::max(classes, 1); ++k) {
-    auto w =
-        impl_->Run({"HMGET", p + ":state", "omega:" + std::to_string(k), "c:" + std::to_string(k)});
-    if (Status s = CheckReply(w, "state"); !s.ok()) return s;
-    if (k <= classes) st.omega.push_back(ReplyToDouble(w->elements[0], 1.0));
-    const std::vector<double> cv = SplitNumbers(w->elements[1].AsString());
-    st.class_requests.push_back(cv.size() == 2 ? cv[0] : 0);
-    st.class_tokens.push_back(cv.size() == 2 ? cv[1] : 0);
-  }
-  // g = "r t ts_us V Dr Dt seq evt_us" (README "Key schema")
-  auto g = impl_->Run({"HGET", p + ":state", "g"});
-  if (Status s = CheckReply(g, "state"); !s.ok()) return s;
-  const std::vector<double> gv = SplitNumbers(g->AsString());
-  st.l1_requests = gv.size() > 0 ? gv[0] : st.caps.requests_per_s * st.caps.burst_s;
-  st.l1_tokens = gv.size() > 1 ? gv[1] : st.caps.tokens_per_s * st.caps.burst_s;
-  st.l1_at_ms = gv.size() > 2 ? gv[2] / 1000 : 0;
-  st.virtual_time = gv.size() > 3 ? gv[3] : 0;
-  auto tm = impl_->Run({"TIME"});
-  if (Status s = CheckReply(tm, "state"); !s.ok()) return s;
-  if (tm->elements.size() == 2) {
-    st.server_time_ms =
-        ReplyToDouble(tm->elements[0]) * 1000 + ReplyToDouble(tm->elements[1]) / 1000;
-  }
-  // Adaptive caps: 'ad' = "fr tr_us ft tt_us tau_us ..." (release.lua).
-  auto ad = impl_->Run({"HMGET", p + ":state", "adapt", "ad"});
-  if (Status s = CheckReply(ad, "state"); !s.ok()) return s;
-  if (ad->elements.size() == 2) {
-    st.adapt = ad->elements[0].AsString() == "1";
-    const std::vector<double> av = SplitNumbers(ad->elements[1].AsString());
-    if (av.size() >= 5 && av[4] > 0) {
-      const double now_us = st.server_time_ms * 1000;
-      st.learned_requests_fraction = std::min(1.0, av[0] + std::max(0.0, now_us - av[1]) / av[4]);
-      st.learned_tokens_fraction = std::min(1.0, av[2] + std::max(0.0, now_us - av[3]) / av[4]);
-      st.learned_requests_decreased_ms = av[0] < 1 ? av[1] / 1000 : 0;
-      st.learned_tokens_decreased_ms = av[2] < 1 ? av[3] / 1000 : 0;
+  st.omega = ListNumbers(*f, "omega", 1);
+  st.class_requests = ListNumbers(*f, "class_requests", 0);
+  st.class_tokens = ListNumbers(*f, "class_tokens", 0);
+  st.has_bucket_state = f->count("l1_at_ms") == 1;
+  st.l1_requests = FieldNumber(*f, "l1_requests");
+  st.l1_tokens = FieldNumber(*f, "l1_tokens");
+  st.l1_at_ms = FieldNumber(*f, "l1_at_ms");
+  st.server_time_ms = FieldNumber(*f, "server_time_ms");
+  st.virtual_time = FieldNumber(*f, "virtual_time");
+  st.reserved_tokens = FieldNumber(*f, "reserved_tokens");
+  st.adapt = FieldNumber(*f, "adapt") == 1;
+  st.learned_requests_fraction = FieldNumber(*f, "learned_requests_fraction", 1);
+  st.learned_tokens_fraction = FieldNumber(*f, "learned_tokens_fraction", 1);
+  st.learned_requests_decreased_ms = FieldNumber(*f, "learned_requests_decreased_ms");
+  st.learned_tokens_decreased_ms = FieldNumber(*f, "learned_tokens_decreased_ms");
+  if (auto it = f->find("queues"); it != f->end()) {
+    for (const ValkeyReply& list : it->second.elements) {
+      std::map<std::string, ValkeyReply> qf;
+      for (size_t i = 0; i + 1 < list.elements.size(); i += 2) {
+        qf[list.elements[i].AsString()] = list.elements[i + 1];
+      }
+      GateQueueState q;
+      q.tenant = qf["tenant"].AsString();
+      q.priority = static_cast<int>(FieldNumber(qf, "priority"));
+      q.weight = FieldNumber(qf, "weight");
+      q.tag = FieldNumber(qf, "tag");
+      q.backlogged = FieldNumber(qf, "backlogged") == 1;
+      q.admits = static_cast<int64_t>(FieldNumber(qf, "admits"));
+      q.defers = static_cast<int64_t>(FieldNumber(qf, "defers"));
+      q.lent = static_cast<int64_t>(FieldNumber(qf, "lent"));
+      st.queues.push_back(std::move(q));
     }
-  }
-  auto seen = impl_->Run({"ZRANGE", p + ":seen", "0", "-1"});
-  if (Status s = CheckReply(seen, "state"); !s.ok()) return s;
-  for (const auto& m : seen->elements) {
-    const std::string id = m.AsString();  // "<k>:<tenant>"
-    const auto colon = id.find(':');
-    if (colon == std::string::npos) continue;
-    GateQueueState q;
-    q.priority = std::atoi(id.substr(0, colon).c_str());
-    q.tenant = id.substr(colon + 1);
-    // q:<id> = "F T_us dr dt bl zs_us admits defers lent"; the weight is
-    // computed from the configuration as the script does.
-    auto h = impl_->Run({"HMGET", p + ":state", "q:" + id, "tw:" + q.tenant,
-                         "omega:" + std::to_string(q.priority)});
-    if (Status s = CheckReply(h, "state"); !s.ok()) return s;
-    const std::vector<double> qv = SplitNumbers(h->elements[0].AsString());
-    if (qv.size() < 9) continue;
-    q.tag = qv[0];
-    q.backlogged = qv[4] == 1;
-    q.admits = static_cast<int64_t>(qv[6]);
-    q.defers = static_cast<int64_t>(qv[7]);
-    q.lent = static_cast<int64_t>(qv[8]);
-    const bool no_priority = impl_->options.ablation == GateAblation::kNoPriority;
-    q.weight = ReplyToDouble(h->elements[1], 1.0) *
-               (no_priority ? 1.0 : ReplyToDouble(h->elements[2], 1.0));
-    st.queues.push_back(std::move(q));
   }
   std::sort(st.queues.begin(), st.queues.end(), [](const auto& a, const auto& b) {
     return a.priority != b.priority ? a.priority < b.priority : a.tenant < b.tenant;

@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -19,6 +20,7 @@ extern const std::string_view kAdmitLua;
 extern const std::string_view kReleaseLua;
 extern const std::string_view kConfigureLua;
 extern const std::string_view kResetBucketsLua;
+extern const std::string_view kStateLua;
 }  // namespace bp::lua
 
 namespace bp {
@@ -27,6 +29,7 @@ struct Gate::Impl {
   explicit Impl(GateOptions o)
       : options(std::move(o)),
         prefix("bp:{" + options.target + "}"),
+        state_key(prefix + ":state"),
         conn(ValkeyOptions{options.url, options.connect_timeout_ms, options.command_timeout_ms},
              prefix) {}  // route key: a cluster sends every call to {target}'s slot
 
@@ -38,17 +41,22 @@ struct Gate::Impl {
   Status ConnectForTool();
   // Runs one command under mu, connecting first (ConnectForTool).
   Result<ValkeyReply> Run(const std::vector<std::string>& args);
-  // Runs a script with KEYS[1] = prefix under mu, connecting first.
+  // Runs a script with KEYS[1] = state_key under mu, connecting first.
   Result<ValkeyReply> Eval(std::string_view body, const std::vector<std::string>& args);
-  // Runs configure.lua with field/value pairs ("" deletes a field).
-  Status Configure(const std::vector<std::string>& pairs);
+  // Runs configure.lua in mode "set" or "replace" with field/value pairs
+  // ("" deletes a field).
+  Status Configure(const char* mode, const std::vector<std::string>& pairs);
+  // Runs state.lua with `args` ("config", or "state" and the ablation) and
+  // returns its named fields.
+  Result<std::map<std::string, ValkeyReply>> ReadState(const std::vector<std::string>& args);
   // SCAN-deletes the target's keys "<prefix>:<suffix_glob>" (the prefix is
   // glob-escaped) for which `drop(key)` is true.
   Status DeleteMatching(const std::string& suffix_glob,
                         const std::function<bool(const std::string&)>& drop);
 
   const GateOptions options;
-  const std::string prefix;  // "bp:{target}"
+  const std::string prefix;     // "bp:{target}"
+  const std::string state_key;  // "bp:{target}:state", the scripts' KEYS[1]
   std::mutex mu;
   ValkeyConnection conn;                                 // guarded by mu
   std::chrono::steady_clock::time_point last_attempt{};  // guarded by mu
@@ -67,17 +75,19 @@ std::vector<std::string> AdmitArgs(const GateOptions& options, const AdmitReques
 // fills *d from admit.lua's reply; returns "" or the failure (then *d is unset).
 std::string ParseAdmitReply(const Result<ValkeyReply>& reply, Decision* d);
 
-// Reply helpers (gate_config.cpp): a number reply or its fallback; the
-// numbers of a packed field ("1 2.5 3"); a failure or error reply as Status.
+// Reply helpers (gate_config.cpp): a number reply or its fallback; a
+// failure or error reply as Status; the named field `name` of state.lua's
+// reply as a number, or `fallback` when absent.
 double ReplyToDouble(const ValkeyReply& reply, double fallback = 0);
-std::vector<double> SplitNumbers(const std::string& text);
 Status CheckReply(const Result<ValkeyReply>& reply, const char* what);
+double FieldNumber(const std::map<std::string, ValkeyReply>& fields, const std::string& name,
+                   double fallback = 0);
 
 // configure.lua field/value pairs (gate_config.cpp): caps; omega_1..K with
-// omega_sum and classes (all deleted when omega is empty), deleting classes
-// K+1..old_classes; tuning.
+// omega_sum and classes (all deleted when omega is empty; configure.lua
+// deletes the classes above K); tuning.
 std::vector<std::string> CapsPairs(const GateCaps& caps);
-std::vector<std::string> OmegaPairs(const std::vector<double>& omega, size_t old_classes);
+std::vector<std::string> OmegaPairs(const std::vector<double>& omega);
 std::vector<std::string> TuningPairs(const GateTuning& tuning);
 
 // Validation shared by the Set* methods and ValidateGateConfig (gate_config.cpp).

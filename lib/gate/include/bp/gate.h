@@ -49,6 +49,22 @@ enum class GateMode {
   kReconcile,    // debit the estimate; Release debits or refunds the difference
   kReservation,  // debit prompt + max_tokens; Release refunds the unused part
 };
+// Reservation mode and P1 (issue 12). Let O be the max_tokens that admitted,
+// not yet released calls reserved beyond their prompts (GateState::
+// reserved_tokens; a ticket that expires unreleased leaves O at the next
+// release). The token level refills up to B_t + O (B_t = C_t * burst_s); a
+// refund is added up to B_t + O with O still counting its call, which then
+// leaves O: a refund that finds the bucket at B_t is kept as credit (up to
+// the call's max_tokens), and the level stays within B_t + O + m (m = the
+// largest max_tokens). Bound: the
+// tokens used by the calls admitted in any span [x, y] stay within
+//   C_t * (y - x) + max(B_t, largest reservation) + m + 2 * O(x),
+// provided each call uses at least its prompt estimate and at most its
+// reservation: the level at x is at most B_t + O(x) + m and at y at least
+// -(largest reservation - B_t) (a debt), and the calls in flight at x refund
+// at most O(x) within the span. O is at most (calls in flight) * max_tokens.
+// With O = m = 0 (estimate, reconcile) it is the plain bucket's
+// C_t * span + max(B_t, largest cost).
 
 // The one table of mode names, used by admit.lua's ARGV, workload files
 // (gate.mode) and bpctl (--mode): "estimate", "reconcile", "reservation".
@@ -65,7 +81,11 @@ enum class GateAblation {
   kNoPriority,  // one class: no L2 split, priority weights ignored
 };
 
-// The tenant id rule: 1-128 bytes of [A-Za-z0-9_.-].
+// The tenant id rule: 1-128 bytes of [A-Za-z0-9_.-]. The rule's owner is
+// lib/gate/lua/prelude.lua (valid_tenant), which admit.lua and configure.lua
+// enforce; this is a mirror for checks before any call (bpctl flags, workload
+// files), compared with the script on every byte value and on the length
+// bounds by GateSchema.TenantRuleMirrorsThePrelude.
 bool ValidTenantName(std::string_view tenant);
 
 enum class Verdict { kAdmit, kDefer, kReject, kFailOpen };
@@ -124,7 +144,10 @@ struct GateOptions {
 };
 
 // Tuning of the fairness rule, stored in Valkey next to the caps (README "The
-// gate"). Defaults apply to fields never set.
+// gate"). Defaults apply to fields never set; their owner is
+// lib/gate/lua/prelude.lua (DEFAULT_*), which the scripts apply. The initializers
+// below mirror them for a GateTuning built in C++, compared with the prelude
+// by GateSchema.TuningDefaultsMirrorThePrelude.
 struct GateTuning {
   // A queue ahead of the least backlogged tag is still admitted while it is
   // at most this far ahead in time at the fair rate (or one own quantum).
@@ -203,7 +226,15 @@ struct GateState {
   std::vector<double> omega;  // omega_1..omega_K as configured
   double l1_requests = 0;     // L1 level at l1_at_ms
   double l1_tokens = 0;
-  double l1_at_ms = 0;        // script time of the last refill
+  double l1_at_ms = 0;  // script time of the last refill
+  // The target has bucket state: admitted to at least once (kept, at time 0,
+  // by ResetBuckets once a ticket was issued). Else the L1 levels above are
+  // the full cold bucket (0 when not configured).
+  bool has_bucket_state = false;
+  // Reservation mode: O, the max_tokens that admitted, unreleased calls
+  // reserved beyond their prompts. The token level may refill up to
+  // C_t * burst_s + O (README "The gate", reservation mode); 0 otherwise.
+  double reserved_tokens = 0;
   double server_time_ms = 0;  // the server's TIME when State() read it
   double virtual_time = 0;    // V: least tag among backlogged queues
   // Adaptive caps, as of server_time_ms: the tuning switch, and each learned
@@ -270,15 +301,17 @@ class Gate {
   Status UnsetTenantWeight(const std::string& tenant);
   Status SetTuning(const GateTuning& tuning);
 
-  // Reads the target's configuration and state: O(active queues) commands,
-  // for tools and tests, not for the admission path.
+  // Reads the target's configuration and state in one atomic script call
+  // (lib/gate/lua/state.lua; O(active queues) work on the server), for tools and
+  // tests, not for the admission path.
   Result<GateState> State();
   // Deletes every key of the target (configuration included). For tests and
   // between experiment runs; never while workers admit.
   Status Reset();
 
-  // Tools (bpctl), not the admission path. The target's configuration
-  // (O(configured tenants) commands); defaults for tuning fields never set.
+  // Tools (bpctl), not the admission path. The target's configuration in one
+  // script call (state.lua; O(fields of the state hash) on the server);
+  // defaults for tuning fields never set.
   Result<GateConfig> Config();
   // Replaces the whole configuration in one atomic configure.lua call: caps,
   // priority weights and tuning are written, and priority classes and tenant

@@ -1,0 +1,104 @@
+#!/usr/bin/env bash
+# Server time per admission of admit.lua at a git revision against the
+# working tree's, side by side on one redis-server (issue 11):
+#
+#   bench/admit_script_compare.sh [REV] [CALLS]     (default f7dc3b1, 20000)
+#
+# REV's scripts are taken with `git show` from lib/lua/ or lib/gate/lua/
+# (with prelude.lua when REV has one, sent as the build embeds it). For each
+# of 10, 1 000 and 10 000 queues and each script in turn (three rounds,
+# alternating): a fresh target, the queues registered and backlogged under a
+# tiny cap (as bench/gate_bench.cpp does), the cap raised, CONFIG RESETSTAT,
+# then CALLS admissions from one redis-benchmark client over random queues.
+# Prints EVALSHA usec_per_call (INFO commandstats) per round and the median
+# of each; a ratio below 1 means the working tree's script is cheaper.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+rev=${1:-f7dc3b1}
+calls=${2:-20000}
+server=$(command -v valkey-server || command -v redis-server)
+cli=$(command -v valkey-cli || command -v redis-cli)
+bench=$(command -v valkey-benchmark || command -v redis-benchmark)
+work=$(mktemp -d)
+port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+"$server" --port "$port" --bind 127.0.0.1 --save '' --appendonly no --daemonize yes \
+  --pidfile "$work/pid" --logfile "$work/log" --dir "$work"
+stop() {
+  local pid
+  pid=$(cat "$work/pid" 2>/dev/null) || true
+  if [ -n "$pid" ]; then
+    kill "$pid" 2>/dev/null || true
+    for _ in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+  fi
+  rm -rf "$work"
+}
+trap stop EXIT
+R=("$cli" -p "$port")
+for _ in $(seq 50); do "${R[@]}" ping >/dev/null 2>&1 && break; sleep 0.1; done
+
+# script text of $1 (admit|configure) at revision $2 ("" = working tree)
+text() {
+  local name=$1 at=$2 dir pre=""
+  if [ -z "$at" ]; then
+    dir=lib/gate/lua
+    printf -- '-- %s.lua: prelude.lua, then %s.lua\n' "$name" "$name"
+    cat "$dir/prelude.lua" "$dir/$name.lua"
+    return
+  fi
+  for dir in lib/gate/lua lib/lua; do
+    git cat-file -e "$at:$dir/$name.lua" 2>/dev/null || continue
+    if git cat-file -e "$at:$dir/prelude.lua" 2>/dev/null; then
+      printf -- '-- %s.lua: prelude.lua, then %s.lua\n' "$name" "$name"
+      git show "$at:$dir/prelude.lua"
+    fi
+    git show "$at:$dir/$name.lua"
+    return
+  done
+  echo "no $name.lua at $at" >&2
+  exit 1
+}
+text admit "$rev" >"$work/old_admit.lua"
+text configure "$rev" >"$work/old_configure.lua"
+text admit "" >"$work/new_admit.lua"
+text configure "" >"$work/new_configure.lua"
+
+# run OLD|NEW QUEUES -> usec_per_call
+run() {
+  local which=$1 nq=$2 key mode=() a c
+  if grep -q "prelude.lua" "$work/${which}_admit.lua"; then
+    key='bp:{cmp}:state'
+    mode=(set)
+  else
+    key='bp:{cmp}'
+  fi
+  "${R[@]}" flushall >/dev/null
+  a=$("${R[@]}" script load "$(cat "$work/${which}_admit.lua")")
+  c=$("${R[@]}" script load "$(cat "$work/${which}_configure.lua")")
+  "${R[@]}" evalsha "$c" 1 "$key" "${mode[@]}" omega:1 0.5 omega:2 0.3 omega:3 0.2 omega_sum 1 \
+    classes 3 slack_ms 50 lend_fraction 0.5 grace_ms 600000 ticket_ttl_ms 600000 \
+    requests_per_s 1 tokens_per_s 0 burst_s 1 >/dev/null
+  for i in $(seq 0 $((nq - 1))); do
+    echo "EVALSHA $a 1 $key tenant$i $((1 + i % 3)) 1 0 0 reconcile none 3600000 0"
+  done | "${R[@]}" >/dev/null
+  "${R[@]}" evalsha "$c" 1 "$key" "${mode[@]}" requests_per_s 1e9 tokens_per_s 1e12 >/dev/null
+  "${R[@]}" config resetstat >/dev/null
+  "$bench" -p "$port" -n "$calls" -r "$nq" -c 1 -q EVALSHA "$a" 1 "$key" tenant__rand_int__ 1 1 \
+    100 0 reconcile none 3600000 0 >/dev/null 2>&1
+  "${R[@]}" info commandstats | sed -n 's/^cmdstat_evalsha:.*usec_per_call=\([0-9.]*\).*/\1/p'
+}
+median() { sort -g | sed -n 2p; }
+
+echo "uptime: $(uptime)"
+echo "| queues | $rev us/call (3 rounds) | working tree us/call (3 rounds) | median $rev | median tree | ratio |"
+echo "|---|---|---|---|---|---|"
+for nq in 10 1000 10000; do
+  olds=() news=()
+  for _ in 1 2 3; do
+    olds+=("$(run old "$nq")")
+    news+=("$(run new "$nq")")
+  done
+  mo=$(printf '%s\n' "${olds[@]}" | median)
+  mn=$(printf '%s\n' "${news[@]}" | median)
+  echo "| $nq | ${olds[*]} | ${news[*]} | $mo | $mn | $(python3 -c "print(f'{$mn / $mo:.2f}')") |"
+done
+echo "uptime: $(uptime)"

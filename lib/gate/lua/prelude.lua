@@ -1,0 +1,107 @@
+-- prelude.lua - the one owner of the gate's key schema (README "Key schema").
+--
+-- The build puts this text in front of admit.lua, release.lua,
+-- configure.lua, reset_buckets.lua and state.lua (cmake/EmbedFiles.cmake,
+-- PRELUDE): one Lua chunk, so each script sees the locals below. Here and
+-- only here: the key names, the layout of the packed records and their
+-- decoding, the tuning defaults, the tenant-name rule and the queue weight
+-- rule. C++ decodes none of them (bp::Gate reads through state.lua, which
+-- answers named fields). It runs on every call, so it only defines (six
+-- closures, no tables) and checks KEYS[1]; it calls no command.
+
+---------------------------------------------------------------- keys
+-- KEYS[1] = "bp:{T}:state", the target's state hash, is the one key every
+-- script declares (it exists while the target is configured). The others
+-- are named from it and share its hash tag {T}, hence its cluster slot:
+-- "bp:{T}:bl", ":bx", ":seen", ":rsv" (reservation mode's outstanding
+-- reservations, issue 12) and the tickets ":tk:<n>" (whose numbers
+-- admit.lua picks, so they cannot be declared beforehand). Declaring the
+-- zsets too would make a slot migration answer TRYAGAIN whenever one of them
+-- is empty (absent), so they are not.
+local H = KEYS[1]
+if type(H) ~= 'string' or string.sub(H, -6) ~= ':state' then
+  return redis.error_reply('ERR bp: KEYS[1] must be the state key bp:{<target>}:state')
+end
+local P = string.sub(H, 1, -7)  -- "bp:{T}"
+local BL, BX, SEEN, RSV = P .. ':bl', P .. ':bx', P .. ':seen', P .. ':rsv'
+
+---------------------------------------------------------------- records
+-- The hot records of the state hash are struct-packed little-endian doubles
+-- after a format byte 1 (exact, and about ten times cheaper than formatting
+-- and parsing decimal text, which dominated the script's cost). An absent or
+-- foreign value (another length or format byte) reads as absent: nil values.
+--   g       = r t ts_us V Dr Dt seq evt_us    L1 levels (requests, tokens),
+--             their refill time, the least tag V, eq. (1) sums D_r and D_t,
+--             the ticket counter, the last eviction pass
+--   q:<id>  = F T_us dr dt bl zs_us admits defers lent    queue (k, tenant):
+--             tag, promised wake-up, its share of D_r and D_t, backlogged
+--             (1/0), last seen, counters
+--   c:<k>   = requests tokens    admitted by class k (release-corrected)
+--   cfg     = Cr Ct burst omega_sum lend slack_ms grace_ms ticket_ttl_ms
+--             max_cost_requests max_cost_tokens adapt K, then omega_1..omega_K
+--             (K more doubles)    what admit.lua reads, rebuilt by
+--             configure.lua from the fields below with the defaults applied
+--             (omega_sum 0 = no priority weights, max cost 0 = the default,
+--             one minute of cap, adapt 1 = on, K = classes)
+local GREC, GLEN = '<Bdddddddd', 65
+local QREC, QLEN = '<Bddddddddd', 73
+local CREC, CLEN = '<Bdd', 17
+local CFGREC, CFGLEN = '<Bdddddddddddd', 97  -- the fixed part; omega_k at CFGLEN + 1 + 8(k-1)
+-- The values of record s in the order above, or nothing when s is absent or
+-- foreign: rec(GREC, GLEN, s). Writing one: struct.pack(GREC, 1, values...).
+-- (Helpers are few on purpose: every function here is a closure made anew
+-- on each call, and closures and their garbage cost measurably.)
+local function rec(fmt, len, s)
+  if s and #s >= len and string.byte(s) == 1 then return select(2, struct.unpack(fmt, s)) end
+end
+
+-- Text fields (rarely written): 'ad' (adaptive caps, release.lua) =
+-- "fr tr_us ft tt_us tau_us ws_us nr nt hr_us ht_us"; 'l1hold' =
+-- "<until_us> <queue id>"; a ticket (bp:{T}:tk:<n>) = "<k> <requests>
+-- <tokens debited> <ablation 0|1|2> <queue id> <tokens on the tag>".
+local ADFMT = '%.17g %d %.17g %d %d %d %d %d %d %d'
+local ADPAT = '^(%S+) (%S+) (%S+) (%S+) (%S+) (%S+) (%S+) (%S+) (%S+) (%S+)$'
+local function ad_unpack(s)  -- the ten numbers of 'ad', or nil
+  if not s then return end
+  local v = {string.match(s, ADPAT)}
+  if #v ~= 10 then return end
+  for i = 1, 10 do v[i] = tonumber(v[i]) end
+  return v
+end
+-- The learned fraction of a cap at time now: f recovers linearly, by
+-- (now - t) / tau, up to 1; 1 when nothing is learned.
+local function learned(f, t, tau, now)
+  if not f or not tau or tau <= 0 then return 1 end
+  return math.min(1, f + math.max(0, now - t) / tau)
+end
+
+---------------------------------------------------------------- defaults
+-- Tuning defaults for fields never set (bp::GateTuning mirrors them; a test
+-- compares): configure.lua puts them into cfg, release.lua and state.lua
+-- read them here.
+local DEFAULT_BURST_S, DEFAULT_LEND_FRACTION, DEFAULT_SLACK_MS = 1, 0.5, 50
+local DEFAULT_GRACE_MS, DEFAULT_TICKET_TTL_MS, DEFAULT_QUEUE_TTL_MS = 200, 600000, 10000
+local DEFAULT_ADAPT_BETA, DEFAULT_ADAPT_RECOVER_MS = 0.7, 120000
+local DEFAULT_ADAPT_WINDOW_MS, DEFAULT_ADAPT_MIN_429 = 2000, 4
+
+---------------------------------------------------------------- rules
+-- Tenant ids: 1-128 bytes of [A-Za-z0-9_.-] (bp::ValidTenantName mirrors
+-- this rule; a test compares the two on every byte and on lengths).
+local TENANT_RULE = '[A-Za-z0-9_.-]{1,128}'
+local function valid_tenant(t)
+  return type(t) == 'string' and #t >= 1 and #t <= 128 and not string.find(t, '[^A-Za-z0-9_.%-]')
+end
+-- A queue's weight w_t * omega_k (paper eq. 1): the tenant weight tw:<tenant>
+-- (default 1) times the class weight omega:<k> (default 1; taken as 1 under
+-- the no-priority ablation). A weight <= 0 counts as 1e-9.
+local function queue_weight(tw, omega, no_priority)
+  local w = tonumber(tw) or 1
+  if not no_priority then w = w * (tonumber(omega) or 1) end
+  if w <= 0 then w = 1e-9 end
+  return w
+end
+-- Server time in integer microseconds.
+local function server_us()
+  local tm = redis.call('TIME')
+  return tonumber(tm[1]) * 1000000 + tonumber(tm[2])
+end
