@@ -12,9 +12,11 @@
 #include <vector>
 
 #include "bp/loadgen/configurations.h"
+#include "bp/loadgen/merge_command.h"
 #include "bp/loadgen/metrics.h"
 #include "bp/loadgen/report.h"
 #include "bp/loadgen/runner.h"
+#include "bp/loadgen/shard.h"
 #include "bp/loadgen/workload.h"
 
 namespace po = boost::program_options;
@@ -40,6 +42,15 @@ constexpr const char* kExamples = R"(Examples:
   # two workloads in one go (adds results/comparison.md)
   loadgen --workload configs/workloads/request-bound.json \
           --workload configs/workloads/mixed-dominant.json --config naive,bp
+
+  # the fleet as 3 cooperating processes (one gate target, tenants split, one report)
+  loadgen --workload configs/workloads/cross-priority.json --config bp --processes 3
+
+  # the same by hand: each process its shard, the same start, then the merge
+  T=$(( $(date +%s%3N) + 3000 ))
+  loadgen -w W.json -c bp --shard 0/2 --start-at $T --gate-target fleet1 --out shards &
+  loadgen -w W.json -c bp --shard 1/2 --start-at $T --gate-target fleet1 --out shards
+  wait; loadgen merge --out results shards
 )";
 
 int Usage(const po::options_description& desc, const std::string& error) {
@@ -50,6 +61,9 @@ int Usage(const po::options_description& desc, const std::string& error) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  if (argc >= 2 && std::string(argv[1]) == "merge") {
+    return MergeCommand(std::vector<std::string>(argv + 2, argv + argc), std::cout, std::cerr);
+  }
   std::vector<std::string> workloads;
   std::string config_list = "naive,tn,litellm,bp";
   RunOptions run;
@@ -60,6 +74,8 @@ int main(int argc, char** argv) {
   std::string sdk_bound = "inclusive";
   std::string litellm_limiter = "v3";
   std::string litellm_tokens = "output";
+  int processes = 1;
+  std::string shard_text;
 
   po::options_description desc("loadgen: a multi-tenant workflow-engine load generator\nOptions");
   desc.add_options()("help,h", "show this help")("workload,w", po::value(&workloads)->composing(),
@@ -94,7 +110,18 @@ int main(int argc, char** argv) {
       "litellm v3 token counter: output (completion tokens, LiteLLM's default) or total")(
       "tn-rps-limit", po::value(&run.tn_rps_limit)->default_value(0.0),
       "tn: Temporal queue-rps-limit in paper req/s (0: the workload's request cap)")(
-      "quiet,q", po::bool_switch(&quiet), "no progress line");
+      "quiet,q", po::bool_switch(&quiet), "no progress line")(
+      "processes", po::value(&processes)->default_value(1),
+      "run each run as N cooperating processes (tenant t in process t mod N, slots split, one "
+      "gate target and upstream, set up once, one start time); records merged into one report")(
+      "shard", po::value(&shard_text),
+      "I/N: run only part I of N of one run and write its records to "
+      "OUT/<workload>/<config>/r0/shard-I.records.json for `loadgen merge`; part 0 sets up the "
+      "upstream and the gate; needs --start-at (and --gate-target for bp)")(
+      "start-at", po::value(&run.start_at_unix_ms)->default_value(0),
+      "--shard: the shared start, wall clock in unix ms (leave part 0 a few seconds for setup)")(
+      "gate-target", po::value(&run.gate_target),
+      "--shard: the gate target the parts share (bp configurations)");
 
   po::variables_map vm;
   try {
@@ -129,6 +156,26 @@ int main(int argc, char** argv) {
   run.litellm.tokens = *tokens;
   auto configs = ParseConfigurationList(config_list);
   if (!configs.ok()) return Usage(desc, configs.status().message());
+  if (processes < 1 || processes > 256) return Usage(desc, "--processes must be in [1, 256]");
+  ShardInfo shard;
+  if (!shard_text.empty()) {
+    auto s = ParseShard(shard_text);
+    if (!s.ok()) return Usage(desc, s.status().message());
+    shard = *s;
+    if (processes != 1) return Usage(desc, "--shard and --processes exclude each other");
+    if (workloads.size() != 1 || configs->size() != 1 || repeats != 1) {
+      return Usage(desc, "--shard runs one run: one --workload, one --config, --repeats 1");
+    }
+    if (run.start_at_unix_ms <= 0) return Usage(desc, "--shard needs --start-at UNIX_MS");
+    if (!IsBaseline(configs->front()) && run.gate_target.empty()) {
+      return Usage(desc, "--shard with " + configs->front() + " needs --gate-target NAME");
+    }
+    if (!run.gate_target.empty() && !bp::ValidTenantName(run.gate_target)) {
+      return Usage(desc, "--gate-target must match [A-Za-z0-9_.-]{1,128}");
+    }
+  } else if (run.start_at_unix_ms != 0 || !run.gate_target.empty()) {
+    return Usage(desc, "--start-at and --gate-target go with --shard");
+  }
   if (bp::Status s = ValidateRunOptions(run); !s.ok()) return Usage(desc, s.message());
 
   std::vector<Workload> loaded;
@@ -147,6 +194,11 @@ int main(int argc, char** argv) {
         return 2;
       }
     }
+    if ((processes > 1 || !shard_text.empty()) && !w->events.empty()) {
+      return Usage(desc, path +
+                             ": a scenario (events) cannot run over processes (--processes, "
+                             "--shard)");
+    }
     loaded.push_back(std::move(*w));
   }
 
@@ -163,6 +215,27 @@ int main(int argc, char** argv) {
   }
 
   run.progress = !quiet;
+  if (!shard_text.empty()) {
+    const Workload& w = loaded.front();
+    run.configuration = configs->front();
+    run.configure_gate = shard.index == 0;
+    run.configure_upstream = shard.index == 0;
+    auto part = RunShard(w, run, shard);
+    if (!part.ok()) {
+      std::cerr << "loadgen: " << w.name << " " << run.configuration << " shard " << shard_text
+                << ": " << part.status().message() << "\n";
+      return 1;
+    }
+    const fs::path file = fs::path(out_dir) / w.name / run.configuration / "r0" /
+                          ("shard-" + std::to_string(shard.index) + ".records.json");
+    if (auto s = WriteRecordsFile(file, *part); !s.ok()) {
+      std::cerr << "loadgen: " << s.message() << "\n";
+      return 1;
+    }
+    std::cout << "records of part " << shard_text << " in " << file.string()
+              << " (loadgen merge --out DIR " << out_dir << ")\n";
+    return 0;
+  }
   ReportOptions report;
   report.figures = !no_figures;
   std::vector<WorkloadSummary> summaries;
@@ -172,14 +245,15 @@ int main(int argc, char** argv) {
       for (int r = 0; r < repeats; ++r) {
         run.configuration = c;
         run.repeat = r;
-        auto records = RunOnce(w, run);
+        const fs::path dir = fs::path(out_dir) / w.name / c / ("r" + std::to_string(r));
+        auto records =
+            processes > 1 ? RunProcesses(w, run, processes, dir / "shards") : RunOnce(w, run);
         if (!records.ok()) {
           std::cerr << "loadgen: " << w.name << " " << c << " #" << r << ": "
                     << records.status().message() << "\n";
           return 1;
         }
         RunMetrics m = ComputeRunMetrics(*records);
-        fs::path dir = fs::path(out_dir) / w.name / c / ("r" + std::to_string(r));
         if (auto s = WriteRunOutputs(dir, *records, m, report); !s.ok()) {
           std::cerr << "loadgen: " << s.message() << "\n";
           return 1;

@@ -38,6 +38,8 @@ options:
   --loadgen-arg ARG     pass ARG on to loadgen (repeatable), e.g.
                         --loadgen-arg --litellm-limiter=v1
                         --loadgen-arg --sdk-retry-after-bound=exclusive
+  --processes N         run loadgen as N cooperating processes (tenants split, one gate
+                        target and upstream, records merged into one report)
   --no-setup            do not run scripts/setup.sh (binaries must be built)
   -h, --help            this help
 
@@ -47,6 +49,7 @@ examples:
   scripts/experiment.sh --workload overload --config naive,bp --speedup 10
   scripts/experiment.sh --valkey redis://127.0.0.1:6379 --upstream http://127.0.0.1:8080
   scripts/experiment.sh --cluster --workload cross-priority --config bp
+  scripts/experiment.sh --processes 2 --workload cross-priority --config naive,bp
 EOF
 }
 
@@ -64,6 +67,7 @@ OUT=""
 SETUP=1
 SUITE=0
 CLUSTER=0
+PROCESSES=1
 EXTRA=()
 while [ "$#" -gt 0 ]; do
   case "$1" in
@@ -79,12 +83,16 @@ while [ "$#" -gt 0 ]; do
     --loadgen-arg) need_arg "$@"; EXTRA+=("$2"); shift 2 ;;
     --no-setup) SETUP=0; shift ;;
     --cluster) CLUSTER=1; shift ;;
+    --processes) need_arg "$@"; PROCESSES="$2"; shift 2 ;;
     -h|--help) usage; exit 0 ;;
     *) usage >&2; die "unknown option '$1'" ;;
   esac
 done
 
 [[ "$REPEATS" =~ ^[1-9][0-9]*$ ]] || die "--repeats must be a positive integer, got '$REPEATS'"
+[[ "$PROCESSES" =~ ^[1-9][0-9]*$ ]] && [ "$PROCESSES" -le 256 ] ||
+  die "--processes must be an integer in [1, 256], got '$PROCESSES'"
+[ "$PROCESSES" -eq 1 ] || EXTRA+=(--processes "$PROCESSES")
 bp_check_speedup "$SPEEDUP"
 # The rest of the flags are checked here too, before setup and server start
 # (loadgen checks them again: ValidateRunOptions, ParseConfigurationList).

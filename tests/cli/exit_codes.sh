@@ -47,6 +47,20 @@ expect 2 "too many positional options" "$L" --workload "$W" stray
 expect 2 "--out must name a directory" "$L" --workload "$W" --out ""
 expect 2 "workload name \"overload\" twice" "$L" --workload "$W" --workload "$W"
 expect 2 "cannot create or write the results directory" "$L" --workload "$W" --out "$W"
+# Cooperating processes (issue 11): flag checks before any run.
+expect 2 "--shard must be I/N with 0 <= I < N <= 256" "$L" --workload "$W" --shard 2/2 --start-at 1
+expect 2 "--shard needs --start-at UNIX_MS" "$L" --workload "$W" --config naive --shard 0/2
+expect 2 "--shard with bp needs --gate-target NAME" "$L" --workload "$W" --config bp --shard 0/2 --start-at 1
+expect 2 "--shard runs one run" "$L" --workload "$W" --config naive,bp --shard 0/2 --start-at 1
+expect 2 "--start-at and --gate-target go with --shard" "$L" --workload "$W" --gate-target g
+expect 2 "--processes must be in [1, 256]" "$L" --workload "$W" --processes 0
+expect 2 "cannot run over processes" "$L" --workload "$SRC/configs/scenarios/join-leave.json" --processes 2
+expect 2 "--out DIR is required" "$L" merge somewhere
+expect 2 "no such file or directory" "$L" merge --out /tmp /nonexistent/bp-shards
+# scale.sh checks its flags before setup.sh and servers.
+X="$SRC/scripts/scale.sh"
+expect 2 "--lights: each L an integer" "$X" --lights "10 x"
+expect 2 "--processes must be in [1, 256]" "$X" --processes 0
 
 # experiment.sh checks its flags before setup (--no-setup not given: a setup
 # run would take minutes and exceed the timeout) and before starting servers.
@@ -59,6 +73,7 @@ expect 2 "--valkey must be redis://" "$E" --valkey http://127.0.0.1:6379
 expect 2 "--upstream must be http://HOST:PORT" "$E" --upstream 127.0.0.1
 expect 2 "no workload 'nothing'" "$E" --workload nothing
 expect 2 "unknown option '--fast'" "$E" --fast
+expect 2 "--processes must be an integer in [1, 256]" "$E" --processes 0
 
 # scenarios.sh and adaptive-caps.sh likewise (before setup.sh and servers).
 S="$SRC/scripts/scenarios.sh"

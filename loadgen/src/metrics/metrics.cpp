@@ -73,6 +73,13 @@ RunMetrics ComputeRunMetrics(const RunRecords& r, const MetricsOptions& options)
   m.cap_requests_per_s = r.cap_requests_per_s;
   m.cap_tokens_per_s = r.cap_tokens_per_s;
   m.gate_fail_opens = r.gate_fail_opens;
+  {
+    std::vector<double> admit_ms;
+    for (const GateDecisionRecord& d : r.gate_decisions) {
+      if (d.latency_us >= 0) admit_ms.push_back(static_cast<double>(d.latency_us) / 1000.0);
+    }
+    m.gate_admit_real = Summarize(admit_ms);
+  }
   const int n_tenants = static_cast<int>(r.tenants.size());
   auto valid = [&](int t) { return t >= 0 && t < n_tenants; };
 

@@ -200,6 +200,12 @@ std::string RunMarkdown(const RunMetrics& m) {
     << m.deferrals
     << ". Longest wait for a tenant's first OK call: " << Fixed(m.max_first_ok_wait_s, 2)
     << " s.\n\n";
+  if (m.gate_admit_real.count > 0) {
+    const LatencySummary& a = m.gate_admit_real;
+    o << "Gate Admit calls: " << a.count << ", real ms p50/p95/p99 " << Fixed(a.p50_ms, 3) << " / "
+      << Fixed(a.p95_ms, 3) << " / " << Fixed(a.p99_ms, 3) << " (the call on its gate thread, "
+      << "not paper time).\n\n";
+  }
   o << "| class | OK req/s | ideal req/s | HTTP p50/p95/p99 ms | end-to-end p50/p95/p99 ms "
        "| in-activity ms | slot ms / OK call | workflow mean s (n) |\n"
        "|---|---|---|---|---|---|---|---|\n";

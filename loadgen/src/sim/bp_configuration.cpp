@@ -6,6 +6,7 @@
 
 #include <atomic>
 #include <boost/asio/post.hpp>
+#include <chrono>
 #include <condition_variable>
 #include <deque>
 #include <functional>
@@ -147,8 +148,12 @@ class BpConfiguration : public Configuration {
     Engine* e = &engine;
     Execution* x = &exec;
     pool_.Submit([this, e, x, req](Admission& gate) {
+      const auto t0 = std::chrono::steady_clock::now();
       Decision d = gate.Admit(req);
-      boost::asio::post(e->io(), [this, e, x, d = std::move(d)] { OnDecision(*e, *x, d); });
+      const int64_t us = std::chrono::duration_cast<std::chrono::microseconds>(
+                             std::chrono::steady_clock::now() - t0)
+                             .count();
+      boost::asio::post(e->io(), [this, e, x, us, d = std::move(d)] { OnDecision(*e, *x, d, us); });
     });
   }
 
@@ -166,8 +171,8 @@ class BpConfiguration : public Configuration {
     spdlog::warn("bp: gate REJECT (the activity fails): {}", reason);
   }
 
-  void OnDecision(Engine& engine, Execution& exec, const Decision& d) {
-    engine.RecordGateDecision(exec, VerdictOf(d.verdict));
+  void OnDecision(Engine& engine, Execution& exec, const Decision& d, int64_t admit_us) {
+    engine.RecordGateDecision(exec, VerdictOf(d.verdict), admit_us);
     switch (d.verdict) {
       case Verdict::kDefer:
         engine.Finish(exec, Outcome::Defer(std::max<int64_t>(d.delta_ms, 1) * 1000, d.reason));
@@ -234,46 +239,62 @@ Result<GateAblation> BpAblationOf(const std::string& configuration) {
   return Status::InvalidArgument("not a bp configuration: " + configuration);
 }
 
-Result<std::unique_ptr<Configuration>> MakeBpConfiguration(const Workload& workload,
-                                                           const TimeScale& scale,
-                                                           BpOptions options) {
+namespace {
+
+GateOptions GateOptionsOf(const Workload& workload, const TimeScale& scale,
+                          const BpOptions& options) {
   GateOptions g;
   g.url = options.valkey_url;
   g.target = options.target;
   g.mode = workload.gate_mode;
   g.ablation = options.ablation;
   g.command_timeout_ms = options.command_timeout_ms;
-  g.queue_ttl_ms = std::max<int64_t>(static_cast<int64_t>(scale.ToReal(10000)), 100);
-  {
-    GateAdmin setup(g);
-    if (Status s = setup.Ping(); !s.ok()) {
-      return Status::Unavailable("valkey " + RedactValkeyUrl(options.valkey_url) + ": " +
-                                 s.message());
-    }
-    GateCaps caps;
-    caps.requests_per_s = scale.RateToReal(workload.caps.requests_per_s * workload.gate_cap_factor);
-    caps.tokens_per_s = scale.RateToReal(workload.caps.tokens_per_s * workload.gate_cap_factor);
-    caps.burst_s = scale.ToReal(workload.gate_burst_s);
-    // The largest call the upstream serves (limits per window are unchanged
-    // by the speedup): above it the gate REJECTs, below it a call larger
-    // than the burst is admitted into debt (README "The gate").
-    caps.max_cost_requests = workload.caps.max_requests_per_call;
-    caps.max_cost_tokens = workload.caps.max_tokens_per_call;
-    if (Status s = setup.SetCaps(caps); !s.ok()) return s;
-    if (workload.gate_adapt) {  // else the tuning stays unset: the paper's gate
-      GateTuning t;
-      t.adapt = true;
-      t.adapt_beta = workload.gate_adapt_beta;
-      t.adapt_recover_ms = scale.ToReal(workload.gate_adapt_recover_s * 1000);
-      t.adapt_window_ms = scale.ToReal(workload.gate_adapt_window_s * 1000);
-      t.adapt_min_429 = workload.gate_adapt_min_429;
-      if (Status s = setup.SetTuning(t); !s.ok()) return s;
-    }
-    if (Status s = setup.SetPriorityWeights(workload.priority_weights); !s.ok()) return s;
-    for (const TenantSpec& t : workload.tenants) {
-      if (Status s = setup.SetTenantWeight(t.id, t.weight); !s.ok()) return s;
-    }
+  g.queue_ttl_ms =
+      std::max<int64_t>(static_cast<int64_t>(scale.ToReal(workload.gate_queue_ttl_s * 1000)), 100);
+  return g;
+}
+
+}  // namespace
+
+Status ConfigureGateTarget(const Workload& workload, const TimeScale& scale,
+                           const BpOptions& options) {
+  GateAdmin setup(GateOptionsOf(workload, scale, options));
+  if (Status s = setup.Ping(); !s.ok()) {
+    return Status::Unavailable("valkey " + RedactValkeyUrl(options.valkey_url) + ": " +
+                               s.message());
   }
+  if (!options.configure) return Status::Ok();
+  GateCaps caps;
+  caps.requests_per_s = scale.RateToReal(workload.caps.requests_per_s * workload.gate_cap_factor);
+  caps.tokens_per_s = scale.RateToReal(workload.caps.tokens_per_s * workload.gate_cap_factor);
+  caps.burst_s = scale.ToReal(workload.gate_burst_s);
+  // The largest call the upstream serves (limits per window are unchanged
+  // by the speedup): above it the gate REJECTs, below it a call larger
+  // than the burst is admitted into debt (README "The gate").
+  caps.max_cost_requests = workload.caps.max_requests_per_call;
+  caps.max_cost_tokens = workload.caps.max_tokens_per_call;
+  if (Status s = setup.SetCaps(caps); !s.ok()) return s;
+  if (workload.gate_adapt) {  // else the tuning stays unset: the paper's gate
+    GateTuning t;
+    t.adapt = true;
+    t.adapt_beta = workload.gate_adapt_beta;
+    t.adapt_recover_ms = scale.ToReal(workload.gate_adapt_recover_s * 1000);
+    t.adapt_window_ms = scale.ToReal(workload.gate_adapt_window_s * 1000);
+    t.adapt_min_429 = workload.gate_adapt_min_429;
+    if (Status s = setup.SetTuning(t); !s.ok()) return s;
+  }
+  if (Status s = setup.SetPriorityWeights(workload.priority_weights); !s.ok()) return s;
+  for (const TenantSpec& t : workload.tenants) {
+    if (Status s = setup.SetTenantWeight(t.id, t.weight); !s.ok()) return s;
+  }
+  return Status::Ok();
+}
+
+Result<std::unique_ptr<Configuration>> MakeBpConfiguration(const Workload& workload,
+                                                           const TimeScale& scale,
+                                                           BpOptions options) {
+  if (Status s = ConfigureGateTarget(workload, scale, options); !s.ok()) return s;
+  const GateOptions g = GateOptionsOf(workload, scale, options);
   std::unique_ptr<Configuration> c = MakeBpConfigurationOn(
       [g]() -> std::unique_ptr<Admission> { return std::make_unique<Gate>(g); },
       options.gate_threads);

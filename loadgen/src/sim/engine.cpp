@@ -83,6 +83,9 @@ void Engine::AfterPaperMs(double paper_ms, std::function<void()> fn) {
 
 RunRecords Engine::Run() {
   start_us_ = clock_->NowUs();
+  records_.start_unix_us = std::chrono::duration_cast<std::chrono::microseconds>(
+                               std::chrono::system_clock::now().time_since_epoch())
+                               .count();
   queue_ = configuration_.MakeQueue(*this);
   int64_t cap_us = options_.scale.PaperMsToRealUs(workload_.run_length_cap_s * 1000.0);
   cap_timer_.expires_after(std::chrono::microseconds(cap_us));

@@ -5,6 +5,7 @@
 #include <spdlog/spdlog.h>
 
 #include <chrono>
+#include <thread>
 
 #include "bp/loadgen/bp_configuration.h"
 #include "bp/loadgen/configurations.h"
@@ -30,7 +31,26 @@ Status ConfigureUpstream(const HttpEndpoint& endpoint, const Workload& workload,
   return Status::Ok();
 }
 
+// Sleeps until the wall clock reaches unix_ms; warns when it already passed
+// by more than 50 ms (the merge aligns on the recorded start anyway).
+void WaitUntilUnixMs(int64_t unix_ms, const std::string& label) {
+  const auto at = std::chrono::system_clock::time_point(std::chrono::milliseconds(unix_ms));
+  const auto now = std::chrono::system_clock::now();
+  if (now < at) {
+    std::this_thread::sleep_until(at);
+  } else if (now - at > std::chrono::milliseconds(50)) {
+    spdlog::warn("{}: the shared start time passed {} ms ago; starting now", label,
+                 std::chrono::duration_cast<std::chrono::milliseconds>(now - at).count());
+  }
+}
+
 }  // namespace
+
+Status ConfigureUpstream(const Workload& workload, const RunOptions& options) {
+  auto endpoint = ParseHttpUrl(options.upstream_url);
+  if (!endpoint.ok()) return endpoint.status();
+  return ConfigureUpstream(*endpoint, workload, options.speedup);
+}
 
 Status ValidateRunOptions(const RunOptions& o) {
   if (auto scale = TimeScale::Of(o.speedup); !scale.ok()) {
@@ -112,6 +132,8 @@ Result<RunRecords> RunOnce(const Workload& workload, const RunOptions& options) 
                           .count();
     bp.target = workload.name + "-" + options.configuration + "-r" +
                 std::to_string(options.repeat) + "-" + std::to_string(unix_ms);
+    if (!options.gate_target.empty()) bp.target = options.gate_target;
+    bp.configure = options.configure_gate;
     if (options.progress) {
       spdlog::info("{} {} #{}: gate target \"{}\" (bpctl --target {} status)", workload.name,
                    options.configuration, options.repeat, bp.target, bp.target);
@@ -138,6 +160,7 @@ Result<RunRecords> RunOnce(const Workload& workload, const RunOptions& options) 
   eo.valkey_pidfile = options.valkey_pidfile;
   eo.label = workload.name + " " + options.configuration + " #" + std::to_string(options.repeat);
   Engine engine(workload, eo, *configuration);
+  if (options.start_at_unix_ms > 0) WaitUntilUnixMs(options.start_at_unix_ms, eo.label);
   RunRecords records = engine.Run();
   records.configuration = options.configuration;
   records.repeat = options.repeat;

@@ -2,6 +2,7 @@
 // every message in the form "FILE: FIELD: what is wrong".
 #include "bp/loadgen/workload.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -19,7 +20,7 @@ using nlohmann::json;
 
 using internal::FieldReader;
 
-void ParseTenant(const json& t, const std::string& path, int classes, TenantSpec* out,
+void ParseTenant(const json& t, const std::string& path, int classes, TenantSpec* out, int* count,
                  std::string* error) {
   if (!t.is_object()) {
     *error = path + ": must be an object";
@@ -27,7 +28,8 @@ void ParseTenant(const json& t, const std::string& path, int classes, TenantSpec
   }
   FieldReader r(t, path, error);
   r.OnlyKeys({"id", "priority", "weight", "concurrency", "workflows", "activities_per_workflow",
-              "prompt_tokens", "max_tokens"});
+              "prompt_tokens", "max_tokens", "count"});
+  r.Int("count", 1, 1000000, count, false);
   r.String("id", &out->id, true);
   if (error->empty() && !bp::ValidTenantName(out->id))
     r.Fail("id", "must match [A-Za-z0-9_.-]{1,128}");
@@ -113,10 +115,11 @@ Result<Workload> ParseWorkload(const json& doc, const std::string& source) {
     if (!g.is_object()) return fail("gate: must be an object");
     FieldReader gr(g, "gate", &error);
     gr.OnlyKeys({"mode", "burst_s", "cap_factor", "adapt", "adapt_beta", "adapt_recover_s",
-                 "adapt_window_s", "adapt_min_429"});
+                 "adapt_window_s", "adapt_min_429", "queue_ttl_s"});
     std::string mode = "reconcile";
     gr.String("mode", &mode, false);
     gr.Number("burst_s", 0, false, &w.gate_burst_s, false);
+    gr.Number("queue_ttl_s", 0, false, &w.gate_queue_ttl_s, false);
     gr.Number("cap_factor", 0, false, &w.gate_cap_factor, false);
     if (g.contains("adapt") && !g["adapt"].is_boolean()) gr.Fail("adapt", "must be true or false");
     if (g.contains("adapt") && g["adapt"].is_boolean()) w.gate_adapt = g["adapt"].get<bool>();
@@ -138,10 +141,18 @@ Result<Workload> ParseWorkload(const json& doc, const std::string& source) {
   for (size_t i = 0; i < doc["tenants"].size(); ++i) {
     TenantSpec t;
     std::string path = "tenants[" + std::to_string(i) + "]";
-    ParseTenant(doc["tenants"][i], path, w.priority_classes(), &t, &error);
+    int count = 0;  // absent: one tenant named id; N: N tenants id-0 .. id-(N-1)
+    ParseTenant(doc["tenants"][i], path, w.priority_classes(), &t, &count, &error);
     if (!error.empty()) return fail(error);
-    if (!ids.insert(t.id).second) return fail(path + ".id: duplicate tenant id " + t.id);
-    w.tenants.push_back(std::move(t));
+    if (count > 0 && t.id.size() + 1 + std::to_string(count - 1).size() > 128) {
+      return fail(path + ".id: too long for count " + std::to_string(count) + " (id-N > 128)");
+    }
+    for (int k = 0; k < std::max(count, 1); ++k) {
+      TenantSpec one = t;
+      if (count > 0) one.id += "-" + std::to_string(k);
+      if (!ids.insert(one.id).second) return fail(path + ".id: duplicate tenant id " + one.id);
+      w.tenants.push_back(std::move(one));
+    }
   }
 
   if (!doc.contains("upstream")) return fail("upstream: missing (required)");

@@ -35,6 +35,9 @@ struct BpOptions {
   GateAblation ablation = GateAblation::kNone;
   int gate_threads = 4;
   int command_timeout_ms = 100;  // real ms; past this, Admit fails open
+  // false: the target was configured by a cooperating process (shard.h);
+  // MakeBpConfiguration only checks that Valkey answers and writes nothing.
+  bool configure = true;
 };
 
 // What Release reports for an upstream answer: kThrottled for an upstream
@@ -50,9 +53,17 @@ Result<GateAblation> BpAblationOf(const std::string& configuration);
 // adaptive-caps fields (times / speedup), priority weights omega and each
 // tenant's w_t.
 // Unavailable if Valkey does not answer (a run is not started fail-open).
+// With options.configure false only the Ping is done.
 Result<std::unique_ptr<Configuration>> MakeBpConfiguration(const Workload& workload,
                                                            const TimeScale& scale,
                                                            BpOptions options);
+
+// The gate-state part of MakeBpConfiguration alone (connects, pings, and with
+// options.configure writes caps, tuning, omegas and every tenant's weight of
+// `workload`), with no worker threads: for the process that configures a
+// target shared by several loadgen processes. Same errors.
+Status ConfigureGateTarget(const Workload& workload, const TimeScale& scale,
+                           const BpOptions& options);
 
 // Makes the Admission one gate thread owns; called once per thread, on the
 // caller's thread, before the configuration is returned.

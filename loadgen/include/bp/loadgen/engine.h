@@ -163,8 +163,9 @@ class Engine {
   void Finish(Execution& exec, Outcome outcome);
   ActivityRecord& activity(int64_t id) { return records_.activities[id]; }
   bool stopped() const { return stopped_; }
-  // Records a gate answer for the report's time series (bp configurations).
-  void RecordGateDecision(const Execution& exec, GateVerdict verdict);
+  // Records a gate answer for the report's time series (bp configurations);
+  // latency_us: how long the Admit call took (-1: unknown).
+  void RecordGateDecision(const Execution& exec, GateVerdict verdict, int64_t latency_us = -1);
 
  private:
   friend class ScenarioDriver;

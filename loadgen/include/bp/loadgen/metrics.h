@@ -123,6 +123,9 @@ struct RunMetrics {
   int64_t tenants_never_served = 0;
   int64_t cancelled_calls = 0;     // scenario: cancelled when their tenant left
   uint64_t gate_fail_opens = 0;    // bp: Admit calls that failed open (I3)
+  // bp: duration of each Gate::Admit call on its gate thread (records'
+  // GateDecisionRecord::latency_us), in REAL ms, not paper ms: a machine cost.
+  LatencySummary gate_admit_real;
   int64_t upstream_responses = 0;  // non-proxy-local attempts with status != 0
   int64_t upstream_429 = 0;
   int64_t proxy_local_429 = 0;       // answered by the litellm gateway itself

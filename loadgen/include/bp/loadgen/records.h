@@ -96,6 +96,8 @@ struct GateDecisionRecord {
   int64_t at_us = 0;  // decision back on the io thread
   int tenant_index = 0;
   GateVerdict verdict = GateVerdict::kAdmit;
+  int64_t latency_us = -1;  // the Gate::Admit call on its gate thread (real
+                            // us, queueing before it excluded); -1: unknown
 };
 
 // A scenario action as it ran (scenario.h): event `event_index` of the
@@ -125,6 +127,9 @@ struct RunRecords {
   double cap_tokens_per_s = 0;    // paper units; 0 = single resource
   int slots = 0;
   int64_t end_us = 0;             // run end
+  int64_t start_unix_us = 0;      // wall clock (system_clock, us since the
+                                  // Unix epoch) at t = 0: aligns the records
+                                  // of cooperating processes (shard.h)
   uint64_t gate_fail_opens = 0;   // bp: Admit calls that failed open (I3)
   std::string gate_target;        // bp: the run's gate target ("" otherwise)
   std::vector<TenantInfo> tenants;

@@ -43,9 +43,21 @@ struct RunOptions {
   std::string valkey_pidfile;
   LitellmOptions litellm;   // litellm: limiter v3 (default) or v1, TPM counts output or total
   double tn_rps_limit = 0;  // tn: queue-rps-limit, paper req/s; 0 = the request cap
+  // Cooperating processes (shard.h). gate_target: use this target instead of
+  // a fresh one; configure_gate false: it was configured by another process
+  // (only a Ping here); start_at_unix_ms > 0: the engine starts at this wall
+  // clock time (system_clock), after the setup (warning if it is late).
+  std::string gate_target;
+  bool configure_gate = true;
+  int64_t start_at_unix_ms = 0;
 };
 
 Result<RunRecords> RunOnce(const Workload& workload, const RunOptions& options);
+
+// Step 1 alone: PUTs the workload's upstream section, scaled by
+// options.speedup, to options.upstream_url's /admin/config (for the process
+// that sets up a run shared by several loadgen processes, shard.h). Same errors.
+Status ConfigureUpstream(const Workload& workload, const RunOptions& options);
 
 // Checks what can be checked before any run starts: speedup in (0, 1000],
 // upstream_url (ParseHttpUrl) and valkey_url (bp::ParseValkeyUrl) well formed,

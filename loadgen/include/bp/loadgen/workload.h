@@ -45,6 +45,10 @@ struct Workload {
   std::vector<double> priority_weights = {0.5, 0.3, 0.2};  // omega_1..omega_K
   GateMode gate_mode = GateMode::kReconcile;
   double gate_burst_s = 1.0;  // L1 burst, seconds of cap
+  // A queue idle this long (paper s) is evicted from the gate (GateOptions::
+  // queue_ttl_ms = this * 1000 / speedup); it must exceed the longest fair
+  // wait of a backlogged tenant, or its tag is dropped while it waits.
+  double gate_queue_ttl_s = 10;
   // The gate's caps are the upstream caps times this (> 0): 2 models a
   // provider that halved its limits without telling the operator.
   double gate_cap_factor = 1.0;

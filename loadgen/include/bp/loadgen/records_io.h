@@ -1,0 +1,48 @@
+// A run's records (records.h) as one JSON file, written by a loadgen process
+// that ran part of a run (shard.h) and read back by the process that merges
+// the parts. Every field of RunRecords round-trips exactly (integers as
+// integers, doubles as JSON numbers printed with round-trip precision).
+//
+// Format ("format": "bp-loadgen-records/1"): the scalar fields of RunRecords
+// by name, a "shard" object (ShardInfo) and one array per record vector whose
+// items are arrays of the record's fields in declaration order (records.h),
+// e.g. "attempts": [[activity_id, tenant_index, send_us, done_us, status,
+// proxy_local, bound], ...]. Compact on purpose: a 10 000-tenant run has
+// hundreds of thousands of rows.
+//
+// Errors: a file that cannot be written or read -> Internal / NotFound; a
+// document that is not this format (bad JSON, missing field, wrong type) ->
+// InvalidArgument naming the file and the field. Nothing throws.
+// Thread-safety: no shared state.
+#pragma once
+
+#include <filesystem>
+#include <vector>
+
+#include "bp/loadgen/records.h"
+#include "bp/status.h"
+
+namespace bp::loadgen {
+
+// Which part of a run a records file holds: shard `index` of `count`, whose
+// tenant i is tenant tenant_indices[i] of the whole workload
+// (tenants_total tenants). A whole run is shard 0 of 1.
+struct ShardInfo {
+  int index = 0;
+  int count = 1;
+  int tenants_total = 0;
+  std::vector<int> tenant_indices;
+};
+
+struct ShardRecords {
+  ShardInfo shard;
+  RunRecords records;
+};
+
+// Writes `part` to path (parents created). Internal on I/O errors.
+Status WriteRecordsFile(const std::filesystem::path& path, const ShardRecords& part);
+
+// Reads a file written by WriteRecordsFile.
+Result<ShardRecords> ReadRecordsFile(const std::filesystem::path& path);
+
+}  // namespace bp::loadgen

@@ -1,0 +1,236 @@
+// Records files (records_io.h): RunRecords as compact JSON and back.
+#include "bp/loadgen/records_io.h"
+
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+namespace bp::loadgen {
+namespace {
+
+using nlohmann::json;
+constexpr const char* kFormat = "bp-loadgen-records/1";
+
+int VerdictNumber(GateVerdict v) { return static_cast<int>(v); }
+
+json AttemptsJson(const std::vector<AttemptRecord>& v) {
+  json a = json::array();
+  for (const AttemptRecord& r : v) {
+    a.push_back(
+        {r.activity_id, r.tenant_index, r.send_us, r.done_us, r.status, r.proxy_local, r.bound});
+  }
+  return a;
+}
+
+// Reads the items of one array field, each an array of at least `width`
+// values; `field` names it in errors (the caller's catch adds the file).
+template <typename Fn>
+void ForRows(const json& doc, const char* field, size_t width, std::string* where, Fn fn) {
+  *where = field;
+  const json& rows = doc.at(field);
+  if (!rows.is_array()) throw std::invalid_argument("not an array");
+  for (size_t i = 0; i < rows.size(); ++i) {
+    *where = std::string(field) + "[" + std::to_string(i) + "]";
+    const json& row = rows[i];
+    if (!row.is_array() || row.size() < width) {
+      throw std::invalid_argument("must be an array of " + std::to_string(width) + " values");
+    }
+    fn(row);
+  }
+}
+
+std::vector<AttemptRecord> AttemptsOf(const json& doc, const char* field, std::string* where) {
+  std::vector<AttemptRecord> out;
+  ForRows(doc, field, 7, where, [&](const json& r) {
+    AttemptRecord a;
+    a.activity_id = r[0].get<int64_t>();
+    a.tenant_index = r[1].get<int>();
+    a.send_us = r[2].get<int64_t>();
+    a.done_us = r[3].get<int64_t>();
+    a.status = r[4].get<int>();
+    a.proxy_local = r[5].get<bool>();
+    a.bound = r[6].get<std::string>();
+    out.push_back(std::move(a));
+  });
+  return out;
+}
+
+}  // namespace
+
+Status WriteRecordsFile(const std::filesystem::path& path, const ShardRecords& part) {
+  const RunRecords& r = part.records;
+  json doc;
+  doc["format"] = kFormat;
+  doc["workload"] = r.workload;
+  doc["configuration"] = r.configuration;
+  doc["repeat"] = r.repeat;
+  doc["speedup"] = r.speedup;
+  doc["cap_requests_per_s"] = r.cap_requests_per_s;
+  doc["cap_tokens_per_s"] = r.cap_tokens_per_s;
+  doc["slots"] = r.slots;
+  doc["end_us"] = r.end_us;
+  doc["start_unix_us"] = r.start_unix_us;
+  doc["gate_fail_opens"] = r.gate_fail_opens;
+  doc["gate_target"] = r.gate_target;
+  doc["shard"] = {{"index", part.shard.index},
+                  {"count", part.shard.count},
+                  {"tenants_total", part.shard.tenants_total},
+                  {"tenant_indices", part.shard.tenant_indices}};
+  json& tenants = doc["tenants"] = json::array();
+  for (const TenantInfo& t : r.tenants) {
+    tenants.push_back({t.id, t.priority, t.weight, t.priority_weight, t.total_activities,
+                       t.start_us, t.finish_us, t.join_us, t.leave_us});
+  }
+  json& activities = doc["activities"] = json::array();
+  for (const ActivityRecord& a : r.activities) {
+    activities.push_back({a.id, a.workflow_id, a.tenant_index, a.scheduled_us, a.first_send_us,
+                          a.final_answer_us, a.completed_us, a.ok, a.slot_held_us, a.in_activity_us,
+                          a.executions, a.http_attempts, a.deferrals, a.throttle_defers,
+                          a.prompt_tokens, a.completion_tokens, a.fail_cause, a.cancelled});
+  }
+  doc["attempts"] = AttemptsJson(r.attempts);
+  doc["outside_attempts"] = AttemptsJson(r.outside_attempts);
+  json& slots = doc["slots_held"] = json::array();
+  for (const SlotInterval& s : r.slots_held) {
+    slots.push_back({s.activity_id, s.tenant_index, s.acquire_us, s.release_us});
+  }
+  json& workflows = doc["workflows"] = json::array();
+  for (const WorkflowRecord& w : r.workflows) {
+    workflows.push_back({w.id, w.tenant_index, w.start_us, w.end_us});
+  }
+  json& events = doc["events"] = json::array();
+  for (const EventRecord& e : r.events) {
+    events.push_back({e.event_index, e.phase, e.scheduled_us, e.at_us, e.applied, e.detail});
+  }
+  json& decisions = doc["gate_decisions"] = json::array();
+  for (const GateDecisionRecord& d : r.gate_decisions) {
+    decisions.push_back({d.at_us, d.tenant_index, VerdictNumber(d.verdict), d.latency_us});
+  }
+  json& deferrals = doc["deferrals"] = json::array();
+  for (const DeferralRecord& d : r.deferrals) {
+    deferrals.push_back({d.activity_id, d.tenant_index, d.at_us, d.delay_us, d.cause});
+  }
+
+  std::error_code ec;
+  if (path.has_parent_path()) std::filesystem::create_directories(path.parent_path(), ec);
+  if (ec)
+    return Status::Internal("cannot create " + path.parent_path().string() + ": " + ec.message());
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  if (!out) return Status::Internal("cannot open " + path.string() + " for writing");
+  out << doc.dump() << '\n';
+  out.close();
+  if (!out) return Status::Internal("cannot write " + path.string());
+  return Status::Ok();
+}
+
+Result<ShardRecords> ReadRecordsFile(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return Status::NotFound("cannot read records file " + path.string());
+  std::stringstream text;
+  text << in.rdbuf();
+  json doc = json::parse(text.str(), nullptr, /*allow_exceptions=*/false);
+  if (doc.is_discarded()) {
+    return Status::InvalidArgument(path.string() + ": not JSON (a loadgen records file?)");
+  }
+  std::string where = "format";
+  ShardRecords part;
+  RunRecords& r = part.records;
+  try {
+    if (!doc.is_object() || doc.value("format", std::string()) != kFormat) {
+      throw std::invalid_argument(std::string("must be \"") + kFormat + "\"");
+    }
+    auto get = [&](const char* field, auto* out) {
+      where = field;
+      *out = doc.at(field).get<std::decay_t<decltype(*out)>>();
+    };
+    get("workload", &r.workload);
+    get("configuration", &r.configuration);
+    get("repeat", &r.repeat);
+    get("speedup", &r.speedup);
+    get("cap_requests_per_s", &r.cap_requests_per_s);
+    get("cap_tokens_per_s", &r.cap_tokens_per_s);
+    get("slots", &r.slots);
+    get("end_us", &r.end_us);
+    get("start_unix_us", &r.start_unix_us);
+    get("gate_fail_opens", &r.gate_fail_opens);
+    get("gate_target", &r.gate_target);
+    where = "shard";
+    const json& sh = doc.at("shard");
+    part.shard.index = sh.at("index").get<int>();
+    part.shard.count = sh.at("count").get<int>();
+    part.shard.tenants_total = sh.at("tenants_total").get<int>();
+    part.shard.tenant_indices = sh.at("tenant_indices").get<std::vector<int>>();
+    ForRows(doc, "tenants", 9, &where, [&](const json& t) {
+      TenantInfo i;
+      i.id = t[0].get<std::string>();
+      i.priority = t[1].get<int>();
+      i.weight = t[2].get<double>();
+      i.priority_weight = t[3].get<double>();
+      i.total_activities = t[4].get<int64_t>();
+      i.start_us = t[5].get<int64_t>();
+      i.finish_us = t[6].get<int64_t>();
+      i.join_us = t[7].get<int64_t>();
+      i.leave_us = t[8].get<int64_t>();
+      r.tenants.push_back(std::move(i));
+    });
+    ForRows(doc, "activities", 18, &where, [&](const json& a) {
+      ActivityRecord x;
+      x.id = a[0].get<int64_t>();
+      x.workflow_id = a[1].get<int64_t>();
+      x.tenant_index = a[2].get<int>();
+      x.scheduled_us = a[3].get<int64_t>();
+      x.first_send_us = a[4].get<int64_t>();
+      x.final_answer_us = a[5].get<int64_t>();
+      x.completed_us = a[6].get<int64_t>();
+      x.ok = a[7].get<bool>();
+      x.slot_held_us = a[8].get<int64_t>();
+      x.in_activity_us = a[9].get<int64_t>();
+      x.executions = a[10].get<int>();
+      x.http_attempts = a[11].get<int>();
+      x.deferrals = a[12].get<int>();
+      x.throttle_defers = a[13].get<int>();
+      x.prompt_tokens = a[14].get<int64_t>();
+      x.completion_tokens = a[15].get<int64_t>();
+      x.fail_cause = a[16].get<std::string>();
+      x.cancelled = a[17].get<bool>();
+      r.activities.push_back(std::move(x));
+    });
+    r.attempts = AttemptsOf(doc, "attempts", &where);
+    r.outside_attempts = AttemptsOf(doc, "outside_attempts", &where);
+    ForRows(doc, "slots_held", 4, &where, [&](const json& s) {
+      r.slots_held.push_back(
+          {s[0].get<int64_t>(), s[1].get<int>(), s[2].get<int64_t>(), s[3].get<int64_t>()});
+    });
+    ForRows(doc, "workflows", 4, &where, [&](const json& w) {
+      r.workflows.push_back(
+          {w[0].get<int64_t>(), w[1].get<int>(), w[2].get<int64_t>(), w[3].get<int64_t>()});
+    });
+    ForRows(doc, "events", 6, &where, [&](const json& e) {
+      r.events.push_back({e[0].get<int>(), e[1].get<int>(), e[2].get<int64_t>(),
+                          e[3].get<int64_t>(), e[4].get<bool>(), e[5].get<std::string>()});
+    });
+    ForRows(doc, "gate_decisions", 4, &where, [&](const json& d) {
+      const int v = d[2].get<int>();
+      if (v < 0 || v > VerdictNumber(GateVerdict::kFailOpen)) {
+        throw std::invalid_argument("unknown verdict " + std::to_string(v));
+      }
+      r.gate_decisions.push_back(
+          {d[0].get<int64_t>(), d[1].get<int>(), static_cast<GateVerdict>(v), d[3].get<int64_t>()});
+    });
+    ForRows(doc, "deferrals", 5, &where, [&](const json& d) {
+      r.deferrals.push_back({d[0].get<int64_t>(), d[1].get<int>(), d[2].get<int64_t>(),
+                             d[3].get<int64_t>(), d[4].get<std::string>()});
+    });
+  } catch (const std::exception& e) {
+    return Status::InvalidArgument(path.string() + ": " + where + ": " + e.what());
+  }
+  if (part.shard.count < 1 || part.shard.index < 0 || part.shard.index >= part.shard.count ||
+      part.shard.tenant_indices.size() != r.tenants.size()) {
+    return Status::InvalidArgument(path.string() +
+                                   ": shard: index/count out of range or tenant_indices not one "
+                                   "per tenant");
+  }
+  return part;
+}
+
+}  // namespace bp::loadgen
