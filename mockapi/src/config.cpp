@@ -218,6 +218,30 @@ Status ValidateConfig(const MockConfig& c) {
   return Status::Ok();
 }
 
+Result<json> RealTimePatch(json patch) {
+  if (!patch.is_object() || !patch.contains("speedup")) return patch;
+  const json& v = patch["speedup"];
+  if (!v.is_number() || !std::isfinite(v.get<double>()) || !(v.get<double>() > 0)) {
+    return Status::InvalidArgument("speedup must be a finite number > 0, got " + v.dump());
+  }
+  const double speedup = v.get<double>();
+  patch.erase("speedup");
+  auto scale = [speedup](json* obj, std::initializer_list<const char*> keys) {
+    if (!obj->is_object()) return;
+    for (const char* key : keys) {
+      if (obj->contains(key) && (*obj)[key].is_number())
+        (*obj)[key] = (*obj)[key].get<double>() / speedup;
+    }
+  };
+  if (patch.contains("limits") && patch["limits"].is_array()) {
+    for (json& l : patch["limits"]) scale(&l, {"window_s", "quantum_s"});
+  }
+  if (patch.contains("latency"))
+    scale(&patch["latency"], {"min_ms", "max_ms", "per_output_token_ms"});
+  if (patch.contains("overload")) scale(&patch["overload"], {"retry_after_ms"});
+  return patch;
+}
+
 json ConfigToJson(const MockConfig& c) {
   json limits = json::array();
   for (const LimiterOptions& o : c.limits) {

@@ -181,15 +181,6 @@ TEST(ScenarioEvents, ScheduleScalesAndOrders) {
   EXPECT_EQ(ScheduleEvents(w->events, TimeScale())[4].at_us, 12000000);
 }
 
-TEST(ScenarioEvents, LimitsAreScaledLikeTheUpstream) {
-  json limits = json::parse(R"([{"dimension": "requests", "limit": 30, "window_s": 1,
-                                 "quantum_s": 0.5, "algorithm": "quantized"}])");
-  json scaled = ScaledLimits(limits, 10);
-  EXPECT_DOUBLE_EQ(scaled[0]["window_s"].get<double>(), 0.1);
-  EXPECT_DOUBLE_EQ(scaled[0]["quantum_s"].get<double>(), 0.05);
-  EXPECT_EQ(scaled[0]["limit"].get<int>(), 30);  // per window: the rate x 10
-}
-
 TEST(ScenarioEvents, ShippedScenariosParseAndCoverEveryType) {
   std::set<EventType> seen;
   int files = 0;
