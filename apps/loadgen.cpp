@@ -1,6 +1,7 @@
 // loadgen: runs workloads under the configurations against a running mockapi
-// and Valkey, and writes per-run and per-workload reports. Flags only; the
-// work is in bp::loadgen (runner.h, metrics.h, report.h).
+// and Valkey, and writes per-run and per-workload reports. Flags, their
+// checks and the loading of the workload files only; the work is in
+// bp::loadgen (experiment.h: the workload x configuration x repeat loop).
 #include <unistd.h>
 
 #include <boost/program_options.hpp>
@@ -12,9 +13,8 @@
 #include <vector>
 
 #include "bp/loadgen/configurations.h"
+#include "bp/loadgen/experiment.h"
 #include "bp/loadgen/merge_command.h"
-#include "bp/loadgen/metrics.h"
-#include "bp/loadgen/report.h"
 #include "bp/loadgen/runner.h"
 #include "bp/loadgen/shard.h"
 #include "bp/loadgen/workload.h"
@@ -216,69 +216,22 @@ int main(int argc, char** argv) {
 
   run.progress = !quiet;
   if (!shard_text.empty()) {
-    const Workload& w = loaded.front();
     run.configuration = configs->front();
-    run.configure_gate = shard.index == 0;
-    run.configure_upstream = shard.index == 0;
-    auto part = RunShard(w, run, shard);
-    if (!part.ok()) {
-      std::cerr << "loadgen: " << w.name << " " << run.configuration << " shard " << shard_text
-                << ": " << part.status().message() << "\n";
-      return 1;
-    }
-    const fs::path file = fs::path(out_dir) / w.name / run.configuration / "r0" /
-                          ("shard-" + std::to_string(shard.index) + ".records.json");
-    if (auto s = WriteRecordsFile(file, *part); !s.ok()) {
+    if (bp::Status s = RunShardToFile(loaded.front(), run, shard, out_dir, std::cout); !s.ok()) {
       std::cerr << "loadgen: " << s.message() << "\n";
       return 1;
     }
-    std::cout << "records of part " << shard_text << " in " << file.string()
-              << " (loadgen merge --out DIR " << out_dir << ")\n";
     return 0;
   }
-  ReportOptions report;
-  report.figures = !no_figures;
-  std::vector<WorkloadSummary> summaries;
-  for (const Workload& w : loaded) {
-    std::vector<RunMetrics> metrics;
-    for (const auto& c : *configs) {
-      for (int r = 0; r < repeats; ++r) {
-        run.configuration = c;
-        run.repeat = r;
-        const fs::path dir = fs::path(out_dir) / w.name / c / ("r" + std::to_string(r));
-        auto records =
-            processes > 1 ? RunProcesses(w, run, processes, dir / "shards") : RunOnce(w, run);
-        if (!records.ok()) {
-          std::cerr << "loadgen: " << w.name << " " << c << " #" << r << ": "
-                    << records.status().message() << "\n";
-          return 1;
-        }
-        RunMetrics m = ComputeRunMetrics(*records);
-        if (auto s = WriteRunOutputs(dir, *records, m, report); !s.ok()) {
-          std::cerr << "loadgen: " << s.message() << "\n";
-          return 1;
-        }
-        if (!w.events.empty()) {
-          ScenarioMetrics sm = ComputeScenarioMetrics(*records, w.events);
-          if (auto s = WriteScenarioOutputs(dir, m, sm, report); !s.ok()) {
-            std::cerr << "loadgen: " << s.message() << "\n";
-            return 1;
-          }
-        }
-        std::cout << RunTableMarkdown(m) << std::flush;
-        metrics.push_back(std::move(m));
-      }
-    }
-    if (auto s = WriteWorkloadReport(fs::path(out_dir) / w.name, metrics, report); !s.ok()) {
-      std::cerr << "loadgen: " << s.message() << "\n";
-      return 1;
-    }
-    summaries.push_back(SummarizeWorkload(metrics));
-  }
-  if (auto s = WriteComparison(out_dir, summaries); !s.ok()) {
+  ExperimentOptions experiment;
+  experiment.configurations = *configs;
+  experiment.repeats = repeats;
+  experiment.processes = processes;
+  experiment.out_dir = out_dir;
+  experiment.report.figures = !no_figures;
+  if (bp::Status s = RunExperiment(loaded, run, experiment, std::cout); !s.ok()) {
     std::cerr << "loadgen: " << s.message() << "\n";
     return 1;
   }
-  std::cout << ComparisonMarkdown(summaries) << "\nresults in " << out_dir << "\n";
   return 0;
 }

@@ -8,6 +8,8 @@
 #include <initializer_list>
 #include <sstream>
 
+#include "bp/limit_json.h"
+
 namespace bp::mockapi {
 namespace {
 
@@ -101,28 +103,6 @@ class Reader {
   Status status_;
 };
 
-Status ParseLimit(const json& j, const std::string& path, LimiterOptions* out) {
-  Reader r(j, path);
-  std::string dimension = DimensionName(out->dimension);
-  std::string algorithm = LimiterAlgorithmName(out->algorithm);
-  r.String("dimension", &dimension);
-  r.String("algorithm", &algorithm);
-  r.Int("limit", &out->limit, 1, int64_t{1} << 50);
-  r.Number("window_s", &out->window_s, 1e-6, 1e7);
-  r.Number("quantum_s", &out->quantum_s, 1e-6, 1e7);
-  if (Status s = r.Finish({"dimension", "algorithm", "limit", "window_s", "quantum_s"}); !s.ok())
-    return s;
-  auto d = ParseDimension(dimension);
-  if (!d.ok()) return Status::InvalidArgument(path + ": " + d.status().message());
-  auto a = ParseLimiterAlgorithm(algorithm);
-  if (!a.ok()) return Status::InvalidArgument(path + ": " + a.status().message());
-  out->dimension = *d;
-  out->algorithm = *a;
-  if (Status s = ValidateLimiterOptions(*out); !s.ok())
-    return Status::InvalidArgument(path + ": " + s.message());
-  return Status::Ok();
-}
-
 }  // namespace
 
 const char* DialectName(Dialect d) {
@@ -184,14 +164,9 @@ Result<MockConfig> ConfigFromJson(const json& j, const MockConfig& base) {
   r.Bool("count_rejected", &c.count_rejected);
   r.Enum("token_accounting", &c.token_accounting, {"actual", "max_tokens"});
   if (r.Has("limits")) {
-    if (!j["limits"].is_array()) return Status::InvalidArgument("limits must be an array");
-    c.limits.clear();
-    for (size_t i = 0; i < j["limits"].size(); ++i) {
-      LimiterOptions o;
-      if (Status s = ParseLimit(j["limits"][i], "limits[" + std::to_string(i) + "]", &o); !s.ok())
-        return s;
-      c.limits.push_back(o);
-    }
+    auto limits = LimitsFromJson(j["limits"], "limits");  // the reader loadgen uses too
+    if (!limits.ok()) return limits.status();
+    c.limits = std::move(*limits);
   }
   if (r.Has("completion_tokens")) {
     c.completion_tokens = CompletionTokensOptions{};
@@ -241,6 +216,30 @@ Status ValidateConfig(const MockConfig& c) {
     }
   }
   return Status::Ok();
+}
+
+Result<json> RealTimePatch(json patch) {
+  if (!patch.is_object() || !patch.contains("speedup")) return patch;
+  const json& v = patch["speedup"];
+  if (!v.is_number() || !std::isfinite(v.get<double>()) || !(v.get<double>() > 0)) {
+    return Status::InvalidArgument("speedup must be a finite number > 0, got " + v.dump());
+  }
+  const double speedup = v.get<double>();
+  patch.erase("speedup");
+  auto scale = [speedup](json* obj, std::initializer_list<const char*> keys) {
+    if (!obj->is_object()) return;
+    for (const char* key : keys) {
+      if (obj->contains(key) && (*obj)[key].is_number())
+        (*obj)[key] = (*obj)[key].get<double>() / speedup;
+    }
+  };
+  if (patch.contains("limits") && patch["limits"].is_array()) {
+    for (json& l : patch["limits"]) scale(&l, {"window_s", "quantum_s"});
+  }
+  if (patch.contains("latency"))
+    scale(&patch["latency"], {"min_ms", "max_ms", "per_output_token_ms"});
+  if (patch.contains("overload")) scale(&patch["overload"], {"retry_after_ms"});
+  return patch;
 }
 
 json ConfigToJson(const MockConfig& c) {

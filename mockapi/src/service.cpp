@@ -121,7 +121,10 @@ ConnectionLimits Service::connection_limits() const {
 
 Status Service::UpdateConfig(const nlohmann::json& patch) { return impl_->Update(patch); }
 
-Status Service::Impl::Update(const nlohmann::json& patch) {
+Status Service::Impl::Update(const nlohmann::json& paper_patch) {
+  auto real = RealTimePatch(paper_patch);  // "speedup": durations in paper units
+  if (!real.ok()) return real.status();
+  const nlohmann::json& patch = *real;
   std::lock_guard<std::mutex> lock(update_mu);
   auto current = snap.load();
   auto next = ConfigFromJson(patch, current->config);

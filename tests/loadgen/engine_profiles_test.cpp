@@ -84,7 +84,7 @@ TEST(UpstreamWait, BpDefersByHeaderThenMessageThenBackoff) {
   }
 }
 
-TEST(UpstreamWait, WorkloadCarriesProfileAndScalesTheOverloadHint) {
+TEST(UpstreamWait, WorkloadCarriesProfileAndOverloadInPaperUnits) {
   nlohmann::json doc = {{"name", "p"},
                         {"slots", 1},
                         {"run_length_cap_s", 60},
@@ -106,11 +106,11 @@ TEST(UpstreamWait, WorkloadCarriesProfileAndScalesTheOverloadHint) {
                              {"window_s", 1.0}}}}}}};
   auto w = ParseWorkload(doc, "p");
   ASSERT_TRUE(w.ok()) << w.status().message();
-  const nlohmann::json u = ScaledUpstream(*w, 4);
-  EXPECT_EQ(u["profile"], "anthropic");
-  EXPECT_EQ(u["overload"]["retry_after_ms"], 500.0);
-  EXPECT_EQ(u["overload"]["share"], 0.1);
-  EXPECT_EQ(u["limits"][0]["window_s"], 0.25);
+  // Paper units, PUT with "speedup" (mockapi scales: RealTimePatch's tests).
+  EXPECT_EQ(w->upstream["profile"], "anthropic");
+  EXPECT_EQ(w->upstream["overload"]["retry_after_ms"], 2000);
+  EXPECT_EQ(w->upstream["overload"]["share"], 0.1);
+  EXPECT_EQ(w->upstream["limits"][0]["window_s"], 1.0);
 }
 
 // One tenant, one slot, one activity; a cap the scripted upstream ignores.

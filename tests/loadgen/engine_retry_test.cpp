@@ -16,7 +16,7 @@ using bp::test::ScriptedAnswer;
 using bp::test::ScriptedUpstream;
 
 // One tenant, no dispatch latency; caps from `rps` (limit per window_s).
-Workload TestWorkload(int concurrency, int workflows, int slots, double limit = 60,
+Workload TestWorkload(int concurrency, int workflows, int slots, int64_t limit = 60,
                       double window_s = 1.0) {
   nlohmann::json doc = {{"name", "engine-test"},
                         {"slots", slots},

@@ -225,18 +225,6 @@ TEST(EngineWorkload, BadFieldsNameFileAndField) {
   EXPECT_EQ(LoadWorkload("/nonexistent.json").status().code(), StatusCode::kNotFound);
 }
 
-TEST(EngineWorkload, ScaledUpstreamDividesWindowsAndLatencies) {
-  auto doc = MinimalWorkload();
-  doc["upstream"]["latency"] = {{"min_ms", 50}, {"max_ms", 150}};
-  auto w = ParseWorkload(doc, "x.json");
-  ASSERT_TRUE(w.ok()) << w.status().message();
-  EXPECT_DOUBLE_EQ(w->caps.requests_per_s, 60);
-  auto u = ScaledUpstream(*w, 10);
-  EXPECT_DOUBLE_EQ(u["limits"][0]["window_s"].get<double>(), 0.1);
-  EXPECT_EQ(u["limits"][0]["limit"].get<int>(), 60);  // per window unchanged
-  EXPECT_DOUBLE_EQ(u["latency"]["max_ms"].get<double>(), 15);
-}
-
 TEST(EngineWorkload, LargestCallPerDimensionIsTheLeastLimitCapacity) {
   auto doc = MinimalWorkload();
   doc["upstream"]["limits"].push_back(

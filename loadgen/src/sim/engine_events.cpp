@@ -133,7 +133,7 @@ class ScenarioDriver {
 
   void PutLimits(const ScheduledAction& a) {
     const ScenarioEvent& ev = Event(a.event_index);
-    nlohmann::json body = {{"limits", ScaledLimits(ev.limits, e_.speedup())}};
+    nlohmann::json body = {{"limits", ev.limits}, {"speedup", e_.speedup()}};  // paper units
     auto text = std::make_shared<const std::string>(body.dump());
     e_.http_->Request("PUT", "/admin/config", text, [this, a](HttpResponse r) {
       const bool ok = r.status == 200;

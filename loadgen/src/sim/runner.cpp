@@ -18,7 +18,10 @@ namespace bp::loadgen {
 namespace {
 
 Status ConfigureUpstream(const HttpEndpoint& endpoint, const Workload& workload, double speedup) {
-  std::string body = ScaledUpstream(workload, speedup).dump();
+  // In paper units; mockapi divides its durations by the speedup (RealTimePatch).
+  nlohmann::json upstream = workload.upstream;
+  upstream["speedup"] = speedup;
+  std::string body = upstream.dump();
   HttpResponse r = HttpRequestBlocking(endpoint, "PUT", "/admin/config", body, 5000);
   if (r.status == 0) {
     return Status::Unavailable("mockapi at " + endpoint.host + ":" + std::to_string(endpoint.port) +

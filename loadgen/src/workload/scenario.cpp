@@ -7,6 +7,7 @@
 #include <map>
 #include <set>
 
+#include "bp/limit_json.h"
 #include "bp/limiter.h"
 #include "bp/loadgen/workload.h"
 #include "field_reader.h"
@@ -78,60 +79,25 @@ Result<UpstreamCaps> CapsOfLimits(const json& limits, const std::string& path) {
   if (!limits.is_array() || limits.empty()) {
     return Status::InvalidArgument(path + ": must be a non-empty array");
   }
+  // mockapi's own reader (bp/limit_json.h): what mockapi would refuse (a 400
+  // to loadgen's PUT, found only when the run or the event comes) is refused
+  // here, with the file, the field and mockapi's reason.
+  auto options = LimitsFromJson(limits, path, LimitFields::kRequireDimensionLimitWindow);
+  if (!options.ok()) return options.status();
   UpstreamCaps caps;
-  for (size_t i = 0; i < limits.size(); ++i) {
-    const std::string p = path + "[" + std::to_string(i) + "]";
-    const json& l = limits[i];
-    if (!l.is_object()) return Status::InvalidArgument(p + ": must be an object");
-    FieldReader r(l, p);
-    std::string dim, algorithm = "fixed_window";
-    double limit = 0, window_s = 0, quantum_s = 1;
-    r.OnlyKeys({"dimension", "algorithm", "limit", "window_s", "quantum_s"}, " for type limit");
-    r.String("dimension", &dim, true);
-    r.String("algorithm", &algorithm, false);
-    r.Number("limit", 0, false, &limit, true);
-    r.Number("window_s", 0, false, &window_s, true);
-    r.Number("quantum_s", 0, false, &quantum_s, false);
-    if (!r.ok()) return Status::InvalidArgument(r.error());
-    // What mockapi would refuse (a 400 to loadgen's PUT, found only when the
-    // run or the event comes) is refused here, with the file and the field.
-    auto alg = ParseLimiterAlgorithm(algorithm);
-    if (!alg.ok()) {
-      return Status::InvalidArgument(
-          p + ".algorithm: must be fixed_window|sliding_window|token_bucket|quantized, got " +
-          algorithm);
-    }
-    if (limit != std::floor(limit) || limit > 1125899906842624.0) {  // mockapi's range
-      return Status::InvalidArgument(
-          p + ".limit: must be a whole number in [1, 1125899906842624], got " + l["limit"].dump());
-    }
-    if (auto d = ParseDimension(dim); d.ok()) {
-      LimiterOptions o;
-      o.dimension = *d;
-      o.algorithm = *alg;
-      o.limit = static_cast<int64_t>(limit);
-      o.window_s = window_s;
-      o.quantum_s = quantum_s;  // mockapi's default 1 when absent
-      if (Status s = ValidateLimiterOptions(o); !s.ok()) {
-        return Status::InvalidArgument(p + ": " + s.message());
-      }
-    }
+  for (const LimiterOptions& o : *options) {
     // The largest single cost this limit ever admits (mockapi's capacity()).
-    double capacity = limit;
-    if (l.value("algorithm", "") == "quantized" && l.contains("quantum_s") &&
-        l["quantum_s"].is_number()) {
-      capacity = std::floor(limit * l["quantum_s"].get<double>() / window_s);
-    }
+    auto limiter = MakeLimiter(o);
+    if (!limiter.ok()) return limiter.status();  // validated above; kept for safety
+    const double capacity = static_cast<double>((*limiter)->capacity());
     auto least = [capacity](double* max) { *max = *max > 0 ? std::min(*max, capacity) : capacity; };
-    if (dim == "requests") {
-      caps.requests_per_s += limit / window_s;
+    const double rate = static_cast<double>(o.limit) / o.window_s;
+    if (o.dimension == Dimension::kRequests) {
+      caps.requests_per_s += rate;
       least(&caps.max_requests_per_call);
-    } else if (dim == "tokens") {
-      caps.tokens_per_s += limit / window_s;
+    } else if (o.dimension == Dimension::kTokens) {
+      caps.tokens_per_s += rate;
       least(&caps.max_tokens_per_call);
-    } else if (dim != "input_tokens" && dim != "output_tokens") {
-      return Status::InvalidArgument(
-          p + ".dimension: must be requests|tokens|input_tokens|output_tokens, got " + dim);
     }
   }
   if (caps.requests_per_s <= 0) {

@@ -181,32 +181,4 @@ Result<Workload> LoadWorkload(const std::string& path) {
   return ParseWorkload(doc, path);
 }
 
-json ScaledLimits(json limits, double speedup) {
-  if (!limits.is_array()) return limits;
-  for (json& l : limits) {
-    if (!l.is_object()) continue;
-    for (const char* key : {"window_s", "quantum_s"}) {
-      if (l.contains(key) && l[key].is_number()) l[key] = l[key].get<double>() / speedup;
-    }
-  }
-  return limits;
-}
-
-json ScaledUpstream(const Workload& workload, double speedup) {
-  json u = workload.upstream;
-  u["limits"] = ScaledLimits(u["limits"], speedup);
-  if (u.contains("latency") && u["latency"].is_object()) {
-    for (const char* key : {"min_ms", "max_ms", "per_output_token_ms"}) {
-      json& lat = u["latency"];
-      if (lat.contains(key) && lat[key].is_number()) lat[key] = lat[key].get<double>() / speedup;
-    }
-  }
-  if (u.contains("overload") && u["overload"].is_object()) {
-    json& o = u["overload"];
-    if (o.contains("retry_after_ms") && o["retry_after_ms"].is_number())
-      o["retry_after_ms"] = o["retry_after_ms"].get<double>() / speedup;
-  }
-  return u;
-}
-
 }  // namespace bp::loadgen

@@ -1,7 +1,7 @@
 // Runs one (workload, configuration, repeat) against a running mockapi and
 // Valkey and returns its records (SPEC section 5). Steps:
-//   1. PUT the workload's upstream section, scaled by the speedup
-//      (ScaledUpstream), to mockapi's /admin/config: limits are replaced, so
+//   1. PUT the workload's upstream section with "speedup" (mockapi divides
+//      its durations, RealTimePatch) to mockapi's /admin/config: limits are replaced, so
 //      the limiter state starts fresh for every run;
 //   2. for bp configurations: a fresh gate target
 //      "<workload>-<configuration>-r<repeat>-<unix ms>", caps (rates * speedup,

@@ -68,10 +68,11 @@ struct UpstreamCaps {
   double max_tokens_per_call = 0;  // 0: no token limit
 };
 
-// Derives the caps of a mockapi `limits` array (each element an object with
-// dimension, limit > 0, window_s > 0). `path` prefixes messages
-// ("upstream.limits"). InvalidArgument when malformed or without a requests
-// limit.
+// Derives the caps of a mockapi `limits` array, read by mockapi's own reader
+// (bp/limit_json.h, with dimension, limit and window_s required), so a limit
+// mockapi refuses is refused here with mockapi's reason. `path` prefixes
+// messages ("upstream.limits"). InvalidArgument when empty, malformed or
+// without a requests limit.
 Result<UpstreamCaps> CapsOfLimits(const nlohmann::json& limits, const std::string& path);
 
 struct ScenarioEvent {

@@ -61,8 +61,8 @@ struct Workload {
   int gate_adapt_min_429 = 4;
   // The mockapi section (docs/mockapi-config.md): limits, completion_tokens,
   // latency, count_rejected, token_accounting, dialect, scope, model, profile,
-  // overload (docs/provider-profiles.md). Paper units; scaled by
-  // ScaledUpstream() before it is PUT to /admin/config.
+  // overload (docs/provider-profiles.md). Paper units: it is PUT to
+  // /admin/config with "speedup" and mockapi scales its durations.
   nlohmann::json upstream;
   // Caps of the upstream in paper units, derived from upstream.limits
   // (CapsOfLimits: the rate C_d the gate, the tn throttle and litellm use).
@@ -81,13 +81,5 @@ struct Workload {
 Result<Workload> ParseWorkload(const nlohmann::json& doc, const std::string& source);
 // Reads and parses a file; NotFound if unreadable, InvalidArgument if bad.
 Result<Workload> LoadWorkload(const std::string& path);
-
-// The upstream section scaled for a run at `speedup` (SPEC section 5): every
-// window_s / quantum_s, latency (min_ms, max_ms, per_output_token_ms) and
-// overload.retry_after_ms divided by speedup; limits per window unchanged, so
-// rates are multiplied by speedup.
-nlohmann::json ScaledUpstream(const Workload& workload, double speedup);
-// A mockapi limits array scaled the same way (window_s, quantum_s / speedup).
-nlohmann::json ScaledLimits(nlohmann::json limits, double speedup);
 
 }  // namespace bp::loadgen

@@ -92,6 +92,15 @@ struct MockConfig {
 
 // Fields of `json` present replace those of `base`; the result is validated.
 Result<MockConfig> ConfigFromJson(const nlohmann::json& json, const MockConfig& base);
+// A PUT /admin/config body may carry "speedup": F, a finite number > 0
+// (loadgen's time compression, SPEC section 5): the patch's durations are
+// then in paper units and each is divided by F (limits[].window_s,
+// limits[].quantum_s, latency.min_ms/max_ms/per_output_token_ms,
+// overload.retry_after_ms); a limit per window is unchanged, so its rate is
+// F times the paper rate. Returns the patch in real units without "speedup"
+// (unchanged when absent); values of the wrong type are left for
+// ConfigFromJson to report. InvalidArgument for a bad speedup.
+Result<nlohmann::json> RealTimePatch(nlohmann::json patch);
 // The full config in the contract's shape (GET /admin/config).
 nlohmann::json ConfigToJson(const MockConfig& config);
 // Reads and parses a JSON file over the defaults; NotFound if unreadable.
