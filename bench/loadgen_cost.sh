@@ -7,7 +7,7 @@
 # activity, plus its reconcile), on a redis-server this script starts on a
 # free loopback port.
 #
-#   flock /work/notes/bench.lock bench/loadgen_cost.sh
+#   bench/loadgen_cost.sh
 #   BP_LOADGEN_ACTIVITIES=40000 bench/loadgen_cost.sh   # more work per run
 #
 # Prints, per configuration: activities, wall seconds, activities/s, and CPU
@@ -22,6 +22,7 @@
 # redis-server or valkey-server (scripts/setup.sh installs them).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. bench/lib.sh
 LOADGEN="${BP_LOADGEN:-build/apps/loadgen}"
 MOCKAPI="${BP_MOCKAPI:-build/apps/mockapi}"
 ACTIVITIES="${BP_LOADGEN_ACTIVITIES:-20000}"
@@ -42,17 +43,6 @@ cleanup() {
 trap cleanup EXIT
 trap 'echo "interrupted" >&2; exit 130' INT TERM
 
-free_port() {
-  python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
-}
-wait_port() {
-  for _ in $(seq 1 100); do
-    (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null && return 0
-    sleep 0.05
-  done
-  echo "nothing listens on $1" >&2
-  return 1
-}
 ticks() {  # user + system clock ticks of pid $1 (and its finished children)
   awk '{print $14 + $15 + $16 + $17}' "/proc/$1/stat"
 }

@@ -5,7 +5,7 @@
 # on loopback) and compares every metric of summary.json: the results, in paper
 # units, must agree within their 95 % Student-t intervals.
 #
-#   flock /work/notes/bench.lock bench/loadgen_speedup_check.sh
+#   bench/loadgen_speedup_check.sh
 #       # cross-priority, bp, 3 repeats, speedup 10 vs speedup 1 (about 6 minutes)
 #   BP_CHECK_WORKLOAD=token-bound BP_CHECK_CONFIG=naive BP_CHECK_SPEEDUPS="10 2" \
 #   BP_CHECK_REPEATS=3 bench/loadgen_speedup_check.sh

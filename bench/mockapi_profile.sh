@@ -4,8 +4,8 @@
 # estimate, limiter, service, JSON build, HTTP serialize, write, timers, event
 # loop, logging) by bench/perf_stages.py from perf's call stacks.
 #
-#   flock /work/notes/bench.lock bench/mockapi_profile.sh              # nginx + limits
-#   flock /work/notes/bench.lock bench/mockapi_profile.sh nginx limits nolimits binding stream paced
+#   bench/mockapi_profile.sh              # nginx + limits
+#   bench/mockapi_profile.sh nginx limits nolimits binding stream paced
 #   BP_PROFILE_SECONDS=8 bench/mockapi_profile.sh limits
 #
 # Cases: nginx (static file, the reference), nolimits, limits (two fixed
@@ -28,6 +28,7 @@
 # kernel.perf_event_paranoid <= 1 for kernel stacks.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. bench/lib.sh
 SECONDS_PER_RUN="${BP_PROFILE_SECONDS:-5}"
 THREADS="${BP_WRK_THREADS:-2}"
 CONNS="${BP_WRK_CONNECTIONS:-64}"
@@ -56,25 +57,6 @@ cleanup() {
 trap cleanup EXIT
 trap 'echo "interrupted" >&2; exit 130' INT TERM
 
-free_port() {
-  python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
-}
-wait_port() {
-  for _ in $(seq 1 100); do
-    (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null && return 0
-    sleep 0.05
-  done
-  echo "nothing listens on $1" >&2
-  return 1
-}
-cpu_ticks() {  # user + system clock ticks of the processes $@
-  local total=0 pid fields
-  for pid in "$@"; do
-    fields=$(cut -d' ' -f14,15 "/proc/$pid/stat")
-    total=$((total + ${fields% *} + ${fields#* }))
-  done
-  echo "$total"
-}
 BODY='{"model":"gpt-4o-mini","messages":[{"role":"user","content":"Say hello to the benchmark."}],"max_tokens":20}'
 STREAM_BODY='{"model":"gpt-4o-mini","messages":[{"role":"user","content":"Say hello to the benchmark."}],"max_tokens":20,"stream":true,"stream_options":{"include_usage":true}}'
 lua_for() {  # body -> a wrk script posting it
@@ -99,23 +81,7 @@ start_nginx() {
   curl -s -X POST -H 'Content-Type: application/json' --data-binary "$BODY" \
     "http://127.0.0.1:$body_port/v1/chat/completions" >"$TMP/www/chat.json"
   chmod 644 "$TMP/www/chat.json"
-  cat >"$TMP/nginx.conf" <<NGINX
-worker_processes $THREADS;
-daemon off;
-pid $TMP/nginx.pid;
-error_log $TMP/nginx-error.log warn;
-events { worker_connections 1024; }
-http {
-  access_log off;
-  client_body_temp_path $TMP/body; proxy_temp_path $TMP/proxy;
-  fastcgi_temp_path $TMP/fcgi; uwsgi_temp_path $TMP/uwsgi; scgi_temp_path $TMP/scgi;
-  keepalive_requests 1000000;
-  server {
-    listen 127.0.0.1:$port;
-    location = /v1/chat/completions { default_type application/json; alias $TMP/www/chat.json; }
-  }
-}
-NGINX
+  write_nginx_conf "$port"
   "$NGINX" -c "$TMP/nginx.conf" -p "$TMP" >"$TMP/nginx.out" 2>&1 &
   PIDS+=($!)
   wait_port "$port"

@@ -22,6 +22,7 @@
 # loopback ports and is stopped on exit, Ctrl-C or failure.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. bench/lib.sh
 MOCKAPI="${BP_MOCKAPI:-build/apps/mockapi}"
 DURATION="${BP_WRK_DURATION:-10s}"
 THREADS="${BP_WRK_THREADS:-2}"
@@ -42,26 +43,6 @@ cleanup() {
 trap cleanup EXIT
 trap 'echo "interrupted" >&2; exit 130' INT TERM
 
-free_port() {
-  python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
-}
-wait_port() {  # port
-  for _ in $(seq 1 100); do
-    (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null && return 0
-    sleep 0.05
-  done
-  echo "nothing listens on $1" >&2
-  return 1
-}
-# CPU time (user + system, clock ticks) used so far by the processes $@.
-cpu_ticks() {
-  local total=0 pid fields
-  for pid in "$@"; do
-    fields=$(cut -d' ' -f14,15 "/proc/$pid/stat")
-    total=$(( total + ${fields% *} + ${fields#* } ))
-  done
-  echo "$total"
-}
 # name "server pids" events url [wrk args...]: prints req/s, p99, non-2xx
 # answers and the server's CPU microseconds per request (robust to other load
 # on the box); `events` is the number of SSE events per answer (0: not a stream).
@@ -102,23 +83,7 @@ curl -s -X POST -H 'Content-Type: application/json' --data-binary \
   '{"model":"gpt-4o-mini","messages":[{"role":"user","content":"Say hello to the benchmark."}],"max_tokens":20}' \
   "http://127.0.0.1:$curl_body_port/v1/chat/completions" >"$TMP/www/chat.json"
 chmod 644 "$TMP/www/chat.json"
-cat >"$TMP/nginx.conf" <<NGINX
-worker_processes $THREADS;
-daemon off;
-pid $TMP/nginx.pid;
-error_log $TMP/nginx-error.log warn;
-events { worker_connections 1024; }
-http {
-  access_log off;
-  client_body_temp_path $TMP/body; proxy_temp_path $TMP/proxy;
-  fastcgi_temp_path $TMP/fcgi; uwsgi_temp_path $TMP/uwsgi; scgi_temp_path $TMP/scgi;
-  keepalive_requests 1000000;
-  server {
-    listen 127.0.0.1:$NGINX_PORT;
-    location = /v1/chat/completions { default_type application/json; alias $TMP/www/chat.json; }
-  }
-}
-NGINX
+write_nginx_conf "$NGINX_PORT"
 "$NGINX" -c "$TMP/nginx.conf" -p "$TMP" >"$TMP/nginx.out" 2>&1 &
 PIDS+=($!)
 wait_port "$NGINX_PORT"
