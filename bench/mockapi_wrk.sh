@@ -28,6 +28,13 @@ DURATION="${BP_WRK_DURATION:-10s}"
 THREADS="${BP_WRK_THREADS:-2}"
 CONNS="${BP_WRK_CONNECTIONS:-64}"
 ROUNDS="${BP_BENCH_ROUNDS:-1}"
+bad() { echo "mockapi_wrk: $*" >&2; exit 2; }
+[[ "$THREADS" =~ ^[1-9][0-9]{0,2}$ ]] || bad "BP_WRK_THREADS must be an integer in [1, 999], got '$THREADS'"
+[[ "$CONNS" =~ ^[1-9][0-9]{0,4}$ ]] || bad "BP_WRK_CONNECTIONS must be a positive integer, got '$CONNS'"
+[[ "$ROUNDS" =~ ^[1-9][0-9]{0,2}$ ]] || bad "BP_BENCH_ROUNDS must be an integer in [1, 999], got '$ROUNDS'"
+[[ "$DURATION" =~ ^[1-9][0-9]*[smh]?$ ]] || bad "BP_WRK_DURATION must be like 10s, 2m or 1h, got '$DURATION'"
+[ -z "${BP_MOCKAPI_BASELINE:-}" ] || [ -x "$BP_MOCKAPI_BASELINE" ] ||
+  bad "BP_MOCKAPI_BASELINE '$BP_MOCKAPI_BASELINE' is not an executable mockapi binary"
 command -v wrk >/dev/null || { echo "wrk not found: run scripts/setup.sh" >&2; exit 1; }
 NGINX="$(command -v nginx || echo /usr/sbin/nginx)"
 [ -x "$NGINX" ] || { echo "nginx not found: run scripts/setup.sh" >&2; exit 1; }

@@ -52,6 +52,11 @@ done
 [[ "$SPEEDUP" =~ ^[0-9]+([.][0-9]+)?$ ]] && awk -v s="$SPEEDUP" 'BEGIN { exit !(s > 0 && s <= 1000) }' ||
   die "--speedup must be a number in (0, 1000], got '$SPEEDUP'"
 [ -n "$OUT" ] || OUT="results/scale-$(date -u +%Y%m%dT%H%M%SZ)"
+[ ! -e "$OUT" ] || [ -d "$OUT" ] || die "--out '$OUT' exists and is not a directory"
+mkdir -p "$OUT" 2>/dev/null && [ -w "$OUT" ] || die "--out '$OUT' cannot be created or written"
+for L in $LIGHTS; do  # every light count must leave each process a tenant
+  [ $((L + 4)) -ge "$PROCESSES" ] || die "--processes $PROCESSES exceeds the $((L + 4)) tenants of --lights $L"
+done
 
 if [ "$SETUP" -eq 1 ]; then
   BP_WERROR="${BP_WERROR:-ON}" ./scripts/setup.sh

@@ -89,7 +89,11 @@ void Summary(std::ostream& o, const json& s) {
       if (!l1.contains(dim)) continue;
       const json& b = l1.at(dim);
       o << "L1 " << dim << (dim[0] == 'r' ? "  " : "    ") << Num(b, "level") << " / "
-        << Num(b, "capacity") << ", refill " << Num(b, "refill_per_s") << "/s\n";
+        << Num(b, "capacity") << ", refill " << Num(b, "refill_per_s") << "/s";
+      if (b.contains("reserved") && b.at("reserved").get<double>() > 0) {
+        o << ", reserved " << Num(b, "reserved") << " (refills up to capacity + reserved)";
+      }
+      o << "\n";
     }
   }
   const json& t = s.at("tuning");

@@ -13,11 +13,14 @@ namespace {
 
 using json = nlohmann::ordered_json;
 
-// A bucket's level at `now_ms`: refilled at `rate` per second since `at_ms`,
-// capped at its capacity (admit.lua's L1 refill).
-double Refilled(double level, double capacity, double rate, double at_ms, double now_ms) {
+// A bucket's level at `now_ms`: refilled at `rate` per second since `at_ms`
+// up to `top` (admit.lua's L1 refill: the capacity, plus the outstanding
+// reservations O for tokens in reservation mode); a level already above the
+// top (a refund kept as credit) is not lowered.
+double Refilled(double level, double top, double rate, double at_ms, double now_ms) {
+  if (level >= top) return level;
   const double elapsed_s = std::max(0.0, now_ms - at_ms) / 1000;
-  return std::min(capacity, level + rate * elapsed_s);
+  return std::min(top, level + rate * elapsed_s);
 }
 
 json Bucket(double level, double capacity, double rate) {
@@ -116,8 +119,13 @@ nlohmann::ordered_json StatusJson(const std::string& target, const GateState& st
         {"requests", Bucket(Refilled(st.l1_requests, cap_r, rate_r, st.l1_at_ms, st.server_time_ms),
                             cap_r, rate_r)}};
     if (c.tokens_per_s > 0) {
-      l1["tokens"] = Bucket(Refilled(st.l1_tokens, cap_t, rate_t, st.l1_at_ms, st.server_time_ms),
-                            cap_t, rate_t);
+      l1["tokens"] = Bucket(
+          Refilled(st.l1_tokens, cap_t + st.reserved_tokens, rate_t, st.l1_at_ms, st.server_time_ms),
+          cap_t, rate_t);
+      // Reservation mode: O, the max_tokens reserved by admitted, unreleased
+      // calls beyond their prompts; the token level refills up to capacity +
+      // O (README "The gate", reservation mode). 0 in the other modes.
+      l1["tokens"]["reserved"] = st.reserved_tokens;
     }
     j["l1"] = std::move(l1);
   } else {

@@ -115,6 +115,13 @@ TEST_F(BpctlAdmitStatus, AdmitPrintsEachVerdict) {
              "reservation", "--now-ms", std::to_string(t)});
   EXPECT_EQ(r.out, "ADMIT ticket 2\n");                   // the counter survives the reset
   EXPECT_NEAR(MakeGate()->State()->l1_tokens, 30, 1e-9);  // 100 -> 30
+  // status shows O, the 60 tokens reserved beyond the prompt (the level may
+  // refill to capacity + O).
+  const json s = json::parse(Bpctl({"status", "--json"}).out);
+  EXPECT_EQ(s["l1"]["tokens"]["reserved"], 60.0);
+  EXPECT_EQ(s["l1"]["tokens"]["level"], 30.0);
+  EXPECT_NE(Bpctl({"status"}).out.find("reserved 60 (refills up to capacity + reserved)"),
+            std::string::npos);
 }
 
 TEST_F(BpctlAdmitStatus, DryRunChangesNothingAndMatchesTheRealDecision) {
