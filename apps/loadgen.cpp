@@ -199,6 +199,17 @@ int main(int argc, char** argv) {
                              ": a scenario (events) cannot run over processes (--processes, "
                              "--shard)");
     }
+    // Every workload must split over the processes before any run starts
+    // (a later workload with fewer tenants than processes used to stop the
+    // experiment after the earlier runs, with no comparison written).
+    const int parts = shard_text.empty() ? processes : shard.count;
+    if (parts > 1) {
+      ShardInfo check;
+      check.count = parts;
+      if (auto split = ShardWorkload(*w, &check); !split.ok()) {
+        return Usage(desc, split.status().message());
+      }
+    }
     loaded.push_back(std::move(*w));
   }
 

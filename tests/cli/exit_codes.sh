@@ -55,6 +55,7 @@ expect 2 "--shard runs one run" "$L" --workload "$W" --config naive,bp --shard 0
 expect 2 "--start-at and --gate-target go with --shard" "$L" --workload "$W" --gate-target g
 expect 2 "--processes must be in [1, 256]" "$L" --workload "$W" --processes 0
 expect 2 "cannot run over processes" "$L" --workload "$SRC/configs/scenarios/join-leave.json" --processes 2
+expect 2 "1 tenants cannot be split over 2 processes" "$L" --workload "$W" --workload "$SRC/configs/workloads/uncongested.json" --processes 2
 expect 2 "--out DIR is required" "$L" merge somewhere
 expect 2 "no such file or directory" "$L" merge --out /tmp /nonexistent/bp-shards
 # scale.sh checks its flags before setup.sh and servers.
