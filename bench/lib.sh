@@ -1,6 +1,21 @@
 # bench/lib.sh - helpers the benchmark scripts share (sourced, not run).
 # Loopback only. Needs python3 (free ports) and /proc (CPU time).
 
+# A temporary folder $TMP (mktemp -t PREFIX.XXXXXX) and the process list
+# PIDS; on exit (or Ctrl-C) every process in PIDS gets TERM and is waited for,
+# and $TMP is removed unless BP_KEEP_TMP is set.
+bench_tempdir() {
+  TMP="$(mktemp -d -t "$1.XXXXXX")"
+  PIDS=()
+  trap bench_cleanup EXIT
+  trap 'echo "interrupted" >&2; exit 130' INT TERM
+}
+bench_cleanup() {
+  for pid in "${PIDS[@]}"; do kill -TERM "$pid" 2>/dev/null || true; done
+  for pid in "${PIDS[@]}"; do wait "$pid" 2>/dev/null || true; done
+  [ -n "${BP_KEEP_TMP:-}" ] || rm -rf "$TMP"
+}
+
 # A free TCP port on 127.0.0.1.
 free_port() {
   python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'

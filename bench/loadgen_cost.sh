@@ -33,15 +33,7 @@ done
 REDIS="$(command -v valkey-server || command -v redis-server || true)"
 [ -n "$REDIS" ] || { echo "redis-server not found: run scripts/setup.sh" >&2; exit 1; }
 
-TMP="$(mktemp -d -t bp-lgcost.XXXXXX)"
-PIDS=()
-cleanup() {
-  for pid in "${PIDS[@]}"; do kill -TERM "$pid" 2>/dev/null || true; done
-  for pid in "${PIDS[@]}"; do wait "$pid" 2>/dev/null || true; done
-  [ -n "${BP_KEEP_TMP:-}" ] || rm -rf "$TMP"
-}
-trap cleanup EXIT
-trap 'echo "interrupted" >&2; exit 130' INT TERM
+bench_tempdir bp-lgcost
 
 ticks() {  # user + system clock ticks of pid $1 (and its finished children)
   awk '{print $14 + $15 + $16 + $17}' "/proc/$1/stat"

@@ -47,15 +47,7 @@ if [ -z "${BP_MOCKAPI:-}" ]; then
 fi
 MOCKAPI="$BP_MOCKAPI"
 
-TMP="$(mktemp -d -t bp-prof.XXXXXX)"
-PIDS=()
-cleanup() {
-  for pid in "${PIDS[@]}"; do kill -TERM "$pid" 2>/dev/null || true; done
-  for pid in "${PIDS[@]}"; do wait "$pid" 2>/dev/null || true; done
-  rm -rf "$TMP"
-}
-trap cleanup EXIT
-trap 'echo "interrupted" >&2; exit 130' INT TERM
+bench_tempdir bp-prof
 
 BODY='{"model":"gpt-4o-mini","messages":[{"role":"user","content":"Say hello to the benchmark."}],"max_tokens":20}'
 STREAM_BODY='{"model":"gpt-4o-mini","messages":[{"role":"user","content":"Say hello to the benchmark."}],"max_tokens":20,"stream":true,"stream_options":{"include_usage":true}}'

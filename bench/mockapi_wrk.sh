@@ -40,15 +40,7 @@ NGINX="$(command -v nginx || echo /usr/sbin/nginx)"
 [ -x "$NGINX" ] || { echo "nginx not found: run scripts/setup.sh" >&2; exit 1; }
 [ -x "$MOCKAPI" ] || { echo "$MOCKAPI not built: run scripts/setup.sh" >&2; exit 1; }
 
-TMP="$(mktemp -d -t bp-bench.XXXXXX)"
-PIDS=()
-cleanup() {
-  for pid in "${PIDS[@]}"; do kill -TERM "$pid" 2>/dev/null || true; done
-  for pid in "${PIDS[@]}"; do wait "$pid" 2>/dev/null || true; done
-  rm -rf "$TMP"
-}
-trap cleanup EXIT
-trap 'echo "interrupted" >&2; exit 130' INT TERM
+bench_tempdir bp-bench
 
 # name "server pids" events url [wrk args...]: prints req/s, p99, non-2xx
 # answers and the server's CPU microseconds per request (robust to other load

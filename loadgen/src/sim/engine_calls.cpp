@@ -130,4 +130,8 @@ void Engine::SdkCall(Execution& exec, Transport transport, CallDone done) {
   loop->Attempt();
 }
 
+void Engine::RecordGateDecision(const Execution& exec, GateVerdict verdict, int64_t latency_us) {
+  records_.gate_decisions.push_back({NowUs(), exec.tenant_index, verdict, latency_us});
+}
+
 }  // namespace bp::loadgen

@@ -395,8 +395,4 @@ void Engine::CancelActivity(int64_t activity_id) {
   OnActivityDone(activity_id, false);
 }
 
-void Engine::RecordGateDecision(const Execution& exec, GateVerdict verdict, int64_t latency_us) {
-  records_.gate_decisions.push_back({NowUs(), exec.tenant_index, verdict, latency_us});
-}
-
 }  // namespace bp::loadgen
