@@ -13,7 +13,7 @@
 -- split omega_k / sum(omega)) is realized by the weights; per-class admitted
 -- totals are kept for bpctl.
 --
--- Cost: 5-7 Valkey commands per call (TIME, an HMGET of seven fields and an
+-- Cost: 5-7 Valkey commands per call (TIME, an HMGET of eight fields and an
 -- HSET of three records of the state hash, a ZRANGE of the two least tags,
 -- a ZADD when backlogged, a SET for the ticket; reservation mode: a ZADD and
 -- a fourth field), O(log n) in the n active queues. Eviction is bounded (at
@@ -67,7 +67,8 @@ local qid = kstr .. ':' .. tenant
 local qfield, cfield = 'q:' .. qid, 'c:' .. kstr
 
 ---------------------------------------------------------------- one read
-local s = redis.call('HMGET', H, 'cfg', 'tw:' .. tenant, 'g', qfield, cfield, 'l1hold', 'rsv')
+-- 'ad' rides along (absent unless a 429 taught a cap): one command, not two.
+local s = redis.call('HMGET', H, 'cfg', 'tw:' .. tenant, 'g', qfield, cfield, 'l1hold', 'rsv', 'ad')
 -- cfg (configure.lua; read on every call: hot updates, I2), with omega_k
 local Cr, Ct, burst, omega_sum, lend, slack_us, grace_us, ticket_ttl, maxr, maxt, adapt,
   classes = rec(CFGREC, CFGLEN, s[1])
@@ -109,7 +110,7 @@ end
 -- refills and equation (1) use the learned caps; the burst capacity (and so
 -- REJECT) stays at the configured ones.
 if adapt == 1 then
-  local a = ad_unpack(redis.call('HGET', H, 'ad'))
+  local a = ad_unpack(s[8])
   if a then
     Cr = Cr * learned(a[1], a[2], a[5], now)
     Ct = Ct * learned(a[3], a[4], a[5], now)
