@@ -49,9 +49,8 @@ if not areq or not atok or areq < 0 or atok < 0 or areq ~= math.floor(areq)
     or atok ~= math.floor(atok) then
   return redis.error_reply('ERR bp: actual costs must be integers >= 0')
 end
-local raw = redis.call('GET', TK)
+local raw = redis.call('GETDEL', TK)  -- one command (Redis/Valkey >= 6.2, as ZADD GT)
 if not raw then return 0 end
-redis.call('DEL', TK)
 local k, dreq, dtok, abl, qid, ttok = string.match(raw, '^(%S+) (%S+) (%S+) (%S+) (%S+) ?(%S*)$')
 if not qid then return redis.error_reply('ERR bp: malformed ticket') end
 dreq, dtok = tonumber(dreq), tonumber(dtok)
@@ -59,23 +58,27 @@ ttok = tonumber(ttok) or dtok  -- tokens charged on the tag
 local tenant = string.match(qid, '^[^:]+:(.+)$')
 if now <= 0 then now = server_us() end
 local s = redis.call('HMGET', H, 'cfg', 'g', 'q:' .. qid, 'c:' .. k, 'tw:' .. tenant,
-  'omega:' .. k, 'ad', 'adapt', 'adapt_beta', 'adapt_recover_ms', 'adapt_window_ms',
-  'adapt_min_429', 'rsv')
+  'omega:' .. k, 'ad', 'adapt', 'rsv')
 local Cr, Ct, burst = rec(CFGREC, CFGLEN, s[1])
 if not Cr or Cr <= 0 then return 1 end
 local capr, capt = Cr * burst, Ct * burst
 
 -- Adaptive caps: the learned fractions now, then a 429's decrease.
+-- (Without 'ad' nothing is learned and tau is not needed until a 429.)
 local a = ad_unpack(s[7]) or {}
-local tau = a[5] or (tonumber(s[10]) or DEFAULT_ADAPT_RECOVER_MS) * 1000
+local tau = a[5]
 local fr, ft = learned(a[1], a[2], tau, now), learned(a[3], a[4], tau, now)
 if s[8] == '1' and ARGV[5] == '429' then
+  -- The AIMD tuning, read only here (a 429 is rare).
+  local tn = redis.call('HMGET', H, 'adapt_beta', 'adapt_recover_ms', 'adapt_window_ms',
+    'adapt_min_429')
+  tau = tau or (tonumber(tn[2]) or DEFAULT_ADAPT_RECOVER_MS) * 1000
   local function arg(i) return tonumber(ARGV[i] or '') or -1 end
   local bound, ra = ARGV[6] or '', arg(7)
   local rem_r, rst_r, rem_t, rst_t = arg(8), arg(9), arg(10), arg(11)
-  local win = (tonumber(s[11]) or DEFAULT_ADAPT_WINDOW_MS) * 1000
-  local beta = tonumber(s[9]) or DEFAULT_ADAPT_BETA
-  local m = tonumber(s[12]) or DEFAULT_ADAPT_MIN_429
+  local win = (tonumber(tn[3]) or DEFAULT_ADAPT_WINDOW_MS) * 1000
+  local beta = tonumber(tn[1]) or DEFAULT_ADAPT_BETA
+  local m = tonumber(tn[4]) or DEFAULT_ADAPT_MIN_429
   local ws, n, h = a[6], {a[7] or 0, a[8] or 0}, {a[9] or 0, a[10] or 0}
   local f, t = {fr, ft}, {a[2] or now, a[4] or now}
   local base = {a[1] or 1, a[3] or 1}
@@ -118,7 +121,7 @@ if refused then dr = 0 end
 -- This ticket's part leaves O, and so do expired tickets (a worker that died
 -- mid-call): at most 8 per release, so O never keeps a dead reservation.
 local extra = math.max(0, dtok - ttok)
-local O = tonumber(s[13]) or 0
+local O = tonumber(s[9]) or 0
 if extra > 0 or O > 0 then
   if extra > 0 and redis.call('ZREM', RSV, ARGV[1] .. ' ' .. string.format('%d', extra)) == 0 then
     extra = 0  -- not counted (issued before a reset): nothing to take out
@@ -165,7 +168,7 @@ if qF then
     redis.call('ZADD', BL, 'XX', qF, qid)  -- only if backlogged
   end
 end
-if extra > 0 or O ~= (tonumber(s[13]) or 0) then
+if extra > 0 or O ~= (tonumber(s[9]) or 0) then
   hw[#hw + 1], hw[#hw + 2] = 'rsv', string.format('%d', math.max(0, O - extra))
 end
 redis.call('HSET', H, unpack(hw))
