@@ -9,9 +9,12 @@
 # of 10, 1 000 and 10 000 queues and each script in turn (three rounds,
 # alternating): a fresh target, the queues registered and backlogged under a
 # tiny cap (as bench/gate_bench.cpp does), the cap raised, CONFIG RESETSTAT,
-# then CALLS admissions from one redis-benchmark client over random queues.
-# Prints EVALSHA usec_per_call (INFO commandstats) per round and the median
-# of each; a ratio below 1 means the working tree's script is cheaper.
+# then CALLS admissions of class 1 from one redis-benchmark client over random
+# queues among the registered ones (redis-benchmark writes __rand_int__ as 12
+# digits, so the queues are registered as tenant%012d). Prints EVALSHA
+# usec_per_call (INFO commandstats) per round, the median of each and the
+# medians of the p50/p99 of INFO latencystats; a ratio below 1 means the
+# working tree's script is cheaper.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 rev=${1:-f7dc3b1}
@@ -78,27 +81,34 @@ run() {
     classes 3 slack_ms 50 lend_fraction 0.5 grace_ms 600000 ticket_ttl_ms 600000 \
     requests_per_s 1 tokens_per_s 0 burst_s 1 >/dev/null
   for i in $(seq 0 $((nq - 1))); do
-    echo "EVALSHA $a 1 $key tenant$i $((1 + i % 3)) 1 0 0 reconcile none 3600000 0"
+    printf 'EVALSHA %s 1 %s tenant%012d 1 1 0 0 reconcile none 3600000 0\n' "$a" "$key" "$i"
   done | "${R[@]}" >/dev/null
   "${R[@]}" evalsha "$c" 1 "$key" "${mode[@]}" requests_per_s 1e9 tokens_per_s 1e12 >/dev/null
   "${R[@]}" config resetstat >/dev/null
   "$bench" -p "$port" -n "$calls" -r "$nq" -c 1 -q EVALSHA "$a" 1 "$key" tenant__rand_int__ 1 1 \
     100 0 reconcile none 3600000 0 >/dev/null 2>&1
-  "${R[@]}" info commandstats | sed -n 's/^cmdstat_evalsha:.*usec_per_call=\([0-9.]*\).*/\1/p'
+  printf '%s/%s/%s\n' \
+    "$("${R[@]}" info commandstats | sed -n 's/^cmdstat_evalsha:.*usec_per_call=\([0-9.]*\).*/\1/p')" \
+    "$("${R[@]}" info latencystats | sed -n 's/^latency_percentiles_usec_evalsha:p50=\([0-9.]*\).*/\1/p')" \
+    "$("${R[@]}" info latencystats | sed -n 's/^latency_percentiles_usec_evalsha:.*p99=\([0-9.]*\).*/\1/p')"
 }
 median() { sort -g | sed -n 2p; }
+# field F (1 mean, 2 p50, 3 p99) of "mean/p50/p99" lines on stdin, median
+field() { cut -d/ -f"$1" | median; }
 
 echo "uptime: $(uptime)"
-echo "| queues | $rev us/call (3 rounds) | working tree us/call (3 rounds) | median $rev | median tree | ratio |"
-echo "|---|---|---|---|---|---|"
+echo "| queues | $rev mean/p50/p99 us (3 rounds) | working tree (3 rounds) | median mean $rev | median mean tree | ratio | p50 $rev / tree | p99 $rev / tree |"
+echo "|---|---|---|---|---|---|---|---|"
 for nq in 10 1000 10000; do
   olds=() news=()
   for _ in 1 2 3; do
     olds+=("$(run old "$nq")")
     news+=("$(run new "$nq")")
   done
-  mo=$(printf '%s\n' "${olds[@]}" | median)
-  mn=$(printf '%s\n' "${news[@]}" | median)
-  echo "| $nq | ${olds[*]} | ${news[*]} | $mo | $mn | $(python3 -c "print(f'{$mn / $mo:.2f}')") |"
+  mo=$(printf '%s\n' "${olds[@]}" | field 1)
+  mn=$(printf '%s\n' "${news[@]}" | field 1)
+  po=$(printf '%s\n' "${olds[@]}" | field 2) pn=$(printf '%s\n' "${news[@]}" | field 2)
+  qo=$(printf '%s\n' "${olds[@]}" | field 3) qn=$(printf '%s\n' "${news[@]}" | field 3)
+  echo "| $nq | ${olds[*]} | ${news[*]} | $mo | $mn | $(python3 -c "print(f'{$mn / $mo:.2f}')") | $po / $pn | $qo / $qn |"
 done
 echo "uptime: $(uptime)"
