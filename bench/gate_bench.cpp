@@ -14,9 +14,10 @@
 //                                script's own work
 // For each N in {10, 1000, 10000}, BM_Admit registers N queues, all
 // backlogged and active (deferred once under a tiny cap), then raises the cap
-// so calls are admitted and times Admit round-robin over the N queues (classes
-// 1-3) from one client. As a worker releases every admitted call, the bench
-// deletes the issued tickets every 1 000 admissions with the clock stopped (a
+// so calls are admitted (cap:0), or to 2 000 requests/s so that most calls are
+// deferred (cap:2000, the mix of an overloaded target), and times Admit
+// round-robin over the N queues (classes 1-3) from one client. As a worker releases every admitted
+// call, the bench deletes the issued tickets every 1 000 admissions with the clock stopped (a
 // release with the actual cost equal to the estimate changes nothing else;
 // without it the keyspace grew by every ticket of the run). Random
 // interleaving runs the repetitions of all five in a shuffled order, so each
@@ -118,7 +119,7 @@ void BM_TrivialEvalshaAdmitArgs(benchmark::State& state) {
   admin.Command({"CONFIG", "RESETSTAT"});
   int64_t i = 0;
   for (auto _ : state) {
-    args[1] = std::to_string(1 + i % 3);  // as BM_Admit builds them
+    args[1] = std::to_string(1 + i % 3);  // a class 1-3, as in BM_Admit
     auto r = conn.EvalScript(bp::lua::kNoopLua, keys, args);
     benchmark::DoNotOptimize(r);
     ++i;
@@ -150,14 +151,21 @@ void BM_Admit(benchmark::State& state) {
     tenants.push_back("tenant" + std::to_string(i));
     gate.Admit(bp::AdmitRequest{tenants.back(), 1 + i % 3, {1, 0}, 0, 0});
   }
-  setup.SetCaps(bp::GateCaps{1e9, 1e12, 1.0});  // now every call is admitted
+  // Now every call is admitted, or (overloaded) about `cap` per second are
+  // and the rest deferred, as under a real cap where each call served takes a
+  // few Admit calls (README "Scale": 3-15 Admit calls per OK).
+  const double cap = state.range(1) > 0 ? static_cast<double>(state.range(1)) : 1e9;
+  setup.SetCaps(bp::GateCaps{cap, 1e12, 1.0});
   bp::ValkeyConnection admin(AdminOptions());
   admin.Command({"CONFIG", "RESETSTAT"});
   int64_t i = 0, admits = 0;
   std::vector<std::string> issued = {"DEL"};
   for (auto _ : state) {
-    const auto& t = tenants[static_cast<size_t>(i % n)];
-    bp::Decision d = gate.Admit(bp::AdmitRequest{t, 1 + static_cast<int>(i % 3), {1, 100}, 0, 0});
+    // Tenant q keeps the class it was registered with: exactly n queues
+    // (class 1 + i % 3 with n not a multiple of 3 made 3n, n of them backlogged).
+    const int64_t q = i % n;
+    bp::Decision d = gate.Admit(bp::AdmitRequest{
+        tenants[static_cast<size_t>(q)], 1 + static_cast<int>(q % 3), {1, 100}, 0, 0});
     if (d.verdict == bp::Verdict::kAdmit) {
       ++admits;
       issued.push_back("bp:{" + o.target + "}:tk:" + d.ticket);
@@ -180,7 +188,18 @@ void BM_Admit(benchmark::State& state) {
 
 BENCHMARK(BM_TrivialEvalsha)->UseRealTime()->MinTime(2.0);
 BENCHMARK(BM_TrivialEvalshaAdmitArgs)->UseRealTime()->MinTime(2.0);
-BENCHMARK(BM_Admit)->Arg(10)->Arg(1000)->Arg(10000)->UseRealTime()->MinTime(2.0);
+// Args: active queues, then the request cap per second (0 = no cap: every
+// call admitted; 2000 = overloaded: most calls deferred).
+BENCHMARK(BM_Admit)
+    ->ArgNames({"queues", "cap"})
+    ->Args({10, 0})
+    ->Args({1000, 0})
+    ->Args({10000, 0})
+    ->Args({10, 2000})
+    ->Args({1000, 2000})
+    ->Args({10000, 2000})
+    ->UseRealTime()
+    ->MinTime(2.0);
 
 }  // namespace
 
