@@ -73,7 +73,8 @@ local qid = kstr .. ':' .. tenant
 local qfield, cfield = 'q:' .. qid, 'c:' .. kstr
 
 ---------------------------------------------------------------- one read
--- 'ad' rides along (absent unless a 429 taught a cap): one command, not two.
+-- 'ad' rides along (read only with adapt on; absent until a 429 taught a
+-- cap): with adapt on, one command instead of two; off, one more field.
 local s = redis.call('HMGET', H, 'cfg', 'tw:' .. tenant, 'g', qfield, cfield, 'l1hold', 'rsv', 'ad')
 -- cfg (configure.lua; read on every call: hot updates, I2), with omega_k
 local Cr, Ct, burst, omega_sum, lend, slack_us, grace_us, ticket_ttl, maxr, maxt, adapt,
