@@ -160,5 +160,37 @@ TEST_F(GateSchema, StateAndReplaceConfigAreOneCallEach) {
   EXPECT_EQ(omega3->integer, 0);
 }
 
+// ValkeyConnection::EvalScript keeps the SHA1 of the gate's embedded scripts
+// by address (static text) and of any other text by content: a buffer reused
+// with other text runs the new text, a copy of an embedded script runs as
+// itself, and after SCRIPT FLUSH the embedded script is loaded again.
+TEST_F(GateSchema, EvalScriptRunsTheTextItWasGiven) {
+  auto admin = Admin();
+  ValkeyConnection& conn = *admin;
+  const std::vector<std::string> key = {"bp:{schema-sha}:state"};  // unconfigured
+  const std::vector<std::string> args = {"a",         "1",    "1",     "0", "0",
+                                         "reconcile", "none", "10000", "1"};
+  auto unconfigured = [&](std::string_view body) {
+    auto r = conn.EvalScript(body, key, args);
+    return r.ok() && r->is_error() && r->str.find("target not configured") != std::string::npos;
+  };
+  EXPECT_TRUE(unconfigured(lua::kAdmitLua));
+  std::string buf = "return 'one'";
+  auto one = conn.EvalScript(buf, key, {});
+  buf = "return 'two'";  // same buffer, same size
+  auto two = conn.EvalScript(buf, key, {});
+  ASSERT_TRUE(one.ok() && two.ok());
+  EXPECT_EQ(one->AsString(), "one");
+  EXPECT_EQ(two->AsString(), "two");
+  const std::string copy(lua::kAdmitLua);
+  EXPECT_TRUE(unconfigured(copy));
+  auto tagged = conn.EvalScript("do return 'first' end\n" + copy, key, args);
+  ASSERT_TRUE(tagged.ok());
+  EXPECT_EQ(tagged->AsString(), "first");
+  ASSERT_TRUE(conn.Command({"SCRIPT", "FLUSH"}).ok());
+  EXPECT_TRUE(unconfigured(lua::kAdmitLua));  // NOSCRIPT, loaded again
+  EXPECT_TRUE(unconfigured(copy));
+}
+
 }  // namespace
 }  // namespace bp::test

@@ -8,9 +8,21 @@
 #include <charconv>
 
 #include "bp/valkey_cluster.h"
+#include "gate_internal.h"
 
 namespace bp {
 namespace {
+
+// True when body is one of the gate's embedded scripts itself (same address
+// and size): static storage that never changes, so its SHA1 can be kept by
+// address.
+bool IsEmbeddedScript(std::string_view body) {
+  for (std::string_view s : {lua::kAdmitLua, lua::kReleaseLua, lua::kConfigureLua, lua::kStateLua,
+                             lua::kResetBucketsLua}) {
+    if (body.data() == s.data() && body.size() == s.size()) return true;
+  }
+  return false;
+}
 
 bool ParseInt(std::string_view s, int* out) {
   if (s.empty()) return false;
@@ -281,14 +293,31 @@ Result<ValkeyReply> ValkeyConnection::EvalScript(std::string_view body,
   if (cluster_) {
     return cluster_->EvalScript(RouteSlot(keys.empty() ? nullptr : &keys[0]), body, keys, args);
   }
-  std::string sha;
-  if (auto it = sha_by_body_.find(body); it != sha_by_body_.end()) {
-    sha = it->second;
-  } else {
-    auto loaded = LoadScript(body);
-    if (!loaded.ok()) return loaded.status();
-    sha = *loaded;
+  const bool embedded = IsEmbeddedScript(body);
+  const std::string* sha = nullptr;
+  if (embedded) {
+    for (const auto& [at, s] : sha_by_embedded_) {
+      if (at == body.data()) sha = &s;
+    }
   }
+  if (!sha) {
+    std::string found;
+    if (auto it = sha_by_body_.find(body); it != sha_by_body_.end()) {
+      found = it->second;
+    } else {
+      auto loaded = LoadScript(body);
+      if (!loaded.ok()) return loaded.status();
+      found = *loaded;
+    }
+    if (!embedded) return EvalSha(found, body, keys, args);
+    sha = &sha_by_embedded_.emplace_back(body.data(), std::move(found)).second;
+  }
+  return EvalSha(*sha, body, keys, args);
+}
+
+Result<ValkeyReply> ValkeyConnection::EvalSha(const std::string& sha, std::string_view body,
+                                              const std::vector<std::string>& keys,
+                                              const std::vector<std::string>& args) {
   std::vector<std::string> cmd;
   cmd.reserve(3 + keys.size() + args.size());
   cmd.push_back("EVALSHA");

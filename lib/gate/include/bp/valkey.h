@@ -115,6 +115,10 @@ class ValkeyConnection {
 
  private:
   Result<std::string> LoadScript(std::string_view body);
+  // EVALSHA sha; on NOSCRIPT, SCRIPT LOAD body and one retry.
+  Result<ValkeyReply> EvalSha(const std::string& sha, std::string_view body,
+                              const std::vector<std::string>& keys,
+                              const std::vector<std::string>& args);
   int RouteSlot(const std::string* key) const;
 
   ValkeyOptions options_;
@@ -122,6 +126,10 @@ class ValkeyConnection {
   struct Context;
   std::unique_ptr<Context> ctx_;
   std::map<std::string, std::string, std::less<>> sha_by_body_;
+  // The gate's own embedded scripts (static, immutable text) by address: a
+  // lookup by content compared whole bodies, tens of KB per call, as they all
+  // begin with the same prelude.
+  std::vector<std::pair<const char*, std::string>> sha_by_embedded_;
   std::unique_ptr<ValkeyCluster> cluster_;  // redis+cluster:// only
 };
 
