@@ -328,7 +328,11 @@ local holds = fair and not l1_ok
   and (now >= hold_us or (hold_q == qid and now + grace_us >= hold_us)
     or (hold_q ~= qid and hold_f > Fnext + 1e-12))
 local oversized = creq > capr or (Ct > 0 and tdebit > capt)
-if fair and not l1_ok and (oversized or holds) then line = nil end
+-- A due caller kept out only by the holder's need (L1 holds its own cost)
+-- keeps its place too: it is next after the holder, and behind its line it
+-- would leave the refill to nobody.
+local kept_out = (keepr > 0 or keept > 0) and r >= needr - 1e-9 and (Ct == 0 or t >= needt - 1e-9)
+if fair and not l1_ok and (oversized or holds or kept_out) then line = nil end
 if line and line > now and X < math.huge then
   delta = math.max(delta, line - now + quantum / X * 1e6)
 end
