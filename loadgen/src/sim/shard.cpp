@@ -8,12 +8,14 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
+#include <map>
 
 #include "bp/decimal.h"
 #include "bp/loadgen/bp_configuration.h"
-#include "bp/loadgen/time_scale.h"
 #include "bp/loadgen/configurations.h"
+#include "bp/loadgen/time_scale.h"
 
 namespace bp::loadgen {
 namespace {
@@ -68,6 +70,35 @@ Result<ShardInfo> ParseShard(const std::string& text) {
   return s;
 }
 
+Status CheckStartAt(int64_t start_at_unix_ms, int64_t now_unix_ms) {
+  // In double: a value near INT64_MAX minus now must not overflow.
+  const double ahead_ms = static_cast<double>(start_at_unix_ms) - static_cast<double>(now_unix_ms);
+  if (std::abs(ahead_ms) <= static_cast<double>(kStartAtWindowMs)) return Status::Ok();
+  const double s = std::abs(ahead_ms) / 1000;
+  char far[64];
+  if (s < 2 * 86400) {
+    std::snprintf(far, sizeof far, "%.1f h", s / 3600);
+  } else if (s < 2 * 365.25 * 86400) {
+    std::snprintf(far, sizeof far, "%.1f days", s / 86400);
+  } else {
+    std::snprintf(far, sizeof far, "%.1f years", s / (365.25 * 86400));
+  }
+  auto fits = [&](double v) {
+    return std::abs(v - static_cast<double>(now_unix_ms)) <= static_cast<double>(kStartAtWindowMs);
+  };
+  std::string hint;
+  if (fits(static_cast<double>(start_at_unix_ms) * 1000)) {
+    hint = " (seconds? --start-at takes unix ms: " + std::to_string(start_at_unix_ms * 1000) + ")";
+  } else if (fits(static_cast<double>(start_at_unix_ms) / 10)) {
+    hint = " (an extra digit? " + std::to_string(start_at_unix_ms / 10) + " is within the hour)";
+  }
+  return Status::InvalidArgument("--start-at " + std::to_string(start_at_unix_ms) + ": " + far +
+                                 (ahead_ms > 0 ? " in the future" : " in the past") + hint +
+                                 "; it must be unix ms within 1 h of now (" +
+                                 std::to_string(now_unix_ms) +
+                                 "), e.g. $(( $(date +%s%3N) + 5000 ))");
+}
+
 Result<Workload> ShardWorkload(const Workload& full, ShardInfo* shard) {
   const int n = shard->count, i = shard->index;
   if (!full.events.empty()) {
@@ -108,6 +139,7 @@ Result<ShardRecords> RunShard(const Workload& full, RunOptions options, ShardInf
   if (options.start_at_unix_ms <= 0) {
     return Status::InvalidArgument("--start-at: a shared start time (unix ms) is required");
   }
+  if (Status s = CheckStartAt(options.start_at_unix_ms, UnixMsNow()); !s.ok()) return s;
   if (!IsBaseline(options.configuration) && options.gate_target.empty()) {
     return Status::InvalidArgument("--gate-target: a " + options.configuration +
                                    " run over processes needs the shared gate target's name");
@@ -135,7 +167,7 @@ Result<ShardRecords> RunShard(const Workload& full, RunOptions options, ShardInf
 
 Result<RunRecords> MergeShards(std::vector<ShardRecords> parts) {
   if (parts.empty()) return Status::InvalidArgument("no records to merge");
-  std::sort(parts.begin(), parts.end(), [](const ShardRecords& a, const ShardRecords& b) {
+  std::stable_sort(parts.begin(), parts.end(), [](const ShardRecords& a, const ShardRecords& b) {
     return a.shard.index < b.shard.index;
   });
   const RunRecords& first = parts[0].records;
@@ -143,20 +175,58 @@ Result<RunRecords> MergeShards(std::vector<ShardRecords> parts) {
   const int total = parts[0].shard.tenants_total;
   const std::string run =
       first.workload + " " + first.configuration + " #" + std::to_string(first.repeat);
+  // "part 1/2" or "part 1/2 (shards/shard-1.records.json)".
+  auto name = [](const ShardRecords& p) {
+    return "part " + std::to_string(p.shard.index) + "/" + std::to_string(p.shard.count) +
+           (p.source.empty() ? "" : " (" + p.source + ")");
+  };
+  for (const ShardRecords& p : parts) {
+    if (p.shard.count != n) {
+      return Status::InvalidArgument(run + ": " + name(p) + " is a part of " +
+                                     std::to_string(p.shard.count) + ", " + name(parts[0]) +
+                                     " of " + std::to_string(n));
+    }
+    if (p.shard.index < 0 || p.shard.index >= n) {
+      return Status::InvalidArgument(run + ": " + name(p) + ": shard index out of range");
+    }
+    if (Status s = ValidateRecords(p.records); !s.ok()) {
+      return Status::InvalidArgument(run + ": " + name(p) + ": " + s.message());
+    }
+  }
+  for (size_t p = 1; p < parts.size(); ++p) {
+    if (parts[p].shard.index == parts[p - 1].shard.index) {
+      return Status::InvalidArgument(
+          run + ": part " + std::to_string(parts[p].shard.index) + "/" + std::to_string(n) +
+          " given twice" +
+          (parts[p].source.empty() ? ""
+                                   : " (" + parts[p - 1].source + " and " + parts[p].source + ")"));
+    }
+  }
   if (static_cast<int>(parts.size()) != n) {
-    return Status::InvalidArgument(run + ": " + std::to_string(parts.size()) + " parts for " +
-                                   std::to_string(n) + " processes");
+    std::string missing, have;
+    int next = 0;
+    for (const ShardRecords& p : parts) {
+      for (; next < p.shard.index; ++next) {
+        missing += (missing.empty() ? "" : ", ") + std::to_string(next) + "/" + std::to_string(n);
+      }
+      next = p.shard.index + 1;
+      have += (have.empty() ? "" : ", ") + std::to_string(p.shard.index) + "/" + std::to_string(n);
+    }
+    for (; next < n; ++next) {
+      missing += (missing.empty() ? "" : ", ") + std::to_string(next) + "/" + std::to_string(n);
+    }
+    return Status::InvalidArgument(run + ": part(s) " + missing + " missing (have " + have + ")");
   }
   std::vector<int> owner(static_cast<size_t>(std::max(total, 0)), -1);
-  int64_t zero = first.start_unix_us;
+  std::map<std::string, int> tenant_part;  // tenant id -> the part that ran it
+  const ShardRecords* earliest = &parts[0];
+  const ShardRecords* latest = &parts[0];
   for (size_t p = 0; p < parts.size(); ++p) {
     const ShardInfo& s = parts[p].shard;
     const RunRecords& r = parts[p].records;
     auto differs = [&](const std::string& what) {
-      return Status::InvalidArgument(run + ": part " + std::to_string(s.index) + "/" +
-                                     std::to_string(s.count) + " has a different " + what);
+      return Status::InvalidArgument(run + ": " + name(parts[p]) + " has a different " + what);
     };
-    if (s.index != static_cast<int>(p) || s.count != n) return differs("shard numbering");
     if (r.workload != first.workload) return differs("workload");
     if (r.configuration != first.configuration) return differs("configuration");
     if (r.repeat != first.repeat) return differs("repeat");
@@ -174,12 +244,35 @@ Result<RunRecords> MergeShards(std::vector<ShardRecords> parts) {
       }
       owner[static_cast<size_t>(t)] = s.index;
     }
-    zero = std::min(zero, r.start_unix_us);
+    for (const TenantInfo& t : r.tenants) {
+      auto [it, fresh] = tenant_part.emplace(t.id, s.index);
+      if (!fresh) {
+        return Status::InvalidArgument(run + ": tenant \"" + t.id + "\" in part " +
+                                       std::to_string(it->second) + "/" + std::to_string(n) +
+                                       " and in " + name(parts[p]));
+      }
+    }
+    if (r.start_unix_us < earliest->records.start_unix_us) earliest = &parts[p];
+    if (r.start_unix_us > latest->records.start_unix_us) latest = &parts[p];
   }
   for (int t = 0; t < total; ++t) {
     if (owner[static_cast<size_t>(t)] < 0) {
       return Status::InvalidArgument(run + ": no part ran tenant " + std::to_string(t));
     }
+  }
+  // The parts of one run start together (one --start-at); starts far apart
+  // are parts of different runs, or a clock or a records file that is wrong.
+  const int64_t zero = earliest->records.start_unix_us;
+  const double spread_s =
+      static_cast<double>(latest->records.start_unix_us) / 1e6 - static_cast<double>(zero) / 1e6;
+  if (spread_s > kMaxStartSpreadS) {
+    char text[64];
+    std::snprintf(text, sizeof text, "%.3f", spread_s);
+    return Status::InvalidArgument(
+        run + ": " + name(*latest) + " started " + text + " s after " + name(*earliest) +
+        ": start_unix_us " + std::to_string(latest->records.start_unix_us) + " vs " +
+        std::to_string(zero) + "; the parts of one run start within " +
+        std::to_string(static_cast<int>(kMaxStartSpreadS)) + " s of each other");
   }
 
   RunRecords m;
