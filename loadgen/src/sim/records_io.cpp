@@ -75,22 +75,21 @@ Status ValidateRecords(const RunRecords& r) {
   auto first = [&e](std::string m) {
     if (e.empty()) e = std::move(m);
   };
-  for (size_t i = 0; i < workflows && e.empty(); ++i) {
-    const WorkflowRecord& w = r.workflows[i];
-    if (w.id != static_cast<int64_t>(i)) {
-      first("workflows[" + std::to_string(i) + "].id: " + std::to_string(w.id) + ", expected " +
-            std::to_string(i) + " (ids are the row numbers)");
+  // Row i of "workflows" or "activities": id i, tenant_index a tenant.
+  auto row_ids = [&](const char* rows, const auto& v) {
+    for (size_t i = 0; i < v.size() && e.empty(); ++i) {
+      if (v[i].id != static_cast<int64_t>(i)) {
+        first(std::string(rows) + "[" + std::to_string(i) + "].id: " + std::to_string(v[i].id) +
+              ", expected " + std::to_string(i) + " (ids are the row numbers)");
+      }
+      first(BadRef(rows, i, "tenant_index", v[i].tenant_index, tenants, "tenant"));
     }
-    first(BadRef("workflows", i, "tenant_index", w.tenant_index, tenants, "tenant"));
-  }
+  };
+  row_ids("workflows", r.workflows);
+  row_ids("activities", r.activities);
   for (size_t i = 0; i < activities && e.empty(); ++i) {
-    const ActivityRecord& a = r.activities[i];
-    if (a.id != static_cast<int64_t>(i)) {
-      first("activities[" + std::to_string(i) + "].id: " + std::to_string(a.id) + ", expected " +
-            std::to_string(i) + " (ids are the row numbers)");
-    }
-    first(BadRef("activities", i, "tenant_index", a.tenant_index, tenants, "tenant"));
-    first(BadRef("activities", i, "workflow_id", a.workflow_id, workflows, "workflow"));
+    first(
+        BadRef("activities", i, "workflow_id", r.activities[i].workflow_id, workflows, "workflow"));
   }
   for (auto [rows, v] :
        {std::pair{"attempts", &r.attempts}, std::pair{"outside_attempts", &r.outside_attempts}}) {
@@ -100,16 +99,14 @@ Status ValidateRecords(const RunRecords& r) {
       first(BadRef(rows, i, "tenant_index", a.tenant_index, tenants, "tenant", true));
     }
   }
-  for (size_t i = 0; i < r.slots_held.size() && e.empty(); ++i) {
-    first(BadRef("slots_held", i, "activity_id", r.slots_held[i].activity_id, activities,
-                 "activity"));
-    first(BadRef("slots_held", i, "tenant_index", r.slots_held[i].tenant_index, tenants, "tenant"));
-  }
-  for (size_t i = 0; i < r.deferrals.size() && e.empty(); ++i) {
-    first(
-        BadRef("deferrals", i, "activity_id", r.deferrals[i].activity_id, activities, "activity"));
-    first(BadRef("deferrals", i, "tenant_index", r.deferrals[i].tenant_index, tenants, "tenant"));
-  }
+  auto activity_and_tenant = [&](const char* rows, const auto& v) {
+    for (size_t i = 0; i < v.size() && e.empty(); ++i) {
+      first(BadRef(rows, i, "activity_id", v[i].activity_id, activities, "activity"));
+      first(BadRef(rows, i, "tenant_index", v[i].tenant_index, tenants, "tenant"));
+    }
+  };
+  activity_and_tenant("slots_held", r.slots_held);
+  activity_and_tenant("deferrals", r.deferrals);
   for (size_t i = 0; i < r.gate_decisions.size() && e.empty(); ++i) {
     first(BadRef("gate_decisions", i, "tenant_index", r.gate_decisions[i].tenant_index, tenants,
                  "tenant"));
