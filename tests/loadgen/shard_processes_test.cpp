@@ -260,7 +260,7 @@ TEST_F(ShardProcesses, AStartAheadSaysHowLongItWaits) {
   ASSERT_EQ(Wait(pid), 0);
   std::ifstream text(log);
   const std::string out((std::istreambuf_iterator<char>(text)), std::istreambuf_iterator<char>());
-  const std::string line = "s for the shared start (--start-at " + std::to_string(start) + ")";
+  const std::string line = "s for the shared start (unix ms " + std::to_string(start) + ")";
   const size_t at = out.find(line);
   ASSERT_NE(at, std::string::npos) << out;
   EXPECT_EQ(out.find(line, at + 1), std::string::npos) << "one line only:\n" << out;

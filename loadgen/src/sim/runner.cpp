@@ -48,7 +48,7 @@ void WaitUntilUnixMs(int64_t unix_ms, const std::string& label, bool say) {
           static_cast<double>(
               std::chrono::duration_cast<std::chrono::milliseconds>(at - now).count()) /
           1000;
-      spdlog::info("{}: waiting {:.1f} s for the shared start (--start-at {})", label, wait_s,
+      spdlog::info("{}: waiting {:.1f} s for the shared start (unix ms {})", label, wait_s,
                    unix_ms);
     }
     std::this_thread::sleep_until(at);
