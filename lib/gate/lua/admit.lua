@@ -253,8 +253,8 @@ end
 if l1_ok and (fair or lent) then
   r = r - creq
   if Ct > 0 then t = t - tdebit end
-  -- Tags: F advances one quantum; V follows the least backlogged tag. Raising
-  -- this queue's tag changes the least tag only if it was the least.
+  -- Tags: F advances one quantum; V stays at least the least backlogged tag.
+  -- Raising this queue's tag changes the least tag only if it was the least.
   F = Fnext
   -- V advances by the work of a fair admission at the binding dimension
   -- (c_b / D_b: at full use, X* per second, eq. 1); a lent admission uses
