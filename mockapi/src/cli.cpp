@@ -5,6 +5,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <boost/asio/ip/address.hpp>
 #include <boost/program_options.hpp>
 #include <iostream>
@@ -12,6 +13,7 @@
 
 #include "bp/clock.h"
 #include "bp/decimal.h"
+#include "bp/limit_json.h"
 #include "bp/mockapi/server.h"
 #include "bp/mockapi/service.h"
 
@@ -21,9 +23,22 @@ namespace {
 namespace po = boost::program_options;
 using nlohmann::json;
 
+std::string Fmt(double x) {  // as limit_json.cpp prints its ranges
+  std::ostringstream o;
+  o << x;
+  return o.str();
+}
+
+bool AllDigits(const std::string& s) {
+  return !s.empty() && s.find_first_not_of("0123456789") == std::string::npos;
+}
+
 // "DIM:ALGO:LIMIT:WINDOW_S[:QUANTUM_S]" -> a limits[] entry. LIMIT is decimal
 // digits, WINDOW_S and QUANTUM_S decimal numbers (bp/decimal.h): "60abc" or
-// "0x3C" is an error naming the part, not 60. Ranges are ConfigFromJson's.
+// "0x3C" is an error naming the part, not 60. A number outside the ranges of
+// bp/limit_json.h (the JSON reader's, so the flag and the file agree) is
+// "out-of-range" with the range, never "non-numeric"; ConfigFromJson then
+// checks the combination (e.g. QUANTUM_S <= WINDOW_S).
 Result<json> ParseLimitFlag(const std::string& text) {
   std::vector<std::string> parts;
   std::stringstream in(text);
@@ -32,21 +47,44 @@ Result<json> ParseLimitFlag(const std::string& text) {
     return Status::InvalidArgument("--limit must be DIM:ALGO:LIMIT:WINDOW_S[:QUANTUM_S], got " +
                                    text);
   }
-  auto bad = [&text](const char* part, const std::string& value, const char* rule) {
+  auto bad = [&text](const char* part, const std::string& value, const std::string& rule) {
     return Status::InvalidArgument("--limit has a non-numeric value: " + text + ": " + part +
                                    " must be " + rule + ", got '" + value + "'");
   };
+  auto out_of_range = [&text](const char* part, const std::string& value,
+                              const std::string& range) {
+    return Status::InvalidArgument("--limit has an out-of-range value: " + text + ": " + part +
+                                   " must be " + range + ", got '" + value + "'");
+  };
   json limit = {{"dimension", parts[0]}, {"algorithm", parts[1]}};
-  const auto count = ParseDecimalInt(parts[2]);
-  if (!count) return bad("LIMIT", parts[2], "decimal digits");
+  const std::string& count_text = parts[2];
+  if (!AllDigits(count_text)) return bad("LIMIT", count_text, "decimal digits");
+  const std::string count_range = "an integer in [1, " + std::to_string(kMaxLimitPerWindow) + "]";
+  // Leading zeros do not count; more than 18 digits is beyond any int64_t.
+  const size_t first = count_text.find_first_not_of('0');
+  const std::string significant = first == std::string::npos ? "0" : count_text.substr(first);
+  const auto count = ParseDecimalInt(significant);
+  if (!count || *count < 1 || *count > kMaxLimitPerWindow) {
+    return out_of_range("LIMIT", count_text, count_range);
+  }
   limit["limit"] = *count;
-  const auto window_s = ParseDecimal(parts[3]);
-  if (!window_s) return bad("WINDOW_S", parts[3], "a decimal number");
-  limit["window_s"] = *window_s;
-  if (parts.size() == 5) {
-    const auto quantum_s = ParseDecimal(parts[4]);
-    if (!quantum_s) return bad("QUANTUM_S", parts[4], "a decimal number");
-    limit["quantum_s"] = *quantum_s;
+  const std::string seconds_range =
+      "a number in [" + Fmt(kMinLimitSeconds) + ", " + Fmt(kMaxLimitSeconds) + "]";
+  for (size_t i = 3; i < parts.size(); ++i) {
+    const char* part = i == 3 ? "WINDOW_S" : "QUANTUM_S";
+    const auto seconds = ParseDecimal(parts[i]);
+    if (!seconds) {
+      // ParseDecimal takes at most 64 characters: a longer plain number is
+      // still a number, so say what is wrong with it.
+      const std::string& t = parts[i];
+      const bool plain = t.size() > 64 && t.find_first_not_of("0123456789.") == std::string::npos &&
+                         std::count(t.begin(), t.end(), '.') <= 1;
+      return bad(part, t, plain ? "a decimal number of at most 64 characters" : "a decimal number");
+    }
+    if (*seconds < kMinLimitSeconds || *seconds > kMaxLimitSeconds) {
+      return out_of_range(part, parts[i], seconds_range);
+    }
+    limit[i == 3 ? "window_s" : "quantum_s"] = *seconds;
   }
   return limit;
 }

@@ -32,6 +32,8 @@ expect 2 "unrecognised option '--colour'" "$M" --colour
 expect 2 "too many positional options" "$M" stray
 expect 2 "--limit has a non-numeric value: requests:fixed_window:60abc:1: LIMIT must be decimal digits, got '60abc'" \
   "$M" --limit requests:fixed_window:60abc:1
+expect 2 "--limit has an out-of-range value: requests:fixed_window:99999999999999999999:60: LIMIT must be an integer in [1, 1125899906842624], got '99999999999999999999'" \
+  "$M" --limit requests:fixed_window:99999999999999999999:60
 
 L="$BUILD/apps/loadgen"
 expect 2 "--upstream: http://999.1.1.1:8080: host must be an IP literal" \

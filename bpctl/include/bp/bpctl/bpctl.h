@@ -15,6 +15,7 @@
 #pragma once
 
 #include <atomic>
+#include <istream>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -37,6 +38,8 @@ struct RunContext {
   // watch clears the screen before each frame (stdout is a terminal);
   // otherwise frames are separated by a line.
   bool clear_screen = false;
+  // `import -` reads the configuration from this stream; nullptr: std::cin.
+  std::istream* in = nullptr;
 };
 
 // Runs one bpctl command line. `args` excludes the program name. Normal
