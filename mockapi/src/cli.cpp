@@ -98,14 +98,14 @@ Result<CommandLine> ParseCommandLine(int argc, const char* const* argv) {
       "(docs/mockapi-config.md)");
   desc.add_options()("help,h", "print this help")("config,c", po::value<std::string>(),
                                                   "JSON config file")(
-      "host", po::value<std::string>(), "listen address (IP)")("port,p", po::value<int>(),
+      "host", po::value<std::string>(), "listen address (IP)")("port,p", po::value<int64_t>(),
                                                                "listen port (0: ephemeral)")(
-      "threads", po::value<int>(), "io threads")("dialect", po::value<std::string>(),
-                                                 "openai | anthropic | azure")(
+      "threads", po::value<int64_t>(), "io threads")("dialect", po::value<std::string>(),
+                                                     "openai | anthropic | azure")(
       "profile", po::value<std::string>(),
       "how limits are reported: openai | azure | anthropic | bare (docs/provider-profiles.md)")(
       "overload-share", po::value<double>(), "share of chat calls answered overloaded, [0, 1]")(
-      "overload-status", po::value<int>(), "503 | 529 (default 503)")(
+      "overload-status", po::value<int64_t>(), "503 | 529 (default 503)")(
       "overload-retry-after-ms", po::value<double>(), "retry hint on overload answers (0: none)")(
       "model", po::value<std::string>(), "model name")("organization", po::value<std::string>(),
                                                        "organization named in 429 messages")(
@@ -123,6 +123,9 @@ Result<CommandLine> ParseCommandLine(int argc, const char* const* argv) {
       "body-limit-bytes", po::value<int64_t>(), "request body limit (413 above)")(
       "read-timeout-ms", po::value<double>(), "time to read one request")(
       "idle-timeout-ms", po::value<double>(), "keep-alive wait for the next request");
+  // Integer flags are read as int64_t, not int: a value beyond int (e.g.
+  // --threads 99999999999) then reaches ConfigFromJson and is refused with
+  // the field's range instead of Boost's "the argument ... is invalid".
   po::variables_map vm;
   try {
     // No positional arguments: an empty description makes a stray word an error.
@@ -152,9 +155,9 @@ Result<CommandLine> ParseCommandLine(int argc, const char* const* argv) {
   json patch = json::object();
   if (vm.count("host") || vm.count("port")) {
     patch["listen"] = {{"host", vm.count("host") ? vm["host"].as<std::string>() : base.host},
-                       {"port", vm.count("port") ? vm["port"].as<int>() : base.port}};
+                       {"port", vm.count("port") ? vm["port"].as<int64_t>() : base.port}};
   }
-  if (vm.count("threads")) patch["threads"] = vm["threads"].as<int>();
+  if (vm.count("threads")) patch["threads"] = vm["threads"].as<int64_t>();
   for (const char* key : {"dialect", "profile", "model", "organization", "scope"}) {
     if (vm.count(key)) patch[key] = vm[key].as<std::string>();
   }
@@ -163,7 +166,8 @@ Result<CommandLine> ParseCommandLine(int argc, const char* const* argv) {
     const OverloadOptions& o = base.overload;
     patch["overload"] = {
         {"share", vm.count("overload-share") ? vm["overload-share"].as<double>() : o.share},
-        {"status", vm.count("overload-status") ? vm["overload-status"].as<int>() : o.status},
+        {"status",
+         vm.count("overload-status") ? vm["overload-status"].as<int64_t>() : int64_t{o.status}},
         {"retry_after_ms", vm.count("overload-retry-after-ms")
                                ? vm["overload-retry-after-ms"].as<double>()
                                : o.retry_after_ms}};

@@ -124,6 +124,13 @@ TEST(CommandLine, FlagsOverrideTheFile) {
       {{"mockapi", "--port", "70000"}, "listen.port must be an integer in [0, 65535], got 70000"},
       {{"mockapi", "--port", "x"}, "the argument ('x') for option '--port' is invalid"},
       {{"mockapi", "--threads", "0"}, "threads must be an integer in [1, 64], got 0"},
+      // Beyond int: the range, not "the argument is invalid".
+      {{"mockapi", "--threads", "99999999999"},
+       "threads must be an integer in [1, 64], got 99999999999"},
+      {{"mockapi", "--port", "4294967297"},
+       "listen.port must be an integer in [0, 65535], got 4294967297"},
+      {{"mockapi", "--overload-status", "99999999999"},
+       "overload.status must be an integer in [503, 529], got 99999999999"},
       {{"mockapi", "--colour"}, "unrecognised option '--colour'"},
       {{"mockapi", "stray"}, "too many positional options have been specified on the command line"},
       {{"mockapi", "--dialect", "gemini"},

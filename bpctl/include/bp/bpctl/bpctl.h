@@ -26,7 +26,8 @@ namespace bp::bpctl {
 enum ExitCode : int {
   kExitOk = 0,
   kExitInternal = 1,  // an unexpected failure (a bug)
-  kExitUsage = 2,     // unknown command or flag, missing or extra argument
+  kExitUsage = 2,     // unknown command or flag, missing or extra argument, a flag
+                      // whose value is missing, a word outside a fixed list (--mode)
   kExitBadValue = 3,  // a value fails validation (number, name, URL, file content)
   kExitServer = 4,    // Valkey unreachable, timed out, or answered with an error
   kExitFile = 5,      // a file cannot be read
