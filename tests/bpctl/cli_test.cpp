@@ -17,22 +17,20 @@ using bpctl::kExitUsage;
 
 class BpctlCli : public BpctlSuite {};
 
+// Every command, as its words.
+const std::vector<std::vector<std::string>>& Commands() {
+  static const std::vector<std::vector<std::string>> all = {
+      {"status"},        {"watch"},           {"set", "cap"},   {"set", "priority-weights"},
+      {"set", "weight"}, {"unset", "weight"}, {"set", "adapt"}, {"reset"},
+      {"export"},        {"import"},          {"gc"},           {"admit"}};
+  return all;
+}
+
 TEST_F(BpctlCli, HelpForEveryCommandWithExamples) {
   BpctlRun top = BpctlRaw({"--help"});
   EXPECT_EQ(top.rc, kExitOk);
   EXPECT_NE(top.out.find("Exit codes: 0 ok;"), std::string::npos);
-  for (const std::vector<std::string>& cmd :
-       std::vector<std::vector<std::string>>{{"status"},
-                                             {"watch"},
-                                             {"set", "cap"},
-                                             {"set", "priority-weights"},
-                                             {"set", "weight"},
-                                             {"unset", "weight"},
-                                             {"set", "adapt"},
-                                             {"reset"},
-                                             {"export"},
-                                             {"import"},
-                                             {"admit"}}) {
+  for (const std::vector<std::string>& cmd : Commands()) {
     std::string name = cmd[0] + (cmd.size() > 1 ? " " + cmd[1] : "");
     EXPECT_NE(top.out.find("  " + name + " "), std::string::npos) << name;
     for (const char* flag : {"--help", "-h"}) {
@@ -120,19 +118,7 @@ TEST_F(BpctlCli, FlagValueThatIsAFlagOrABadModeIsUsage) {
 // out --mode and --json), except the connection flags, --help and --now-ms
 // (tests only).
 TEST_F(BpctlCli, UsageLineListsEveryFlag) {
-  for (const std::vector<std::string>& cmd :
-       std::vector<std::vector<std::string>>{{"status"},
-                                             {"watch"},
-                                             {"set", "cap"},
-                                             {"set", "priority-weights"},
-                                             {"set", "weight"},
-                                             {"unset", "weight"},
-                                             {"set", "adapt"},
-                                             {"reset"},
-                                             {"export"},
-                                             {"import"},
-                                             {"gc"},
-                                             {"admit"}}) {
+  for (const std::vector<std::string>& cmd : Commands()) {
     std::vector<std::string> args = cmd;
     args.push_back("--help");
     const std::string help = BpctlRaw(args).out;
