@@ -97,8 +97,8 @@ void AdmitFlags(po::options_description& d) {
 std::vector<Command> AdmitCommands() {
   return {
       {"admit",
-       "--tenant T [--priority K] [--requests N] [--tokens N] [--max-tokens M] [--mode MODE]\n"
-       "       [--dry-run] [--json]",
+       "--tenant T [--priority K] [--requests N] [--tokens N]\n"
+       "       [--max-tokens M] [--mode MODE] [--dry-run] [--json]",
        "ask the gate as a worker would and print the decision",
        "Prints ADMIT ticket N, DEFER <delta> ms (binding: fair | l1:requests |\n"
        "l1:tokens) or REJECT: <reason>. A real admission debits the buckets and counts\n"
