@@ -92,6 +92,14 @@ enum class GateAblation {
 // bounds by GateSchema.TenantRuleMirrorsThePrelude.
 bool ValidTenantName(std::string_view tenant);
 
+// The range of a tenant weight w_t and of a class weight omega_k that tools
+// accept before calling the gate (bpctl's flags and imports). The scripts
+// take any positive finite weight (ValidateGateConfig), but beyond this range
+// their double arithmetic loses its meaning: a weight of 1e300 makes the
+// quantum sigma / (w_t * omega_k) underflow to 0. Real weights are far inside.
+inline constexpr double kMinGateWeight = 1e-6;
+inline constexpr double kMaxGateWeight = 1e6;
+
 enum class Verdict { kAdmit, kDefer, kReject, kFailOpen };
 const char* VerdictName(Verdict v);  // "ADMIT", "DEFER", "REJECT", "FAIL_OPEN"
 
