@@ -25,12 +25,12 @@ namespace bp::loadgen {
 
 // The range of tenant weights w_t and class weights omega_k in a workload
 // (tenants[].weight, priority_weights, tenant_weight and class_omega
-// events): the range bpctl accepts (bpctl/include/bp/bpctl/values.h; lib/
-// has no shared constant, the gate checks only "positive finite"). Beyond
-// it the gate's double arithmetic loses its meaning: a weight of 1e300 makes
-// the quantum sigma / (w_t * omega_k) underflow to 0.
-inline constexpr double kMinWeight = 1e-6;
-inline constexpr double kMaxWeight = 1e6;
+// events): the gate's range, bp::kMinGateWeight..kMaxGateWeight (gate.h),
+// which bpctl accepts too. Beyond it the gate's double arithmetic loses its
+// meaning: a weight of 1e300 makes the quantum sigma / (w_t * omega_k)
+// underflow to 0.
+inline constexpr double kMinWeight = kMinGateWeight;
+inline constexpr double kMaxWeight = kMaxGateWeight;
 
 struct TenantSpec {
   std::string id;                   // [A-Za-z0-9_.-]{1,128} (the gate's tenant id rule)
