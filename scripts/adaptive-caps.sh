@@ -36,7 +36,8 @@ usage: scripts/adaptive-caps.sh [--case halved,shared,midrun] [--speedup F] [--s
 EOF
 }
 die() { echo "adaptive-caps: $*" >&2; exit 2; }
-need_arg() { [ "$#" -ge 2 ] && [ -n "$2" ] || die "$1 needs a value (see --help)"; }
+# shellcheck source=lib/flags.sh
+source scripts/lib/flags.sh  # need_arg, bp_check_speedup
 while [ "$#" -gt 0 ]; do
   case "$1" in
     --case) need_arg "$@"; CASES="$2"; shift 2 ;;
@@ -51,9 +52,8 @@ while [ "$#" -gt 0 ]; do
   esac
 done
 # Everything is checked before setup.sh builds or any server starts.
+bp_check_speedup "$SPEEDUP"  # what loadgen takes (scripts/lib/flags.sh)
 positive='^([0-9]+([.][0-9]*)?|[.][0-9]+)$'
-[[ "$SPEEDUP" =~ $positive ]] && awk -v s="$SPEEDUP" 'BEGIN { exit !(s > 0 && s <= 1000) }' ||
-  die "--speedup must be a number in (0, 1000], got '$SPEEDUP'"
 [[ "$SETTLE_S" =~ $positive ]] || die "--settle-s must be a number >= 0, got '$SETTLE_S'"
 [[ "$SHARED_MAX_S" =~ $positive ]] && awk -v s="$SHARED_MAX_S" 'BEGIN { exit !(s > 0) }' ||
   die "--shared-max-s must be a positive number, got '$SHARED_MAX_S'"
@@ -94,7 +94,7 @@ for c in ${CASES//,/ }; do
     halved) run_loadgen halved ;;
     shared)
       # 12 paper req/s = 12 * speedup real req/s, 4 keep-alive threads.
-      python3 - "$BP_MOCKAPI_URL" "$(python3 -c "print(12 * $SPEEDUP)")" "$SHARED_MAX_S" \
+      python3 - "$BP_MOCKAPI_URL" "$(python3 -c "import sys; print(12 * float(sys.argv[1]))" "$SPEEDUP")" "$SHARED_MAX_S" \
         >"$OUT/ungated.txt" 2>&1 <<'PY' &
 import http.client, signal, sys, threading, time, collections
 url, rate, max_s = sys.argv[1], float(sys.argv[2]), float(sys.argv[3])
@@ -137,9 +137,9 @@ PY
             grep -q "midrun-adapt-$a bp #0: gate target" "$OUT/midrun-loadgen.log" 2>/dev/null && break
             sleep 0.1
           done
-          sleep "$(python3 -c "print($MIDRUN_AT_S / $SPEEDUP)")"
+          sleep "$(python3 -c "import sys; print(float(sys.argv[1]) / float(sys.argv[2]))" "$MIDRUN_AT_S" "$SPEEDUP")"
           curl -sS -X PUT "$BP_MOCKAPI_URL/admin/config" -H 'content-type: application/json' \
-            -d "{\"limits\":[{\"dimension\":\"requests\",\"algorithm\":\"fixed_window\",\"limit\":30,\"window_s\":$(python3 -c "print(1 / $SPEEDUP)")}]}" \
+            -d "{\"limits\":[{\"dimension\":\"requests\",\"algorithm\":\"fixed_window\",\"limit\":30,\"window_s\":$(python3 -c "import sys; print(1 / float(sys.argv[1]))" "$SPEEDUP")}]}" \
             >/dev/null && echo "midrun-adapt-$a: upstream halved at paper ${MIDRUN_AT_S} s"
         done
       ) >"$OUT/midrun-changes.txt" 2>&1 &

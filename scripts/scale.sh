@@ -32,7 +32,8 @@ usage: scripts/scale.sh [--lights "100 1000 10000"] [--processes N] [--speedup F
 EOF
 }
 die() { echo "scale: $*" >&2; exit 2; }
-need_arg() { [ "$#" -ge 2 ] && [ -n "$2" ] || die "$1 needs a value (see --help)"; }
+# shellcheck source=lib/flags.sh
+source scripts/lib/flags.sh  # need_arg, bp_check_speedup
 while [ "$#" -gt 0 ]; do
   case "$1" in
     --lights) need_arg "$@"; LIGHTS="$2"; shift 2 ;;
@@ -49,8 +50,7 @@ for l in $LIGHTS; do
 done
 [ -n "${LIGHTS// /}" ] || die "--lights is empty"
 [[ "$PROCESSES" =~ ^[1-9][0-9]*$ ]] && [ "$PROCESSES" -le 256 ] || die "--processes must be in [1, 256], got '$PROCESSES'"
-[[ "$SPEEDUP" =~ ^[0-9]+([.][0-9]+)?$ ]] && awk -v s="$SPEEDUP" 'BEGIN { exit !(s > 0 && s <= 1000) }' ||
-  die "--speedup must be a number in (0, 1000], got '$SPEEDUP'"
+bp_check_speedup "$SPEEDUP"
 [ -n "$OUT" ] || OUT="results/scale-$(date -u +%Y%m%dT%H%M%SZ)"
 [ ! -e "$OUT" ] || [ -d "$OUT" ] || die "--out '$OUT' exists and is not a directory"
 mkdir -p "$OUT" 2>/dev/null && [ -w "$OUT" ] || die "--out '$OUT' cannot be created or written"

@@ -61,6 +61,24 @@ int Usage(std::ostream& err, const std::string& message, const std::string& comm
   return kExitUsage;
 }
 
+// A flag that takes a value, followed by a word that is itself a flag
+// ("--mode --dry-run"): Boost would take "--dry-run" as the value, so the
+// mode would be refused as a bad value and --dry-run silently dropped. A
+// usage error naming both instead; "" when there is none. A value that
+// really starts with "--" is written --flag=VALUE.
+std::string FlagTakenAsValue(const std::vector<std::string>& args,
+                             const po::options_description& options) {
+  for (size_t i = 0; i + 1 < args.size(); ++i) {
+    const std::string& a = args[i];
+    if (a.rfind("--", 0) != 0 || a.size() == 2 || a.find('=') != std::string::npos) continue;
+    const po::option_description* o = options.find_nothrow(a.substr(2), /*approx=*/false);
+    if (!o || o->semantic()->max_tokens() == 0 || args[i + 1].rfind("--", 0) != 0) continue;
+    return "option '" + a + "' needs a value, got the flag '" + args[i + 1] + "' (write " + a +
+           "=VALUE for a value that starts with --)";
+  }
+  return "";
+}
+
 // Index of the command word: global flags (and the values of --valkey and
 // --target given as separate words) come first.
 size_t CommandIndex(const std::vector<std::string>& args) {
@@ -78,6 +96,7 @@ int ParseGlobal(const std::vector<std::string>& args, bool has_command, Env* env
                 std::ostream& err) {
   po::options_description global;
   AddConnectionFlags(global);
+  if (std::string m = FlagTakenAsValue(args, global); !m.empty()) return Usage(err, m, "");
   po::variables_map vm;
   try {
     po::store(
@@ -124,6 +143,7 @@ int RunCommand(const Command& cmd, const std::vector<std::string>& args, Env& en
       return kExitOk;
     }
   }
+  if (std::string m = FlagTakenAsValue(args, all); !m.empty()) return Usage(env.err, m, cmd.name);
   try {
     po::store(po::command_line_parser(args).options(all).positional(pos).style(style).run(), vm);
   } catch (const po::error& e) {

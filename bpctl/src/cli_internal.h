@@ -71,7 +71,8 @@ std::vector<Command> GcCommands();  // commands_gc.cpp
 
 inline constexpr const char* kExitCodes =
     "Exit codes: 0 ok; 1 internal error; 2 bad usage (unknown command or flag, missing or\n"
-    "extra argument); 3 bad value (validation failed: nothing was changed); 4 Valkey\n"
+    "extra argument, a flag followed by a flag instead of its value, a word outside a fixed\n"
+    "list such as --mode); 3 bad value (validation failed: nothing was changed); 4 Valkey\n"
     "unreachable, timed out or answered with an error; 5 a file cannot be read.\n";
 
 }  // namespace bp::bpctl

@@ -32,9 +32,9 @@ int Admit(const Invocation& in) {
   req.tenant = *tenant;
   const std::string mode_name = in.Has("mode") ? in.Flag("mode") : "reconcile";
   const auto mode = ParseGateMode(mode_name);
-  if (!mode) {
-    return in.env.Fail(Status::InvalidArgument(std::string("--mode: must be ") + kGateModeNames +
-                                               ", got '" + mode_name + "'"));
+  if (!mode) {  // a word from a fixed list: usage (exit 2), as an unknown flag
+    return in.env.Fail(
+        kExitUsage, std::string("--mode: must be ") + kGateModeNames + ", got '" + mode_name + "'");
   }
   // The gate's priority is an int: a larger --priority is refused here
   // rather than silently turned into another class.
@@ -97,7 +97,8 @@ void AdmitFlags(po::options_description& d) {
 std::vector<Command> AdmitCommands() {
   return {
       {"admit",
-       "--tenant T [--priority K] [--requests N] [--tokens N] [--max-tokens M] [--dry-run]",
+       "--tenant T [--priority K] [--requests N] [--tokens N]\n"
+       "       [--max-tokens M] [--mode MODE] [--dry-run] [--json]",
        "ask the gate as a worker would and print the decision",
        "Prints ADMIT ticket N, DEFER <delta> ms (binding: fair | l1:requests |\n"
        "l1:tokens) or REJECT: <reason>. A real admission debits the buckets and counts\n"

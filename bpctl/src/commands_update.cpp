@@ -6,6 +6,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <iostream>
 #include <iterator>
 #include <optional>
 #include <sstream>
@@ -153,30 +154,26 @@ int Reset(const Invocation& in) {
 
 int SetAdapt(const Invocation& in) {
   const std::string& mode = in.args[0];
-  if (mode != "on" && mode != "off") {
-    return in.env.Fail(kExitBadValue, "set adapt: MODE must be on or off, got '" + mode + "'");
+  if (mode != "on" && mode != "off") {  // a word from a fixed list: usage, as admit --mode
+    return in.env.Fail(kExitUsage, "set adapt: MODE must be on or off, got '" + mode + "'");
   }
-  // Every flag is checked here, before connecting (as the other commands do),
-  // with the rule ValidateGateConfig applies: beta in (0, 1), a positive
-  // recovery time, a window >= 0, an integer threshold >= 1.
-  std::optional<double> beta, recover, window, min429;
-  for (auto [flag, out] : {std::pair{"beta", &beta}, std::pair{"recover-ms", &recover},
-                           std::pair{"window-ms", &window}, std::pair{"min-429", &min429}}) {
+  // Every flag is checked here, before connecting (as the other commands
+  // do), against its documented range (values.h: kAdapt*), which lies inside
+  // ValidateGateConfig's rule.
+  std::optional<double> beta, recover, window;
+  std::optional<int64_t> min429;
+  for (auto [flag, out, range] : {std::tuple{"beta", &beta, kAdaptBetaRange},
+                                  std::tuple{"recover-ms", &recover, kAdaptRecoverMsRange},
+                                  std::tuple{"window-ms", &window, kAdaptWindowMsRange}}) {
     if (!in.Has(flag)) continue;
-    const std::string what = std::string("--") + flag;
-    const std::string& text = in.Flag(flag);
-    auto v = what == "--window-ms" ? ParseNonNegative(text, what) : ParsePositive(text, what);
+    auto v = ParseNumberIn(in.Flag(flag), std::string("--") + flag, range);
     if (!v.ok()) return in.env.Fail(v.status());
-    if (what == "--beta" && *v >= 1) {
-      return in.env.Fail(kExitBadValue, "--beta: must be in (0, 1), got '" + text + "'");
-    }
-    if (what == "--min-429" &&
-        (*v > 9007199254740992.0 || *v != static_cast<double>(static_cast<int64_t>(*v)))) {
-      return in.env.Fail(
-          kExitBadValue,
-          "--min-429: must be an integer in [1, 9007199254740992], got '" + text + "'");
-    }
     *out = *v;
+  }
+  if (in.Has("min-429")) {
+    auto v = ParseInteger(in.Flag("min-429"), "--min-429", 1, kMaxAdaptMin429);
+    if (!v.ok()) return in.env.Fail(v.status());
+    min429 = *v;
   }
   auto gate = in.env.Connect();
   if (!gate) return kExitServer;
@@ -187,7 +184,7 @@ int SetAdapt(const Invocation& in) {
   if (beta) t.adapt_beta = *beta;
   if (recover) t.adapt_recover_ms = *recover;
   if (window) t.adapt_window_ms = *window;
-  if (min429) t.adapt_min_429 = static_cast<int64_t>(*min429);
+  if (min429) t.adapt_min_429 = *min429;
   if (Status s = gate->SetTuning(t); !s.ok()) return in.env.Fail(s);
   in.env.out << "target " << in.env.target << ": adaptive caps " << mode;
   if (t.adapt) {
@@ -206,25 +203,42 @@ void AdaptFlags(po::options_description& d) {
   d.add_options()("beta", po::value<std::string>()->value_name("B"),
                   "multiplicative decrease, in (0, 1) (default 0.7)")(
       "recover-ms", po::value<std::string>()->value_name("MS"),
-      "additive recovery: 0 to the configured cap in MS, > 0 (default 120000)")(
-      "window-ms", po::value<std::string>()->value_name("MS"),
-      "count window and least hold after a decrease, >= 0 (default 2000)")(
-      "min-429", po::value<std::string>()->value_name("N"),
-      "429s within one window before a decrease, integer >= 1 (default 4)");
+      "additive recovery: 0 to the configured cap in MS, in (0, 86400000] (24 h; default "
+      "120000)")("window-ms", po::value<std::string>()->value_name("MS"),
+                 "count window and least hold after a decrease, in [0, 3600000] (1 h; default "
+                 "2000)")("min-429", po::value<std::string>()->value_name("N"),
+                          "429s within one window before a decrease, an integer in [1, 1000000] "
+                          "(default 4)");
+}
+
+// All of `stream` (`stream << rdbuf()` fails on empty input; empty input is
+// a bad value, not an OS error); nullopt when reading fails.
+std::optional<std::string> ReadAll(std::istream& stream) {
+  std::string text((std::istreambuf_iterator<char>(stream)), std::istreambuf_iterator<char>());
+  if (stream.bad()) return std::nullopt;
+  return text;
 }
 
 int Import(const Invocation& in) {
-  const std::string& path = in.args[0];
-  std::error_code ec;
-  if (std::filesystem::is_directory(path, ec)) {
-    return in.env.Fail(kExitFile, path + ": is a directory");
+  // FILE "-" is standard input (`bpctl export | bpctl --target b import -`),
+  // read to its end before anything is validated or written, as a file.
+  const bool from_stdin = in.args[0] == "-";
+  const std::string path = from_stdin ? "stdin" : in.args[0];
+  std::optional<std::string> text;
+  if (from_stdin) {
+    text = ReadAll(in.env.context.in ? *in.env.context.in : std::cin);
+    if (!text) return in.env.Fail(kExitFile, "stdin: cannot read");
+  } else {
+    std::error_code ec;
+    if (std::filesystem::is_directory(path, ec)) {
+      return in.env.Fail(kExitFile, path + ": is a directory");
+    }
+    std::ifstream file(path, std::ios::binary);
+    if (!file) return in.env.Fail(kExitFile, path + ": cannot read: " + std::strerror(errno));
+    text = ReadAll(file);
+    if (!text) return in.env.Fail(kExitFile, path + ": cannot read: " + std::strerror(errno));
   }
-  std::ifstream file(path, std::ios::binary);
-  if (!file) return in.env.Fail(kExitFile, path + ": cannot read: " + std::strerror(errno));
-  // (`stream << rdbuf()` fails on an empty file; an empty file is a bad value, not an OS error.)
-  const std::string text((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
-  if (file.bad()) return in.env.Fail(kExitFile, path + ": cannot read: " + std::strerror(errno));
-  auto j = ParseConfigText(text);
+  auto j = ParseConfigText(*text);
   if (!j.ok()) return in.env.Fail(kExitBadValue, path + ": " + j.status().message());
   auto config = ConfigFromJson(*j);  // the whole file, before anything is written
   if (!config.ok()) return in.env.Fail(kExitBadValue, path + ": " + config.status().message());
@@ -341,14 +355,15 @@ std::vector<Command> UpdateCommands() {
       {"import",
        "FILE",
        "replace the configuration with an export",
-       "Reads FILE (the format of `bpctl export`), validates all of it, then replaces\n"
-       "the target's caps, priority weights, tenant weights and tuning in one atomic\n"
-       "update: tenant weights and classes absent from FILE are removed. Bucket and\n"
-       "queue state are kept. An unreadable file is exit 5, invalid content exit 3;\n"
-       "either way nothing is written.\n\n"
+       "Reads FILE (the format of `bpctl export`; - reads standard input to its end),\n"
+       "validates all of it, then replaces the target's caps, priority weights, tenant\n"
+       "weights and tuning in one atomic update: tenant weights and classes absent from\n"
+       "FILE are removed. Bucket and queue state are kept. An unreadable file is exit 5,\n"
+       "invalid content exit 3; either way nothing is written.\n\n"
        "Examples:\n"
        "  bpctl --target prod import gate.json\n"
-       "  bpctl --target staging export > s.json && bpctl --target prod import s.json\n",
+       "  bpctl --target staging export > s.json && bpctl --target prod import s.json\n"
+       "  bpctl --target staging export | bpctl --target prod import -\n",
        {"FILE"},
        nullptr,
        Import},

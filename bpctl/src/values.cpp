@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <optional>
+#include <tuple>
 
 #include "bp/gate.h"
 
@@ -30,6 +31,11 @@ std::optional<double> ReadFinite(const std::string& text) {
   return v;
 }
 
+bool InRange(double v, const Range& r) {
+  return std::isfinite(v) && (r.min_open ? v > r.min : v >= r.min) &&
+         (r.max_open ? v < r.max : v <= r.max);
+}
+
 }  // namespace
 
 Result<double> ParsePositive(const std::string& text, const std::string& what) {
@@ -44,14 +50,22 @@ Result<double> ParseNonNegative(const std::string& text, const std::string& what
   return *v;
 }
 
+std::string RangeText(const Range& r) {
+  std::string text(1, r.min_open ? '(' : '[');
+  text.append(FormatNumber(r.min)).append(", ").append(FormatNumber(r.max));
+  text.push_back(r.max_open ? ')' : ']');
+  return text;
+}
+
+Result<double> ParseNumberIn(const std::string& text, const std::string& what, const Range& r) {
+  const auto v = ReadFinite(text);
+  if (!v || !InRange(*v, r)) return Bad(what, "a number in " + RangeText(r), text);
+  return *v;
+}
+
 Result<double> ParseInRange(const std::string& text, const std::string& what, double min,
                             double max) {
-  auto v = min > 0 ? ParsePositive(text, what) : ParseNonNegative(text, what);
-  if (!v.ok()) return v;
-  if (*v < min || *v > max) {
-    return Bad(what, "in [" + FormatNumber(min) + ", " + FormatNumber(max) + "]", text);
-  }
-  return v;
+  return ParseNumberIn(text, what, Range{min, max});
 }
 
 Status CheckRanges(const GateConfig& c) {
@@ -84,6 +98,21 @@ Status CheckRanges(const GateConfig& c) {
   }
   for (const auto& [tenant, w] : c.tenant_weights) {
     if (Status s = check("tenant_weights." + tenant, w, kMinWeight, kMaxWeight); !s.ok()) return s;
+  }
+  const GateTuning& t = c.tuning;
+  for (auto [field, v, range] :
+       {std::tuple{"tuning.adapt_beta", t.adapt_beta, kAdaptBetaRange},
+        std::tuple{"tuning.adapt_recover_ms", t.adapt_recover_ms, kAdaptRecoverMsRange},
+        std::tuple{"tuning.adapt_window_ms", t.adapt_window_ms, kAdaptWindowMsRange}}) {
+    if (!InRange(v, range)) {
+      return Status::InvalidArgument(std::string(field) + ": must be in " + RangeText(range) +
+                                     ", got " + FormatNumber(v));
+    }
+  }
+  if (t.adapt_min_429 < 1 || t.adapt_min_429 > kMaxAdaptMin429) {
+    return Status::InvalidArgument("tuning.adapt_min_429: must be an integer in [1, " +
+                                   std::to_string(kMaxAdaptMin429) + "], got " +
+                                   std::to_string(t.adapt_min_429));
   }
   return Status::Ok();
 }

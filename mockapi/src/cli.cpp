@@ -5,6 +5,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <boost/asio/ip/address.hpp>
 #include <boost/program_options.hpp>
 #include <iostream>
@@ -12,6 +13,7 @@
 
 #include "bp/clock.h"
 #include "bp/decimal.h"
+#include "bp/limit_json.h"
 #include "bp/mockapi/server.h"
 #include "bp/mockapi/service.h"
 
@@ -21,9 +23,22 @@ namespace {
 namespace po = boost::program_options;
 using nlohmann::json;
 
+std::string Fmt(double x) {  // as limit_json.cpp prints its ranges
+  std::ostringstream o;
+  o << x;
+  return o.str();
+}
+
+bool AllDigits(const std::string& s) {
+  return !s.empty() && s.find_first_not_of("0123456789") == std::string::npos;
+}
+
 // "DIM:ALGO:LIMIT:WINDOW_S[:QUANTUM_S]" -> a limits[] entry. LIMIT is decimal
 // digits, WINDOW_S and QUANTUM_S decimal numbers (bp/decimal.h): "60abc" or
-// "0x3C" is an error naming the part, not 60. Ranges are ConfigFromJson's.
+// "0x3C" is an error naming the part, not 60. A number outside the ranges of
+// bp/limit_json.h (the JSON reader's, so the flag and the file agree) is
+// "out-of-range" with the range, never "non-numeric"; ConfigFromJson then
+// checks the combination (e.g. QUANTUM_S <= WINDOW_S).
 Result<json> ParseLimitFlag(const std::string& text) {
   std::vector<std::string> parts;
   std::stringstream in(text);
@@ -32,21 +47,44 @@ Result<json> ParseLimitFlag(const std::string& text) {
     return Status::InvalidArgument("--limit must be DIM:ALGO:LIMIT:WINDOW_S[:QUANTUM_S], got " +
                                    text);
   }
-  auto bad = [&text](const char* part, const std::string& value, const char* rule) {
+  auto bad = [&text](const char* part, const std::string& value, const std::string& rule) {
     return Status::InvalidArgument("--limit has a non-numeric value: " + text + ": " + part +
                                    " must be " + rule + ", got '" + value + "'");
   };
+  auto out_of_range = [&text](const char* part, const std::string& value,
+                              const std::string& range) {
+    return Status::InvalidArgument("--limit has an out-of-range value: " + text + ": " + part +
+                                   " must be " + range + ", got '" + value + "'");
+  };
   json limit = {{"dimension", parts[0]}, {"algorithm", parts[1]}};
-  const auto count = ParseDecimalInt(parts[2]);
-  if (!count) return bad("LIMIT", parts[2], "decimal digits");
+  const std::string& count_text = parts[2];
+  if (!AllDigits(count_text)) return bad("LIMIT", count_text, "decimal digits");
+  const std::string count_range = "an integer in [1, " + std::to_string(kMaxLimitPerWindow) + "]";
+  // Leading zeros do not count; more than 18 digits is beyond any int64_t.
+  const size_t first = count_text.find_first_not_of('0');
+  const std::string significant = first == std::string::npos ? "0" : count_text.substr(first);
+  const auto count = ParseDecimalInt(significant);
+  if (!count || *count < 1 || *count > kMaxLimitPerWindow) {
+    return out_of_range("LIMIT", count_text, count_range);
+  }
   limit["limit"] = *count;
-  const auto window_s = ParseDecimal(parts[3]);
-  if (!window_s) return bad("WINDOW_S", parts[3], "a decimal number");
-  limit["window_s"] = *window_s;
-  if (parts.size() == 5) {
-    const auto quantum_s = ParseDecimal(parts[4]);
-    if (!quantum_s) return bad("QUANTUM_S", parts[4], "a decimal number");
-    limit["quantum_s"] = *quantum_s;
+  const std::string seconds_range =
+      "a number in [" + Fmt(kMinLimitSeconds) + ", " + Fmt(kMaxLimitSeconds) + "]";
+  for (size_t i = 3; i < parts.size(); ++i) {
+    const char* part = i == 3 ? "WINDOW_S" : "QUANTUM_S";
+    const auto seconds = ParseDecimal(parts[i]);
+    if (!seconds) {
+      // ParseDecimal takes at most 64 characters: a longer plain number is
+      // still a number, so say what is wrong with it.
+      const std::string& t = parts[i];
+      const bool plain = t.size() > 64 && t.find_first_not_of("0123456789.") == std::string::npos &&
+                         std::count(t.begin(), t.end(), '.') <= 1;
+      return bad(part, t, plain ? "a decimal number of at most 64 characters" : "a decimal number");
+    }
+    if (*seconds < kMinLimitSeconds || *seconds > kMaxLimitSeconds) {
+      return out_of_range(part, parts[i], seconds_range);
+    }
+    limit[i == 3 ? "window_s" : "quantum_s"] = *seconds;
   }
   return limit;
 }
@@ -60,14 +98,14 @@ Result<CommandLine> ParseCommandLine(int argc, const char* const* argv) {
       "(docs/mockapi-config.md)");
   desc.add_options()("help,h", "print this help")("config,c", po::value<std::string>(),
                                                   "JSON config file")(
-      "host", po::value<std::string>(), "listen address (IP)")("port,p", po::value<int>(),
+      "host", po::value<std::string>(), "listen address (IP)")("port,p", po::value<int64_t>(),
                                                                "listen port (0: ephemeral)")(
-      "threads", po::value<int>(), "io threads")("dialect", po::value<std::string>(),
-                                                 "openai | anthropic | azure")(
+      "threads", po::value<int64_t>(), "io threads")("dialect", po::value<std::string>(),
+                                                     "openai | anthropic | azure")(
       "profile", po::value<std::string>(),
       "how limits are reported: openai | azure | anthropic | bare (docs/provider-profiles.md)")(
       "overload-share", po::value<double>(), "share of chat calls answered overloaded, [0, 1]")(
-      "overload-status", po::value<int>(), "503 | 529 (default 503)")(
+      "overload-status", po::value<int64_t>(), "503 | 529 (default 503)")(
       "overload-retry-after-ms", po::value<double>(), "retry hint on overload answers (0: none)")(
       "model", po::value<std::string>(), "model name")("organization", po::value<std::string>(),
                                                        "organization named in 429 messages")(
@@ -85,6 +123,9 @@ Result<CommandLine> ParseCommandLine(int argc, const char* const* argv) {
       "body-limit-bytes", po::value<int64_t>(), "request body limit (413 above)")(
       "read-timeout-ms", po::value<double>(), "time to read one request")(
       "idle-timeout-ms", po::value<double>(), "keep-alive wait for the next request");
+  // Integer flags are read as int64_t, not int: a value beyond int (e.g.
+  // --threads 99999999999) then reaches ConfigFromJson and is refused with
+  // the field's range instead of Boost's "the argument ... is invalid".
   po::variables_map vm;
   try {
     // No positional arguments: an empty description makes a stray word an error.
@@ -114,9 +155,9 @@ Result<CommandLine> ParseCommandLine(int argc, const char* const* argv) {
   json patch = json::object();
   if (vm.count("host") || vm.count("port")) {
     patch["listen"] = {{"host", vm.count("host") ? vm["host"].as<std::string>() : base.host},
-                       {"port", vm.count("port") ? vm["port"].as<int>() : base.port}};
+                       {"port", vm.count("port") ? vm["port"].as<int64_t>() : base.port}};
   }
-  if (vm.count("threads")) patch["threads"] = vm["threads"].as<int>();
+  if (vm.count("threads")) patch["threads"] = vm["threads"].as<int64_t>();
   for (const char* key : {"dialect", "profile", "model", "organization", "scope"}) {
     if (vm.count(key)) patch[key] = vm[key].as<std::string>();
   }
@@ -125,7 +166,8 @@ Result<CommandLine> ParseCommandLine(int argc, const char* const* argv) {
     const OverloadOptions& o = base.overload;
     patch["overload"] = {
         {"share", vm.count("overload-share") ? vm["overload-share"].as<double>() : o.share},
-        {"status", vm.count("overload-status") ? vm["overload-status"].as<int>() : o.status},
+        {"status",
+         vm.count("overload-status") ? vm["overload-status"].as<int64_t>() : int64_t{o.status}},
         {"retry_after_ms", vm.count("overload-retry-after-ms")
                                ? vm["overload-retry-after-ms"].as<double>()
                                : o.retry_after_ms}};

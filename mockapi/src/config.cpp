@@ -15,6 +15,18 @@ namespace {
 
 using nlohmann::json;
 
+// Ranges of the durations a PUT's speedup divides (RealTimePatch) that
+// ConfigFromJson checks too; limits' window_s and quantum_s take
+// bp/limit_json.h's [kMinLimitSeconds, kMaxLimitSeconds].
+constexpr double kMaxDurationMs = 3.6e6;  // latency.min_ms / max_ms, overload.retry_after_ms
+constexpr double kMaxPerOutputTokenMs = 6e4;
+
+std::string Fmt(double x) {
+  std::ostringstream o;
+  o << x;
+  return o.str();
+}
+
 // Reads typed members of one JSON object, keeping the first error.
 class Reader {
  public:
@@ -93,11 +105,6 @@ class Reader {
   }
 
  private:
-  static std::string Fmt(double x) {
-    std::ostringstream o;
-    o << x;
-    return o.str();
-  }
   const json& obj_;
   std::string path_;
   Status status_;
@@ -151,7 +158,7 @@ Result<MockConfig> ConfigFromJson(const json& j, const MockConfig& base) {
     Reader o(j["overload"], "overload");
     o.Number("share", &c.overload.share, 0, 1);
     o.Int("status", &c.overload.status, 503, 529);
-    o.Number("retry_after_ms", &c.overload.retry_after_ms, 0, 3.6e6);
+    o.Number("retry_after_ms", &c.overload.retry_after_ms, 0, kMaxDurationMs);
     if (Status s = o.Finish({"share", "status", "retry_after_ms"}); !s.ok()) return s;
     if (c.overload.status != 503 && c.overload.status != 529) {
       return Status::InvalidArgument("overload.status must be 503 or 529, got " +
@@ -183,9 +190,9 @@ Result<MockConfig> ConfigFromJson(const json& j, const MockConfig& base) {
   if (r.Has("latency")) {
     c.latency = LatencyOptions{};
     Reader t(j["latency"], "latency");
-    t.Number("min_ms", &c.latency.min_ms, 0, 3.6e6);
-    t.Number("max_ms", &c.latency.max_ms, 0, 3.6e6);
-    t.Number("per_output_token_ms", &c.latency.per_output_token_ms, 0, 6e4);
+    t.Number("min_ms", &c.latency.min_ms, 0, kMaxDurationMs);
+    t.Number("max_ms", &c.latency.max_ms, 0, kMaxDurationMs);
+    t.Number("per_output_token_ms", &c.latency.per_output_token_ms, 0, kMaxPerOutputTokenMs);
     if (Status s = t.Finish({"min_ms", "max_ms", "per_output_token_ms"}); !s.ok()) return s;
   }
   r.Int("seed", &c.seed, 0, INT64_MAX);
@@ -226,19 +233,48 @@ Result<json> RealTimePatch(json patch) {
   }
   const double speedup = v.get<double>();
   patch.erase("speedup");
-  auto scale = [speedup](json* obj, std::initializer_list<const char*> keys) {
+  // Each duration is checked against ConfigFromJson's range here, where the
+  // value as sent is at hand: the message names that value and the speedup
+  // (after the division only the quotient would be left to quote).
+  struct Duration {
+    const char* key;
+    double min, max;
+  };
+  Status error;
+  auto scale = [speedup, &error](json* obj, const std::string& path,
+                                 std::initializer_list<Duration> keys) {
     if (!obj->is_object()) return;
-    for (const char* key : keys) {
-      if (obj->contains(key) && (*obj)[key].is_number())
-        (*obj)[key] = (*obj)[key].get<double>() / speedup;
+    for (const Duration& d : keys) {
+      if (!error.ok() || !obj->contains(d.key) || !(*obj)[d.key].is_number()) continue;
+      const double sent = (*obj)[d.key].get<double>();
+      const double real = sent / speedup;
+      if (!std::isfinite(real) || real < d.min || real > d.max) {
+        error = Status::InvalidArgument(
+            path + "." + d.key + " must be a number in [" + Fmt(d.min) + ", " + Fmt(d.max) +
+            "] once divided by the speedup " + Fmt(speedup) + ", i.e. in [" + Fmt(d.min * speedup) +
+            ", " + Fmt(d.max * speedup) + "] as sent, got " + (*obj)[d.key].dump());
+        return;
+      }
+      (*obj)[d.key] = real;
     }
   };
   if (patch.contains("limits") && patch["limits"].is_array()) {
-    for (json& l : patch["limits"]) scale(&l, {"window_s", "quantum_s"});
+    for (size_t i = 0; i < patch["limits"].size(); ++i) {
+      scale(&patch["limits"][i], "limits[" + std::to_string(i) + "]",
+            {{"window_s", kMinLimitSeconds, kMaxLimitSeconds},
+             {"quantum_s", kMinLimitSeconds, kMaxLimitSeconds}});
+    }
   }
-  if (patch.contains("latency"))
-    scale(&patch["latency"], {"min_ms", "max_ms", "per_output_token_ms"});
-  if (patch.contains("overload")) scale(&patch["overload"], {"retry_after_ms"});
+  if (patch.contains("latency")) {
+    scale(&patch["latency"], "latency",
+          {{"min_ms", 0, kMaxDurationMs},
+           {"max_ms", 0, kMaxDurationMs},
+           {"per_output_token_ms", 0, kMaxPerOutputTokenMs}});
+  }
+  if (patch.contains("overload")) {
+    scale(&patch["overload"], "overload", {{"retry_after_ms", 0, kMaxDurationMs}});
+  }
+  if (!error.ok()) return error;
   return patch;
 }
 

@@ -128,7 +128,19 @@ Status Service::Impl::Update(const nlohmann::json& paper_patch) {
   std::lock_guard<std::mutex> lock(update_mu);
   auto current = snap.load();
   auto next = ConfigFromJson(patch, current->config);
-  if (!next.ok()) return next.status();
+  if (!next.ok()) {
+    // RealTimePatch checked each duration's own range; a combination (e.g.
+    // limits[0]: quantum_s <= window_s) is reported with divided values, so
+    // say so and name the speedup.
+    const std::string& m = next.status().message();
+    const bool durations = m.find("window_s") != std::string::npos ||
+                           m.find("quantum_s") != std::string::npos ||
+                           m.find("_ms") != std::string::npos;
+    const bool scaled = paper_patch.is_object() && paper_patch.contains("speedup");
+    if (!durations || !scaled) return next.status();
+    return Status::InvalidArgument(m + " (durations after the division by the speedup " +
+                                   paper_patch.at("speedup").dump() + ")");
+  }
   if (next->host != current->config.host || next->port != current->config.port ||
       next->threads != current->config.threads) {
     return Status::InvalidArgument("listen and threads cannot change while running");

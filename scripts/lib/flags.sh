@@ -1,14 +1,20 @@
-# Sourced by scripts/experiment.sh and scripts/scenarios.sh: the flag checks
-# they share, run before setup and before any server starts (loadgen checks
-# the same again: TimeScale::Of, ParseConfigurationList). The caller defines
-# die MESSAGE (prints it with the script's name and exits 2).
+# Sourced by scripts/experiment.sh, scenarios.sh, scale.sh and
+# adaptive-caps.sh: the flag checks they share, run before setup and before
+# any server starts (loadgen checks the same again: TimeScale::Of,
+# ParseConfigurationList). The caller defines die MESSAGE (prints it with the
+# script's name and exits 2).
 
 # need_arg FLAG VALUE...: FLAG has a non-empty value.
 need_arg() { [ "$#" -ge 2 ] && [ -n "$2" ] || die "$1 needs a value (see --help)"; }
 
-# bp_check_speedup VALUE: a decimal number in (0, 1000].
+# bp_check_speedup VALUE: exactly what loadgen's --speedup takes (a double as
+# Boost.Program_options reads it: "5", "0.5", ".5", "5.", "+5", "1e1", "5e-1";
+# not "0x10", "inf", "nan", " 5" or "5x"), in (0, 1000]. tests/cli/exit_codes.sh
+# compares the two on a list of forms. Scripts that compute with the value
+# pass it to python3 as an argument (float() reads every form), never inline.
 bp_check_speedup() {
-  [[ "$1" =~ ^[0-9]+([.][0-9]+)?$ ]] && awk -v s="$1" 'BEGIN { exit !(s > 0 && s <= 1000) }' ||
+  [[ "$1" =~ ^[+]?([0-9]+([.][0-9]*)?|[.][0-9]+)([eE][+-]?[0-9]+)?$ ]] &&
+    awk -v s="$1" 'BEGIN { v = s + 0; exit !(v > 0 && v <= 1000) }' ||
     die "--speedup must be a number in (0, 1000], got '$1'"
 }
 

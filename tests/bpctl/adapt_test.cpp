@@ -4,6 +4,7 @@
 // sees the learned fraction before any recovery: exact values.
 #include <tuple>
 
+#include "bp/bpctl/values.h"
 #include "bpctl/bpctl_fixture.h"
 
 namespace bp::test {
@@ -93,8 +94,7 @@ TEST_F(BpctlAdapt, BadValuesChangeNothing) {
   ASSERT_EQ(Bpctl({"set", "cap", "--rpm", "600"}).rc, kExitOk);
   const std::string snapshot = Snapshot();
   for (const std::vector<std::string>& args :
-       {std::vector<std::string>{"set", "adapt", "maybe"},
-        std::vector<std::string>{"set", "adapt", "on", "--beta", "1"},
+       {std::vector<std::string>{"set", "adapt", "on", "--beta", "1"},
         std::vector<std::string>{"set", "adapt", "on", "--beta", "x"},
         std::vector<std::string>{"set", "adapt", "on", "--recover-ms", "0"},
         std::vector<std::string>{"set", "adapt", "on", "--min-429", "1.5"},
@@ -102,30 +102,83 @@ TEST_F(BpctlAdapt, BadValuesChangeNothing) {
     BpctlRun r = Bpctl(args);
     EXPECT_EQ(r.rc, kExitBadValue) << args.back() << " " << r.err;
   }
-  // Checked before connecting, with the flag and the rule named: exit 3 even
-  // against a closed port (these were exit 4 there, and `--recover-ms -1`
-  // said ">= 0" while 0 is refused too).
+  // MODE is a word from a fixed list, as admit --mode: a usage error.
+  BpctlRun maybe = Bpctl({"set", "adapt", "maybe"});
+  EXPECT_EQ(maybe.rc, kExitUsage);
+  EXPECT_EQ(maybe.err, "bpctl: set adapt: MODE must be on or off, got 'maybe'\n");
+  // Checked before connecting, with the flag and its documented range named:
+  // exit 3 even against a closed port. The upper ends are new: 1e300 ms of
+  // recovery, an hour-long-plus window and 1e7 429s per window were taken.
   const std::string closed = "redis://127.0.0.1:" + std::to_string(FreeLoopbackPort());
   for (const auto& [flag, value, message] :
        std::vector<std::tuple<std::string, std::string, std::string>>{
-           {"--beta", "1", "bpctl: --beta: must be in (0, 1), got '1'\n"},
-           {"--beta", "0", "bpctl: --beta: must be a positive finite number, got '0'\n"},
+           {"--beta", "1", "bpctl: --beta: must be a number in (0, 1), got '1'\n"},
+           {"--beta", "0", "bpctl: --beta: must be a number in (0, 1), got '0'\n"},
+           {"--beta", "nan", "bpctl: --beta: must be a number in (0, 1), got 'nan'\n"},
            {"--recover-ms", "0",
-            "bpctl: --recover-ms: must be a positive finite number, got '0'\n"},
+            "bpctl: --recover-ms: must be a number in (0, 8.64e+07], got '0'\n"},
            {"--recover-ms", "-1",
-            "bpctl: --recover-ms: must be a positive finite number, got '-1'\n"},
-           {"--window-ms", "-1", "bpctl: --window-ms: must be a finite number >= 0, got '-1'\n"},
+            "bpctl: --recover-ms: must be a number in (0, 8.64e+07], got '-1'\n"},
+           {"--recover-ms", "1e300",
+            "bpctl: --recover-ms: must be a number in (0, 8.64e+07], got '1e300'\n"},
+           {"--recover-ms", "86400001",
+            "bpctl: --recover-ms: must be a number in (0, 8.64e+07], got '86400001'\n"},
+           {"--window-ms", "-1",
+            "bpctl: --window-ms: must be a number in [0, 3.6e+06], got '-1'\n"},
+           {"--window-ms", "3600001",
+            "bpctl: --window-ms: must be a number in [0, 3.6e+06], got '3600001'\n"},
+           {"--window-ms", "inf",
+            "bpctl: --window-ms: must be a number in [0, 3.6e+06], got 'inf'\n"},
            {"--min-429", "1.5",
-            "bpctl: --min-429: must be an integer in [1, 9007199254740992], got '1.5'\n"},
+            "bpctl: --min-429: must be an integer in [1, 1000000], got '1.5'\n"},
            {"--min-429", "1e300",
-            "bpctl: --min-429: must be an integer in [1, 9007199254740992], got '1e300'\n"}}) {
+            "bpctl: --min-429: must be an integer in [1, 1000000], got '1e300'\n"},
+           {"--min-429", "1000001",
+            "bpctl: --min-429: must be an integer in [1, 1000000], got '1000001'\n"}}) {
     BpctlRun r = BpctlRaw({"--valkey", closed, "set", "adapt", "on", flag, value});
     EXPECT_EQ(r.rc, kExitBadValue) << flag << " " << value << " " << r.err;
     EXPECT_EQ(r.err, message);
   }
+  // The same ranges in an import's tuning (exit 3, nothing written).
+  for (const auto& [field, message] : std::vector<std::pair<std::string, std::string>>{
+           {R"("adapt_recover_ms":1e300)",
+            "tuning.adapt_recover_ms: must be in (0, 8.64e+07], got 1e+300"},
+           {R"("adapt_window_ms":3600001)",
+            "tuning.adapt_window_ms: must be in [0, 3.6e+06], got 3600001"},
+           {R"("adapt_min_429":1000001)",
+            "tuning.adapt_min_429: must be an integer in [1, 1000000], got 1000001"}}) {
+    const std::string file = WriteFile(
+        "t.json", R"({"version":1,"caps":{"requests_per_s":1},"tuning":{)" + field + "}}");
+    BpctlRun r = Bpctl({"import", file});
+    EXPECT_EQ(r.rc, kExitBadValue) << field << " " << r.err;
+    EXPECT_EQ(r.err, "bpctl: " + file + ": " + message + "\n");
+  }
   EXPECT_EQ(Bpctl({"reset", "--learned", "--all"}).rc, kExitUsage);
   EXPECT_EQ(Bpctl({"set", "adapt"}).rc, kExitUsage);
   EXPECT_EQ(Snapshot(), snapshot);
+  // The ends of each range are accepted.
+  ASSERT_EQ(Bpctl({"set", "adapt", "on", "--beta", "0.99", "--recover-ms", "86400000",
+                   "--window-ms", "3600000", "--min-429", "1000000"})
+                .rc,
+            kExitOk);
+  EXPECT_EQ(Export()["tuning"]["adapt_recover_ms"], 86400000.0);
+  EXPECT_EQ(Export()["tuning"]["adapt_min_429"], 1000000);
+  ASSERT_EQ(Bpctl({"set", "adapt", "off", "--window-ms", "0"}).rc, kExitOk);
+  EXPECT_EQ(Export()["tuning"]["adapt_window_ms"], 0.0);
+}
+
+// The prelude's defaults (mirrored by GateTuning, GateSchema tests) lie inside
+// the ranges bpctl documents, so an export of a default target imports.
+TEST(BpctlAdaptRanges, PreludeDefaultsAreInside) {
+  const GateTuning t;
+  GateConfig c;
+  c.configured = true;
+  c.caps.requests_per_s = 1;
+  c.tuning = t;
+  EXPECT_TRUE(bpctl::CheckRanges(c).ok()) << bpctl::CheckRanges(c).message();
+  EXPECT_TRUE(
+      bpctl::ParseNumberIn(bpctl::FormatNumber(t.adapt_beta), "b", bpctl::kAdaptBetaRange).ok());
+  EXPECT_LE(t.adapt_min_429, bpctl::kMaxAdaptMin429);
 }
 
 }  // namespace

@@ -2,6 +2,7 @@
 // kind of failure (2 usage, 3 bad value, 4 server, 5 file), with the state
 // of the target unchanged by any failure.
 #include <cstdlib>
+#include <sstream>
 
 #include "bpctl/bpctl_fixture.h"
 
@@ -16,22 +17,20 @@ using bpctl::kExitUsage;
 
 class BpctlCli : public BpctlSuite {};
 
+// Every command, as its words.
+const std::vector<std::vector<std::string>>& Commands() {
+  static const std::vector<std::vector<std::string>> all = {
+      {"status"},        {"watch"},           {"set", "cap"},   {"set", "priority-weights"},
+      {"set", "weight"}, {"unset", "weight"}, {"set", "adapt"}, {"reset"},
+      {"export"},        {"import"},          {"gc"},           {"admit"}};
+  return all;
+}
+
 TEST_F(BpctlCli, HelpForEveryCommandWithExamples) {
   BpctlRun top = BpctlRaw({"--help"});
   EXPECT_EQ(top.rc, kExitOk);
   EXPECT_NE(top.out.find("Exit codes: 0 ok;"), std::string::npos);
-  for (const std::vector<std::string>& cmd :
-       std::vector<std::vector<std::string>>{{"status"},
-                                             {"watch"},
-                                             {"set", "cap"},
-                                             {"set", "priority-weights"},
-                                             {"set", "weight"},
-                                             {"unset", "weight"},
-                                             {"set", "adapt"},
-                                             {"reset"},
-                                             {"export"},
-                                             {"import"},
-                                             {"admit"}}) {
+  for (const std::vector<std::string>& cmd : Commands()) {
     std::string name = cmd[0] + (cmd.size() > 1 ? " " + cmd[1] : "");
     EXPECT_NE(top.out.find("  " + name + " "), std::string::npos) << name;
     for (const char* flag : {"--help", "-h"}) {
@@ -67,6 +66,14 @@ TEST_F(BpctlCli, BadUsageIsExit2) {
            {"reset", "--buckets", "--all"},
            {"import"},
            {"admit", "--priority", "1"},
+           // A bad --mode is a usage error (it was exit 3), and so is a flag
+           // whose value is missing because the next word is a flag (it was
+           // taken as the value: exit 3, and --dry-run silently dropped).
+           {"admit", "--tenant", "acme", "--mode", "eager"},
+           {"admit", "--tenant", "acme", "--mode", "--dry-run"},
+           {"admit", "--tenant", "--dry-run"},
+           {"set", "cap", "--rpm", "--tpm", "60"},
+           {"set", "adapt", "on", "--beta", "--min-429", "2"},
            // Given before the command (by Bpctl) and again after it.
            {"status", "--target", "other"},
            {"status", "--valkey", "redis://127.0.0.1:1"},
@@ -81,6 +88,66 @@ TEST_F(BpctlCli, BadUsageIsExit2) {
   EXPECT_EQ(Snapshot(), before);
 }
 
+TEST_F(BpctlCli, FlagValueThatIsAFlagOrABadModeIsUsage) {
+  ASSERT_EQ(Bpctl({"set", "cap", "--rpm", "3600"}).rc, kExitOk);
+  const std::string before = Snapshot();
+  BpctlRun r = Bpctl({"admit", "--tenant", "acme", "--mode", "--dry-run"});
+  EXPECT_EQ(r.rc, kExitUsage);
+  EXPECT_EQ(r.err,
+            "bpctl: option '--mode' needs a value, got the flag '--dry-run' (write "
+            "--mode=VALUE for a value that starts with --)\nRun 'bpctl admit --help' for usage.\n");
+  r = Bpctl({"admit", "--tenant", "acme", "--mode", "eager", "--dry-run"});
+  EXPECT_EQ(r.rc, kExitUsage);
+  EXPECT_EQ(r.err, "bpctl: --mode: must be estimate, reconcile or reservation, got 'eager'\n");
+  // Global flags likewise: "--json" is not a target name here.
+  r = BpctlRaw({"--valkey", server_->url(), "--target", "--json", "status"});
+  EXPECT_EQ(r.rc, kExitUsage);
+  EXPECT_EQ(r.err.rfind("bpctl: option '--target' needs a value, got the flag '--json'", 0), 0u)
+      << r.err;
+  // A value may start with "-": a negative number is still a bad value (3).
+  EXPECT_EQ(Bpctl({"set", "cap", "--rpm", "-60"}).rc, kExitBadValue);
+  EXPECT_EQ(Snapshot(), before);
+  // Every mode word is still taken, in both spellings.
+  for (const char* mode : {"--mode=estimate", "--mode=reservation"}) {
+    EXPECT_EQ(Bpctl({"admit", "--tenant", "acme", mode, "--dry-run"}).rc, kExitOk) << mode;
+  }
+  EXPECT_EQ(Bpctl({"admit", "--tenant", "acme", "--mode", "reconcile", "--dry-run"}).rc, kExitOk);
+}
+
+// Each command's usage line lists every flag of its Options (admit's left
+// out --mode and --json), except the connection flags, --help and --now-ms
+// (tests only).
+TEST_F(BpctlCli, UsageLineListsEveryFlag) {
+  for (const std::vector<std::string>& cmd : Commands()) {
+    std::vector<std::string> args = cmd;
+    args.push_back("--help");
+    const std::string help = BpctlRaw(args).out;
+    const size_t usage_at = help.find("Usage: ");
+    ASSERT_NE(usage_at, std::string::npos) << cmd[0];
+    const std::string usage = help.substr(usage_at, help.find("\n\n", usage_at) - usage_at);
+    const size_t options_at = help.find("Options:\n");
+    ASSERT_NE(options_at, std::string::npos) << cmd[0];
+    std::istringstream options(help.substr(options_at));
+    int flags = 0;
+    for (std::string line; std::getline(options, line);) {
+      if (line.rfind("  --", 0) != 0) continue;
+      const std::string flag = line.substr(2, line.find_first_of(" =", 2) - 2);
+      if (flag == "--valkey" || flag == "--target" || flag == "--help" || flag == "--now-ms") {
+        continue;
+      }
+      ++flags;
+      const bool listed = usage.find(flag + " ") != std::string::npos ||
+                          usage.find(flag + "]") != std::string::npos;
+      EXPECT_TRUE(listed) << cmd[0] << (cmd.size() > 1 ? " " + cmd[1] : "") << ": " << flag
+                          << " not in\n"
+                          << usage;
+    }
+    if (cmd[0] == "admit") {
+      EXPECT_EQ(flags, 8);  // --tenant ... --json
+    }
+  }
+}
+
 TEST_F(BpctlCli, BadValuesAreExit3AndChangeNothing) {
   ASSERT_EQ(Bpctl({"set", "cap", "--rpm", "3600", "--tpm", "720000"}).rc, kExitOk);
   ASSERT_EQ(Bpctl({"set", "priority-weights", "0.5,0.3,0.2"}).rc, kExitOk);
@@ -89,27 +156,43 @@ TEST_F(BpctlCli, BadValuesAreExit3AndChangeNothing) {
   const std::string before = Snapshot();
   const auto exported = Export();
   const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
-      {{"set", "cap", "--rpm", "0"}, "--rpm: must be a positive finite number, got '0'"},
-      {{"set", "cap", "--rpm", "-60"}, "--rpm: must be a positive finite number, got '-60'"},
-      {{"set", "cap", "--rpm=-60"}, "--rpm: must be a positive finite number, got '-60'"},
-      {{"set", "cap", "--rpm", "nan"}, "--rpm: must be a positive finite number, got 'nan'"},
-      {{"set", "cap", "--rpm", "inf"}, "--rpm: must be a positive finite number, got 'inf'"},
-      {{"set", "cap", "--rpm", "60x"}, "--rpm: must be a positive finite number, got '60x'"},
-      {{"set", "cap", "--rpm", "60", "--tpm", "-1"}, "--tpm: must be a finite number >= 0"},
-      {{"set", "cap", "--rpm", "60", "--burst-s", "0"}, "--burst-s: must be a positive finite"},
-      {{"set", "priority-weights", "0.5,0,0.2"}, "priority weight omega_2: must be a positive"},
-      {{"set", "priority-weights", "0.5,,0.2"}, "priority weight omega_2: must be a positive"},
-      {{"set", "weight", "acme", "-1"}, "weight W: must be a positive finite number, got '-1'"},
-      {{"set", "weight", "acme", "inf"}, "weight W: must be a positive finite number"},
-      {{"set", "weight", "acme", "NaN"}, "weight W: must be a positive finite number"},
-      {{"set", "weight", "acme", "0"}, "weight W: must be a positive finite number, got '0'"},
-      {{"set", "weight", "acme", "1e300"}, "weight W: must be in [1e-06, 1e+06], got '1e300'"},
-      {{"set", "weight", "acme", "1e-300"}, "weight W: must be in [1e-06, 1e+06], got '1e-300'"},
-      {{"set", "cap", "--rpm", "1e300"}, "--rpm: must be in [0.001, 1e+09], got '1e300'"},
-      {{"set", "cap", "--tpm", "1e13"}, "--tpm: must be in [0, 1e+12], got '1e13'"},
-      {{"set", "cap", "--burst-s", "1e6"}, "--burst-s: must be in [0.001, 3600], got '1e6'"},
+      // Every refused number names the flag's documented range.
+      {{"set", "cap", "--rpm", "0"}, "--rpm: must be a number in [0.001, 1e+09], got '0'"},
+      {{"set", "cap", "--rpm", "-60"}, "--rpm: must be a number in [0.001, 1e+09], got '-60'"},
+      {{"set", "cap", "--rpm=-60"}, "--rpm: must be a number in [0.001, 1e+09], got '-60'"},
+      {{"set", "cap", "--rpm", "nan"}, "--rpm: must be a number in [0.001, 1e+09], got 'nan'"},
+      {{"set", "cap", "--rpm", "inf"}, "--rpm: must be a number in [0.001, 1e+09], got 'inf'"},
+      {{"set", "cap", "--rpm", "60x"}, "--rpm: must be a number in [0.001, 1e+09], got '60x'"},
+      {{"set", "cap", "--rpm", "60", "--tpm", "-1"}, "--tpm: must be a number in [0, 1e+12]"},
+      {{"set", "cap", "--rpm", "60", "--burst-s", "0"},
+       "--burst-s: must be a number in [0.001, 3600], got '0'"},
+      {{"set", "priority-weights", "0.5,0,0.2"},
+       "priority weight omega_2: must be a number in [1e-06, 1e+06], got '0'"},
+      {{"set", "priority-weights", "0.5,,0.2"},
+       "priority weight omega_2: must be a number in [1e-06, 1e+06], got ''"},
+      // A weight outside the range, or not a finite number, is refused with
+      // the range (inf and nan named only "positive finite").
+      {{"set", "weight", "acme", "-1"}, "weight W: must be a number in [1e-06, 1e+06], got '-1'"},
+      {{"set", "weight", "acme", "inf"}, "weight W: must be a number in [1e-06, 1e+06], got 'inf'"},
+      {{"set", "weight", "acme", "NaN"}, "weight W: must be a number in [1e-06, 1e+06], got 'NaN'"},
+      {{"set", "weight", "acme", "nan"}, "weight W: must be a number in [1e-06, 1e+06], got 'nan'"},
+      {{"set", "weight", "acme", "-inf"},
+       "weight W: must be a number in [1e-06, 1e+06], got '-inf'"},
+      {{"set", "weight", "acme", "0"}, "weight W: must be a number in [1e-06, 1e+06], got '0'"},
+      {{"set", "weight", "acme", "1e300"},
+       "weight W: must be a number in [1e-06, 1e+06], got '1e300'"},
+      {{"set", "weight", "acme", "1e400"},
+       "weight W: must be a number in [1e-06, 1e+06], got '1e400'"},
+      {{"set", "weight", "acme", "1000001"},
+       "weight W: must be a number in [1e-06, 1e+06], got '1000001'"},
+      {{"set", "weight", "acme", "1e-300"},
+       "weight W: must be a number in [1e-06, 1e+06], got '1e-300'"},
+      {{"set", "cap", "--rpm", "1e300"}, "--rpm: must be a number in [0.001, 1e+09], got '1e300'"},
+      {{"set", "cap", "--tpm", "1e13"}, "--tpm: must be a number in [0, 1e+12], got '1e13'"},
+      {{"set", "cap", "--burst-s", "1e6"},
+       "--burst-s: must be a number in [0.001, 3600], got '1e6'"},
       {{"set", "priority-weights", "1e300,1"},
-       "priority weight omega_1: must be in [1e-06, 1e+06], got '1e300'"},
+       "priority weight omega_1: must be a number in [1e-06, 1e+06], got '1e300'"},
       {{"set", "weight", "a b", "2"}, "TENANT: must be 1-128 bytes of [A-Za-z0-9_.-]"},
       {{"set", "weight", "a:b", "2"}, "TENANT: must be 1-128 bytes of [A-Za-z0-9_.-]"},
       {{"set", "weight", std::string(129, 'x'), "2"}, "TENANT: must be 1-128 bytes"},
@@ -124,7 +207,6 @@ TEST_F(BpctlCli, BadValuesAreExit3AndChangeNothing) {
       {{"admit", "--tenant", "acme", "--tokens", "-5"}, "--tokens: must be an integer in [0, "},
       {{"admit", "--tenant", "acme", "--tokens", "1.5"}, "--tokens: must be an integer in [0, "},
       {{"admit", "--tenant", "", "--dry-run"}, "--tenant: must be 1-128 bytes"},
-      {{"admit", "--tenant", "acme", "--mode", "eager"}, "--mode: must be estimate, reconcile"},
   };
   for (const auto& [args, message] : cases) {
     BpctlRun r = Bpctl(args);

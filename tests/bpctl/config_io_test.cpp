@@ -1,5 +1,11 @@
 // export then import: the same configuration, exactly, into a target that
 // was reset or configured differently; bucket and queue state are kept.
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <sstream>
+
 #include "bpctl/bpctl_fixture.h"
 
 namespace bp::test {
@@ -101,6 +107,57 @@ TEST_F(BpctlConfigIo, ImportKeepsBucketAndQueueState) {
   ASSERT_EQ(st->queues.size(), 1u);
   EXPECT_EQ(st->queues[0].admits, 1);
   EXPECT_NEAR(st->l1_requests, 1.5, 1e-12);  // 2.5 -> 1.5
+}
+
+// `import -` reads standard input (it opened a file named "-": exit 5).
+TEST_F(BpctlConfigIo, ImportDashReadsStandardInput) {
+  Configure();
+  const BpctlRun exported = Bpctl({"export"});
+  ASSERT_EQ(exported.rc, kExitOk) << exported.err;
+  target_ += "-stdin";
+  ASSERT_TRUE(MakeGate()->Reset().ok());
+  ASSERT_EQ(Bpctl({"set", "cap", "--rpm", "60"}).rc, kExitOk);
+  ASSERT_EQ(Bpctl({"set", "weight", "zzz", "5"}).rc, kExitOk);
+  std::istringstream in(exported.out);
+  bpctl::RunContext context;
+  context.in = &in;
+  BpctlRun r = Bpctl({"import", "-"}, context);
+  ASSERT_EQ(r.rc, kExitOk) << r.err;
+  EXPECT_EQ(r.out, "target " + target_ +
+                       ": imported stdin: caps 1.6666666666666667 req/s (100 rpm), 12000 tok/s "
+                       "(720000 tpm), burst 0.25 s, 3 priority class(es), 2 tenant weight(s)\n");
+  EXPECT_EQ(Bpctl({"export"}).out, exported.out);  // zzz's weight gone, as from a file
+  // Bad input on stdin: exit 3 with the reason, nothing written.
+  const std::string before = Snapshot();
+  for (const auto& [text, message] : std::vector<std::pair<std::string, std::string>>{
+           {"", "bpctl: stdin: empty file (expected the JSON of `bpctl export`)\n"},
+           {R"({"version":1,"caps":{"requests_per_s":1},"tenant_weights":{"a":1e300}})",
+            "bpctl: stdin: tenant_weights.a: must be in [1e-06, 1e+06], got 1e+300\n"}}) {
+    std::istringstream bad(text);
+    context.in = &bad;
+    BpctlRun b = Bpctl({"import", "-"}, context);
+    EXPECT_EQ(b.rc, bpctl::kExitBadValue) << text;
+    EXPECT_EQ(b.err, message);
+  }
+  EXPECT_EQ(Snapshot(), before);
+}
+
+// The binary reads its real standard input: `bpctl export | bpctl import -`.
+TEST_F(BpctlConfigIo, BinaryImportsFromAPipe) {
+  const std::string binary = std::string(BP_BINARY_DIR) + "/apps/bpctl";
+  ASSERT_EQ(access(binary.c_str(), X_OK), 0) << binary << " is not built (test_bpctl needs it)";
+  Configure();
+  const std::string exported = Bpctl({"export"}).out;
+  const std::string source = target_;
+  target_ += "-pipe";
+  ASSERT_TRUE(MakeGate()->Reset().ok());
+  const std::string command = binary + " --valkey " + server_->url() + " --target " + source +
+                              " export | " + binary + " --valkey " + server_->url() + " --target " +
+                              target_ + " import - >/dev/null";
+  const int status = std::system(command.c_str());
+  ASSERT_TRUE(WIFEXITED(status)) << command;
+  EXPECT_EQ(WEXITSTATUS(status), 0) << command;
+  EXPECT_EQ(Bpctl({"export"}).out, exported);
 }
 
 }  // namespace

@@ -28,6 +28,24 @@ TEST(BpctlValues, NonNegativeNumbers) {
   EXPECT_FALSE(ParseNonNegative("nan", "--tpm").ok());
 }
 
+TEST(BpctlValues, NumbersInARangeNameIt) {
+  EXPECT_EQ(RangeText(Range{0, 1, true, true}), "(0, 1)");
+  EXPECT_EQ(RangeText(Range{0, 86'400'000, true}), "(0, 8.64e+07]");
+  EXPECT_EQ(RangeText(Range{1e-6, 1e6}), "[1e-06, 1e+06]");
+  EXPECT_EQ(*ParseNumberIn("0.5", "--beta", kAdaptBetaRange), 0.5);
+  EXPECT_EQ(*ParseNumberIn("1e6", "W", Range{kMinWeight, kMaxWeight}), 1e6);  // closed end
+  EXPECT_EQ(*ParseNumberIn("0", "--window-ms", kAdaptWindowMsRange), 0);
+  for (const char* bad : {"0", "1", "-0.5", "nan", "inf", "", "0.5x", "1e400"}) {
+    auto r = ParseNumberIn(bad, "--beta", kAdaptBetaRange);
+    ASSERT_FALSE(r.ok()) << bad;
+    EXPECT_EQ(r.status().message(),
+              std::string("--beta: must be a number in (0, 1), got '") + bad + "'");
+  }
+  // The weight range is the gate's one definition (bp/gate.h).
+  EXPECT_EQ(kMinWeight, kMinGateWeight);
+  EXPECT_EQ(kMaxWeight, kMaxGateWeight);
+}
+
 TEST(BpctlValues, Integers) {
   EXPECT_EQ(*ParseInteger("3", "--priority", 1, 10), 3);
   EXPECT_EQ(*ParseInteger("0", "--count", 0, 10), 0);
@@ -58,7 +76,7 @@ TEST(BpctlValues, PriorityWeights) {
   auto r = ParsePriorityWeights("0.5,-0.3,0.2");
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.status().message(),
-            "priority weight omega_2: must be a positive finite number, got '-0.3'");
+            "priority weight omega_2: must be a number in [1e-06, 1e+06], got '-0.3'");
   for (const char* bad : {"", ",", "0.5,", ",0.5", "0.5,,0.2", "0.5;0.3", "0.5, 0.3", "inf"}) {
     EXPECT_FALSE(ParsePriorityWeights(bad).ok()) << bad;
   }

@@ -32,6 +32,8 @@ expect 2 "unrecognised option '--colour'" "$M" --colour
 expect 2 "too many positional options" "$M" stray
 expect 2 "--limit has a non-numeric value: requests:fixed_window:60abc:1: LIMIT must be decimal digits, got '60abc'" \
   "$M" --limit requests:fixed_window:60abc:1
+expect 2 "--limit has an out-of-range value: requests:fixed_window:99999999999999999999:60: LIMIT must be an integer in [1, 1125899906842624], got '99999999999999999999'" \
+  "$M" --limit requests:fixed_window:99999999999999999999:60
 
 L="$BUILD/apps/loadgen"
 expect 2 "--upstream: http://999.1.1.1:8080: host must be an IP literal" \
@@ -58,6 +60,41 @@ expect 2 "cannot run over processes" "$L" --workload "$SRC/configs/scenarios/joi
 expect 2 "1 tenants cannot be split over 2 processes" "$L" --workload "$W" --workload "$SRC/configs/workloads/uncongested.json" --processes 2
 expect 2 "--out DIR is required" "$L" merge somewhere
 expect 2 "no such file or directory" "$L" merge --out /tmp /nonexistent/bp-shards
+# New-user pass: a usage error is its line and where the help is, not the
+# whole help (two lines exactly); --help still prints it all.
+expect_lines() {
+  local want="$1" second="$2"
+  shift 2
+  local err n
+  err="$(timeout 10 "$@" 2>&1 >/dev/null)"
+  n="$(printf '%s\n' "$err" | wc -l)"
+  if [ "$n" -ne "$want" ] || [ "$(printf '%s\n' "$err" | tail -1)" != "$second" ]; then
+    echo "FAIL: $* -> $n stderr line(s) (want $want, the last \"$second\"):"
+    echo "$err" | head -5
+    fails=$((fails + 1))
+  else
+    echo "ok: $* -> $n line(s)"
+  fi
+}
+expect_lines 2 "see loadgen --help" "$L" --workload "$W" --speedup 0
+expect_lines 2 "see loadgen --help" "$L" --workload "$W" --colour
+expect_lines 2 "see loadgen merge --help" "$L" merge --out /tmp /nonexistent/bp-shards
+if [ "$(timeout 10 "$L" --help | grep -c -e '--start-at' -e 'Examples:')" -lt 2 ]; then
+  echo "FAIL: loadgen --help lacks --start-at or the examples"
+  fails=$((fails + 1))
+fi
+# --speedup is checked against what mockapi takes after scaling (overload.json's
+# latency.min_ms 50 paper ms is 5e8 real ms at 1e-7), naming the flag.
+expect 2 "--speedup 1e-07: $W: upstream.latency.min_ms must be a number in [0, 3.6e+06], got 500000000" \
+  "$L" --workload "$W" --speedup 1e-7
+# --start-at within 1 h of now: seconds, or an extra digit, are refused.
+NOW_S="$(date +%s)"
+expect 2 "years in the past (seconds? --start-at takes unix ms" \
+  "$L" --workload "$W" --config naive --shard 0/2 --start-at "$NOW_S"
+expect 2 "years in the future (an extra digit?" \
+  "$L" --workload "$W" --config naive --shard 0/2 --start-at "${NOW_S}0000"
+expect 2 "--start-at $((NOW_S * 1000 - 7200000)): 2.0 h in the past; it must be unix ms within 1 h of now" \
+  "$L" --workload "$W" --config naive --shard 0/2 --start-at "$((NOW_S * 1000 - 7200000))"
 # scale.sh checks its flags before setup.sh and servers.
 X="$SRC/scripts/scale.sh"
 expect 2 "--lights: each L an integer" "$X" --lights "10 x"
@@ -88,5 +125,31 @@ expect 2 "--speedup must be a number in (0, 1000]" "$A" --speedup 0
 expect 2 "--settle-s must be a number >= 0" "$A" --settle-s -3
 expect 2 "--case needs a value" "$A" --case
 expect 2 "--analyze-only: no results folder" "$A" --analyze-only /nonexistent/bp-results
+
+# --speedup: every script takes exactly the forms loadgen takes
+# (scripts/lib/flags.sh bp_check_speedup). They disagreed: adaptive-caps.sh
+# had a pattern of its own, and all four refused "1e1" and "+5", the other
+# three ".5" and "5.", all of which loadgen runs. Each command fails on a
+# later flag when the speedup passes, so nothing starts.
+accepts() {  # accepts REFUSAL_TEXT COMMAND...: 0 if stderr lacks REFUSAL_TEXT
+  local text="$1" err
+  shift
+  err="$(timeout 10 "$@" 2>&1 >/dev/null)"
+  [[ "$err" != *"$text"* ]]
+}
+for s in 5 0.5 .5 5. 00.5 +5 1e1 1E1 5e-1 1e+1 1e3 1000 1000.0 0.0001 \
+  0 -5 1001 1e4 inf nan INF 0x10 " 5" "5 " 5abc . 1e ++5 5.5.5 -0.5; do
+  # loadgen: a workload twice is refused right after the speedup is taken.
+  if accepts "speedup" "$L" --workload "$W" --workload "$W" --speedup "$s"; then want=1; else want=0; fi
+  for cmd in "$E --config naive,,bp" "$S --config naive," "$A --case nope" "$X --out $W"; do
+    read -ra argv <<<"$cmd"
+    if accepts "--speedup" "${argv[@]}" --speedup "$s"; then got=1; else got=0; fi
+    if [ "$got" -ne "$want" ]; then
+      echo "FAIL: --speedup '$s': loadgen accepts=$want, ${argv[0]##*/} accepts=$got"
+      fails=$((fails + 1))
+    fi
+  done
+done
+echo "ok: --speedup forms agree between loadgen and the four scripts"
 
 [ "$fails" -eq 0 ] || { echo "$fails case(s) failed"; exit 1; }

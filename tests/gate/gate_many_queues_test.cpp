@@ -66,6 +66,9 @@ TEST_F(GateManyQueues, TheEarliestFinishTagHoldsL1) {
   EXPECT_EQ(d.reason, "l1:requests");
   // l2 (finish 1.1) waits for h's request and its own: 2 / 10 s.
   EXPECT_EQ(gate->Admit(At("l2", 0)).delta_ms, 200);
+  // A second caller of l2 lines up behind l2's promised wake-up (200) plus
+  // one fair gap, 0.1 / X* with X* = 10 / 120 per s: 1 400 ms.
+  EXPECT_EQ(gate->Admit(At("l2", 0)).delta_ms, 1400);
   // At 100 L1 holds 1, h's: l1 is told the time for one more.
   d = gate->Admit(At("l1", 100));
   EXPECT_EQ(d.verdict, Verdict::kDefer);
@@ -84,7 +87,8 @@ TEST_F(GateManyQueues, TheEarliestFinishTagHoldsL1) {
   // The hold is free again: l1, due and short only on L1, takes it.
   EXPECT_EQ(gate->Admit(At("l1", 100)).delta_ms, 100);
   // At 200 L1 holds 1: l2 ties with the holder (finish 1.1) and leaves it
-  // for l1, who was first.
+  // for l1, who was first. Kept out only by the holder's need, l2 keeps its
+  // place: the refill time of both, not behind its line (1 400 + 1 200 ms).
   EXPECT_EQ(gate->Admit(At("l2", 200)).delta_ms, 100);
   EXPECT_EQ(gate->Admit(At("l1", 200)).verdict, Verdict::kAdmit);
 }

@@ -5,10 +5,12 @@
 
 #include "bp/mockapi/config.h"
 #include "bp/mockapi/service.h"
+#include "service_fixture.h"
 
 namespace bp::mockapi {
 namespace {
 
+using namespace bp::mockapi::testing;  // NOLINT(build/namespaces): the fixture
 using nlohmann::json;
 
 TEST(AdminSpeedup, DividesEveryDurationByTheSpeedupAndKeepsTheRest) {
@@ -63,10 +65,53 @@ TEST(AdminSpeedup, ServiceUpdateScalesAndRefusesWithNoChange) {
   const Status bad = (*s)->UpdateConfig(
       {{"speedup", 1000}, {"limits", {{{"dimension", "requests"}, {"window_s", 1e-4}}}}});
   ASSERT_FALSE(bad.ok());
-  EXPECT_EQ(bad.message().rfind("limits[0].window_s must be a number in [1e-06, 1e+07]", 0), 0u)
-      << bad.message();
+  EXPECT_EQ(bad.message(),
+            "limits[0].window_s must be a number in [1e-06, 1e+07] once divided by the speedup "
+            "1000, i.e. in [0.001, 1e+10] as sent, got 0.0001");
   EXPECT_EQ((*s)->config().limits[0].window_s, 0.25);
   EXPECT_FALSE((*s)->UpdateConfig({{"speedup", "x"}}).ok());
+}
+
+// The errors of a PUT with a speedup quote the values as the client sent
+// them (they quoted the quotients: "got 1e-07" for a window_s of 0.0001),
+// with the speedup and the range as sent.
+TEST_F(ServiceTest, AdminPutErrorsQuoteTheValuesAsSent) {
+  Start(MockConfig{});
+  const std::string before = Call("GET", "/admin/config").body;
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {R"({"speedup":1000,"limits":[{"dimension":"requests","limit":5,"window_s":0.0001}]})",
+       "limits[0].window_s must be a number in [1e-06, 1e+07] once divided by the speedup 1000, "
+       "i.e. in [0.001, 1e+10] as sent, got 0.0001"},
+      {R"({"speedup":0.5,"limits":[{"dimension":"requests","limit":5,"window_s":1,)"
+       R"("algorithm":"quantized","quantum_s":6000000}]})",
+       "limits[0].quantum_s must be a number in [1e-06, 1e+07] once divided by the speedup 0.5, "
+       "i.e. in [5e-07, 5e+06] as sent, got 6000000"},
+      {R"({"speedup":4,"latency":{"min_ms":0,"max_ms":20000000}})",
+       "latency.max_ms must be a number in [0, 3.6e+06] once divided by the speedup 4, i.e. in "
+       "[0, 1.44e+07] as sent, got 20000000"},
+      {R"({"speedup":10,"latency":{"min_ms":-5}})",
+       "latency.min_ms must be a number in [0, 3.6e+06] once divided by the speedup 10, i.e. in "
+       "[0, 3.6e+07] as sent, got -5"},
+      {R"({"speedup":0.01,"overload":{"share":0.1,"retry_after_ms":40000}})",
+       "overload.retry_after_ms must be a number in [0, 3.6e+06] once divided by the speedup "
+       "0.01, i.e. in [0, 36000] as sent, got 40000"},
+      // A combination is checked after the division: the note names the speedup.
+      {R"({"speedup":10,"limits":[{"dimension":"requests","algorithm":"quantized","limit":5,)"
+       R"("window_s":1,"quantum_s":2}]})",
+       "limits[0]: quantum_s must be in (0, window_s], got 0.200000 (durations after the "
+       "division by the speedup 10)"},
+  };
+  for (const auto& [body, message] : cases) {
+    HttpResponse r = Call("PUT", "/admin/config", body);
+    EXPECT_EQ(r.status, 400) << body;
+    EXPECT_EQ(json::parse(r.body)["error"]["message"], message) << body;
+  }
+  // Without a speedup the message is ConfigFromJson's, unchanged.
+  EXPECT_EQ(
+      json::parse(
+          Call("PUT", "/admin/config", R"({"latency":{"min_ms":-5}})").body)["error"]["message"],
+      "latency.min_ms must be a number in [0, 3.6e+06], got -5");
+  EXPECT_EQ(Call("GET", "/admin/config").body, before);
 }
 
 }  // namespace

@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <tuple>
+
 #include "bp/mockapi/cli.h"
 
 namespace bp::mockapi {
@@ -122,6 +124,13 @@ TEST(CommandLine, FlagsOverrideTheFile) {
       {{"mockapi", "--port", "70000"}, "listen.port must be an integer in [0, 65535], got 70000"},
       {{"mockapi", "--port", "x"}, "the argument ('x') for option '--port' is invalid"},
       {{"mockapi", "--threads", "0"}, "threads must be an integer in [1, 64], got 0"},
+      // Beyond int: the range, not "the argument is invalid".
+      {{"mockapi", "--threads", "99999999999"},
+       "threads must be an integer in [1, 64], got 99999999999"},
+      {{"mockapi", "--port", "4294967297"},
+       "listen.port must be an integer in [0, 65535], got 4294967297"},
+      {{"mockapi", "--overload-status", "99999999999"},
+       "overload.status must be an integer in [503, 529], got 99999999999"},
       {{"mockapi", "--colour"}, "unrecognised option '--colour'"},
       {{"mockapi", "stray"}, "too many positional options have been specified on the command line"},
       {{"mockapi", "--dialect", "gemini"},
@@ -139,6 +148,47 @@ TEST(CommandLine, FlagsOverrideTheFile) {
   }
   const char* help[] = {"mockapi", "--help"};
   EXPECT_TRUE(ParseCommandLine(2, help)->help);
+}
+
+// A number too large for --limit was "non-numeric" (the 18-digit reader gave
+// up); now every number outside bp/limit_json.h's ranges is "out-of-range"
+// with the range the JSON reader states for the same field.
+TEST(CommandLine, LimitFlagOutOfRangeGivesTheRange) {
+  const std::string limit_range = "an integer in [1, 1125899906842624]";
+  const std::string seconds_range = "a number in [1e-06, 1e+07]";
+  const std::vector<std::tuple<std::string, std::string, std::string, std::string>> cases = {
+      {"requests:fixed_window:99999999999999999999:60", "LIMIT", limit_range,
+       "99999999999999999999"},
+      {"requests:fixed_window:1125899906842625:60", "LIMIT", limit_range, "1125899906842625"},
+      {"requests:fixed_window:0:60", "LIMIT", limit_range, "0"},
+      {"requests:fixed_window:000:60", "LIMIT", limit_range, "000"},
+      {"requests:fixed_window:60:99999999999", "WINDOW_S", seconds_range, "99999999999"},
+      {"requests:fixed_window:60:0.0000001", "WINDOW_S", seconds_range, "0.0000001"},
+      {"requests:fixed_window:60:0", "WINDOW_S", seconds_range, "0"},
+      {"requests:quantized:60:60:0", "QUANTUM_S", seconds_range, "0"},
+  };
+  for (const auto& [flag, part, range, value] : cases) {
+    const char* argv[] = {"mockapi", "--limit", flag.c_str()};
+    EXPECT_EQ(ParseCommandLine(3, argv).status().message(),
+              "--limit has an out-of-range value: " + flag + ": " + part + " must be " + range +
+                  ", got '" + value + "'");
+    EXPECT_EQ(MockApiMain(3, argv), 2) << flag;
+  }
+  // The JSON reader states the same range for the same field.
+  auto file = ConfigFromJson(json::parse(R"({"limits":[{"limit":1125899906842625}]})"), {});
+  EXPECT_EQ(file.status().message(),
+            "limits[0].limit must be " + limit_range + ", got 1125899906842625");
+  // Leading zeros are not out of range; a 65-digit window is too long a number.
+  const char* padded[] = {"mockapi", "--limit", "requests:fixed_window:0000000000000000000060:60"};
+  auto ok = ParseCommandLine(3, padded);
+  ASSERT_TRUE(ok.ok()) << ok.status().message();
+  EXPECT_EQ(ok->config.limits[0].limit, 60);
+  const std::string long_window = "requests:fixed_window:60:" + std::string(65, '1');
+  const char* too_long[] = {"mockapi", "--limit", long_window.c_str()};
+  EXPECT_EQ(ParseCommandLine(3, too_long).status().message(),
+            "--limit has a non-numeric value: " + long_window +
+                ": WINDOW_S must be a decimal number of at most 64 characters, got '" +
+                std::string(65, '1') + "'");
 }
 
 }  // namespace

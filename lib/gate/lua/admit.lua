@@ -255,8 +255,8 @@ end
 if l1_ok and (fair or lent) then
   r = r - creq
   if Ct > 0 then t = t - tdebit end
-  -- Tags: F advances one quantum; V follows the least backlogged tag. Raising
-  -- this queue's tag changes the least tag only if it was the least.
+  -- Tags: F advances one quantum; V stays at least the least backlogged tag.
+  -- Raising this queue's tag changes the least tag only if it was the least.
   F = Fnext
   -- V advances by the work of a fair admission at the binding dimension
   -- (c_b / D_b: at full use, X* per second, eq. 1); a lent admission uses
@@ -330,7 +330,11 @@ local holds = fair and not l1_ok
   and (now >= hold_us or (hold_q == qid and now + grace_us >= hold_us)
     or (hold_q ~= qid and hold_f > Fnext + 1e-12))
 local oversized = creq > capr or (Ct > 0 and tdebit > capt)
-if fair and not l1_ok and (oversized or holds) then line = nil end
+-- A due caller kept out only by the holder's need (L1 holds its own cost)
+-- keeps its place too: it is next after the holder, and behind its line it
+-- would leave the refill to nobody.
+local kept_out = (keepr > 0 or keept > 0) and r >= needr - 1e-9 and (Ct == 0 or t >= needt - 1e-9)
+if fair and not l1_ok and (oversized or holds or kept_out) then line = nil end
 if line and line > now and X < math.huge then
   delta = math.max(delta, line - now + quantum / X * 1e6)
 end

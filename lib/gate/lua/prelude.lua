@@ -31,7 +31,7 @@ local BL, BX, SEEN, RSV = P .. ':bl', P .. ':bx', P .. ':seen', P .. ':rsv'
 -- and parsing decimal text, which dominated the script's cost). An absent or
 -- foreign value (another length or format byte) reads as absent: nil values.
 --   g       = r t ts_us V Dr Dt seq evt_us    L1 levels (requests, tokens),
---             their refill time, the least tag V, eq. (1) sums D_r and D_t,
+--             their refill time, the virtual time V, eq. (1) sums D_r and D_t,
 --             the ticket counter, the last eviction pass
 --   q:<id>  = F T_us dr dt bl zs_us admits defers lent    queue (k, tenant):
 --             tag, promised wake-up, its share of D_r and D_t, backlogged

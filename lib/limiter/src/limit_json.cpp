@@ -42,23 +42,22 @@ Result<LimiterOptions> LimitFromJson(const json& j, const std::string& path, Lim
     }
     *s = v.get<std::string>();
   }
-  constexpr int64_t kMaxLimit = int64_t{1} << 50;
   if (j.contains("limit")) {
     const json& v = j["limit"];
-    if (!v.is_number_integer() || v.get<int64_t>() < 1 || v.get<int64_t>() > kMaxLimit) {
+    if (!v.is_number_integer() || v.get<int64_t>() < 1 || v.get<int64_t>() > kMaxLimitPerWindow) {
       return Status::InvalidArgument(path + ".limit must be an integer in [1, " +
-                                     std::to_string(kMaxLimit) + "], got " + v.dump());
+                                     std::to_string(kMaxLimitPerWindow) + "], got " + v.dump());
     }
     out.limit = v.get<int64_t>();
   }
   for (auto [key, dst] : {std::pair{"window_s", &out.window_s}, {"quantum_s", &out.quantum_s}}) {
     if (!j.contains(key)) continue;
     const json& v = j[key];
-    constexpr double kMin = 1e-6, kMax = 1e7;
-    if (!v.is_number() || !std::isfinite(v.get<double>()) || v.get<double>() < kMin ||
-        v.get<double>() > kMax) {
-      return Status::InvalidArgument(path + "." + key + " must be a number in [" + Fmt(kMin) +
-                                     ", " + Fmt(kMax) + "], got " + v.dump());
+    if (!v.is_number() || !std::isfinite(v.get<double>()) || v.get<double>() < kMinLimitSeconds ||
+        v.get<double>() > kMaxLimitSeconds) {
+      return Status::InvalidArgument(path + "." + key + " must be a number in [" +
+                                     Fmt(kMinLimitSeconds) + ", " + Fmt(kMaxLimitSeconds) +
+                                     "], got " + v.dump());
     }
     *dst = v.get<double>();
   }

@@ -15,6 +15,7 @@
 #pragma once
 
 #include <atomic>
+#include <istream>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -25,7 +26,8 @@ namespace bp::bpctl {
 enum ExitCode : int {
   kExitOk = 0,
   kExitInternal = 1,  // an unexpected failure (a bug)
-  kExitUsage = 2,     // unknown command or flag, missing or extra argument
+  kExitUsage = 2,     // unknown command or flag, missing or extra argument, a flag
+                      // whose value is missing, a word outside a fixed list (--mode)
   kExitBadValue = 3,  // a value fails validation (number, name, URL, file content)
   kExitServer = 4,    // Valkey unreachable, timed out, or answered with an error
   kExitFile = 5,      // a file cannot be read
@@ -37,6 +39,8 @@ struct RunContext {
   // watch clears the screen before each frame (stdout is a terminal);
   // otherwise frames are separated by a line.
   bool clear_screen = false;
+  // `import -` reads the configuration from this stream; nullptr: std::cin.
+  std::istream* in = nullptr;
 };
 
 // Runs one bpctl command line. `args` excludes the program name. Normal

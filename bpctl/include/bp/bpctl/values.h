@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "bp/gate.h"
 #include "bp/gate_admin.h"
 #include "bp/status.h"
 
@@ -17,8 +18,20 @@ namespace bp::bpctl {
 Result<double> ParsePositive(const std::string& text, const std::string& what);
 // The same, >= 0.
 Result<double> ParseNonNegative(const std::string& text, const std::string& what);
-// A number as above (positive, or >= 0 when min == 0) that also lies in
-// [min, max]; out of range: "--rpm: must be in [0, 1e+09], got '1e300'".
+// An interval of accepted numbers; an open end refuses the bound itself.
+struct Range {
+  double min = 0;
+  double max = 0;
+  bool min_open = false;  // (min, ...
+  bool max_open = false;  // ..., max)
+};
+// "[0.001, 1e+09]", "(0, 1)", "(0, 86400000]".
+std::string RangeText(const Range& range);
+// A number (the syntax above) inside `range`. Every failure names the range:
+// "--rpm: must be a number in [0.001, 1e+09], got '1e300'" for 1e300, 0,
+// -60, nan, inf or 60x alike.
+Result<double> ParseNumberIn(const std::string& text, const std::string& what, const Range& range);
+// ParseNumberIn on the closed range [min, max].
 Result<double> ParseInRange(const std::string& text, const std::string& what, double min,
                             double max);
 
@@ -31,10 +44,21 @@ inline constexpr double kMaxRpm = 1e9;
 inline constexpr double kMaxTpm = 1e12;     // tokens per minute (0 = no token cap)
 inline constexpr double kMinBurstS = 1e-3;  // bucket depth, seconds of the cap
 inline constexpr double kMaxBurstS = 3600;
-inline constexpr double kMinWeight = 1e-6;  // tenant weights and omega_k
-inline constexpr double kMaxWeight = 1e6;
+inline constexpr double kMinWeight = kMinGateWeight;  // tenant weights and omega_k (gate.h)
+inline constexpr double kMaxWeight = kMaxGateWeight;
+// `set adapt` and an import's tuning: the adaptive rule's parameters (README
+// "Adaptive caps"; their defaults, 0.7, 120000 ms, 2000 ms and 4, are
+// lib/gate/lua/prelude.lua's). Beyond these the rule is meaningless in
+// practice: a recovery longer than a day never recovers within a run, a
+// window longer than an hour holds a decrease that long, and no provider
+// answers a million 429s within one window.
+inline constexpr Range kAdaptBetaRange{0, 1, true, true};          // decrease factor
+inline constexpr Range kAdaptRecoverMsRange{0, 86'400'000, true};  // ms, 0 to the cap
+inline constexpr Range kAdaptWindowMsRange{0, 3'600'000};          // ms
+inline constexpr int64_t kMaxAdaptMin429 = 1'000'000;  // 429s per window, >= 1 (loadgen's bound)
 // InvalidArgument naming the field ("tenant_weights.acme: must be in
-// [1e-06, 1e+06], got 1e+300") when a value of `config` is outside the ranges.
+// [1e-06, 1e+06], got 1e+300") when a value of `config` is outside the ranges
+// (caps, weights and the adaptive tuning above).
 Status CheckRanges(const GateConfig& config);
 // A decimal integer in [min, max].
 Result<int64_t> ParseInteger(const std::string& text, const std::string& what, int64_t min,

@@ -4,9 +4,11 @@
 // Before each call to a rate-limited API, a worker asks Admit(). The gate runs
 // one atomic Lua script on Valkey (lib/gate/lua/admit.lua) that checks and debits
 // the L1 global token bucket per dimension (cap C_d, burst) and applies the
-// fair-share rule for L2/L3: start-time fair queuing in dominant-share units
-// over the backlogged (tenant, priority) queues with weights w_t * omega_k,
-// i.e. weighted DRF (paper eq. 1), work-conserving across classes. It answers:
+// fair-share rule for L2/L3: fair queuing in dominant-share units over the
+// backlogged (tenant, priority) queues with weights w_t * omega_k, in the
+// manner of WF2Q+ (Bennett and Zhang 1997: eligible by start tag, L1's refill
+// to the smallest finish tag through the L1 hold), i.e. weighted DRF (paper
+// eq. 1), work-conserving across classes. It answers:
 //   ADMIT(ticket)    call the API now, then Release(ticket, actual usage);
 //   DEFER(delta_ms)  free the worker slot, sleep delta on a durable timer,
 //                    then ask again;
@@ -90,6 +92,14 @@ enum class GateAblation {
 // bounds by GateSchema.TenantRuleMirrorsThePrelude.
 bool ValidTenantName(std::string_view tenant);
 
+// The range of a tenant weight w_t and of a class weight omega_k that tools
+// accept before calling the gate (bpctl's flags and imports). The scripts
+// take any positive finite weight (ValidateGateConfig), but beyond this range
+// their double arithmetic loses its meaning: a weight of 1e300 makes the
+// quantum sigma / (w_t * omega_k) underflow to 0. Real weights are far inside.
+inline constexpr double kMinGateWeight = 1e-6;
+inline constexpr double kMaxGateWeight = 1e6;
+
 enum class Verdict { kAdmit, kDefer, kReject, kFailOpen };
 const char* VerdictName(Verdict v);  // "ADMIT", "DEFER", "REJECT", "FAIL_OPEN"
 
@@ -155,8 +165,8 @@ struct GateOptions {
 // below mirror them for a GateTuning built in C++, compared with the prelude
 // by GateSchema.TuningDefaultsMirrorThePrelude.
 struct GateTuning {
-  // A queue ahead of the least backlogged tag is still admitted while it is
-  // at most this far ahead in time at the fair rate (or one own quantum).
+  // A queue ahead of the virtual time V is still eligible while it is at
+  // most this far ahead in time at the fair rate (X*, paper eq. 1).
   double slack_ms = 50;
   // Lending: a queue that is not due is admitted anyway when L1, after its
   // debit, still holds this fraction of its capacity in every dimension

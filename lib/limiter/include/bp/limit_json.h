@@ -18,6 +18,7 @@
 // Thread-safety: pure functions.
 #pragma once
 
+#include <cstdint>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -31,6 +32,12 @@ namespace bp {
 // (a PUT may change one field); loadgen derives its caps from the file and so
 // requires the dimension, the limit and the window to be written out.
 enum class LimitFields { kDefaults, kRequireDimensionLimitWindow };
+
+// The ranges above, one definition for every reader of a limit (this JSON
+// reader and mockapi's `--limit DIM:ALGO:LIMIT:WINDOW_S[:QUANTUM_S]` flag).
+inline constexpr int64_t kMaxLimitPerWindow = int64_t{1} << 50;  // "limit", a count
+inline constexpr double kMinLimitSeconds = 1e-6;  // "window_s" and "quantum_s", seconds
+inline constexpr double kMaxLimitSeconds = 1e7;
 
 // One entry; `path` names it in errors ("limits[0]").
 Result<LimiterOptions> LimitFromJson(const nlohmann::json& j, const std::string& path,

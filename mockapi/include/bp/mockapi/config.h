@@ -99,7 +99,11 @@ Result<MockConfig> ConfigFromJson(const nlohmann::json& json, const MockConfig& 
 // overload.retry_after_ms); a limit per window is unchanged, so its rate is
 // F times the paper rate. Returns the patch in real units without "speedup"
 // (unchanged when absent); values of the wrong type are left for
-// ConfigFromJson to report. InvalidArgument for a bad speedup.
+// ConfigFromJson to report. InvalidArgument for a bad speedup, or for a
+// duration outside ConfigFromJson's range once divided; that message quotes
+// the value as sent, the speedup and the range as sent, e.g.
+// "limits[0].window_s must be a number in [1e-06, 1e+07] once divided by the
+// speedup 1000, i.e. in [0.001, 1e+10] as sent, got 0.0001".
 Result<nlohmann::json> RealTimePatch(nlohmann::json patch);
 // The full config in the contract's shape (GET /admin/config).
 nlohmann::json ConfigToJson(const MockConfig& config);
