@@ -84,8 +84,9 @@ if [ "$(timeout 10 "$L" --help | grep -c -e '--start-at' -e 'Examples:')" -lt 2 
   fails=$((fails + 1))
 fi
 # --speedup is checked against what mockapi takes after scaling (overload.json's
-# latency.min_ms 50 paper ms is 5e8 real ms at 1e-7), naming the flag.
-expect 2 "--speedup 1e-07: $W: upstream.latency.min_ms must be a number in [0, 3.6e+06], got 500000000" \
+# latency.min_ms 50 paper ms is 5e8 real ms at 1e-7), naming the flag and the
+# range as sent.
+expect 2 "--speedup 1e-07: $W: upstream.latency.min_ms must be a number in [0, 3.6e+06] once divided by the speedup 1e-07, i.e. in [0, 0.36] as sent, got 50" \
   "$L" --workload "$W" --speedup 1e-7
 # --start-at within 1 h of now: seconds, or an extra digit, are refused.
 NOW_S="$(date +%s)"

@@ -106,10 +106,9 @@ Status ValidateSpeedupFor(const Workload& workload, double speedup) {
     if (!section.is_object() || !MockapiRefusal(section, 1.0).empty()) return Status::Ok();
     const std::string why = MockapiRefusal(section, speedup);
     if (why.empty()) return Status::Ok();
+    // mockapi's message gives its range as sent and the speedup.
     return Status::InvalidArgument(std::string("--speedup ") + shown + ": " + workload.source +
-                                   ": " + path + "." + why +
-                                   " (mockapi's range, after the speedup divided the paper "
-                                   "value)");
+                                   ": " + path + "." + why);
   };
   if (Status s = check(workload.upstream, "upstream"); !s.ok()) return s;
   for (size_t i = 0; i < workload.events.size(); ++i) {

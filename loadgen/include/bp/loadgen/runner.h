@@ -75,8 +75,8 @@ Status ValidateRunOptions(const RunOptions& options);
 // speedup 1 too is left for the PUT to report (it may depend on the running
 // mockapi's config). InvalidArgument naming the flag, the value, the file
 // and mockapi's reason, e.g. "--speedup 1e-07: configs/workloads/x.json:
-// upstream.latency.min_ms must be a number in [0, 3.6e+06], got 500000000.0
-// (mockapi's range, after the speedup divided the paper value)".
+// upstream.latency.min_ms must be a number in [0, 3.6e+06] once divided by
+// the speedup 1e-07, i.e. in [0, 0.36] as sent, got 50".
 Status ValidateSpeedupFor(const Workload& workload, double speedup);
 
 // "naive,tn,bp" -> its names, each one of ConfigurationNames(). InvalidArgument
