@@ -169,8 +169,10 @@ Result<RunRecords> RunOnce(const Workload& workload, const RunOptions& options) 
   records.repeat = options.repeat;
   records.gate_target = gate_target;
   if (records.gate_fail_opens > 0) {
-    spdlog::warn("{}: {} gate calls failed open (ungated calls; Valkey slow or unreachable)",
-                 eo.label, records.gate_fail_opens);
+    spdlog::warn(
+        "{}: {} gate calls failed open (ungated calls; Valkey slow or unreachable; the circuit "
+        "breakers opened {} times)",
+        eo.label, records.gate_fail_opens, records.gate_breaker_opens);
   }
   int64_t failed = 0, unfinished = 0;
   for (const ActivityRecord& a : records.activities) {
