@@ -72,6 +72,10 @@ Status ValidateRunOptions(const RunOptions& o) {
   if (o.gate_command_timeout_ms < 1) {
     return Status::InvalidArgument("gate command timeout must be >= 1 ms");
   }
+  if (o.gate_breaker_cool_off_ms < 0) {
+    return Status::InvalidArgument("--gate-breaker-ms must be >= 0, got " +
+                                   std::to_string(o.gate_breaker_cool_off_ms));
+  }
   return Status::Ok();
 }
 
@@ -130,6 +134,7 @@ Result<RunRecords> RunOnce(const Workload& workload, const RunOptions& options) 
     bp.ablation = *ablation;
     bp.gate_threads = options.gate_threads;
     bp.command_timeout_ms = options.gate_command_timeout_ms;
+    bp.breaker_cool_off_ms = options.gate_breaker_cool_off_ms;
     int64_t unix_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
                           std::chrono::system_clock::now().time_since_epoch())
                           .count();
