@@ -5,6 +5,9 @@
 // are on counts (timeouts, skips, fail-opens), never on wall time.
 #include <gtest/gtest.h>
 
+#include <chrono>
+#include <thread>
+
 #include "bp/circuit_breaker.h"
 #include "bp/gate_admin.h"
 #include "bp/valkey.h"
@@ -190,6 +193,33 @@ TEST_F(GateBreaker, AToolCallThatSucceedsClosesTheBreaker) {
   EXPECT_EQ(gate->breaker_state(), BreakerState::kClosed);
   EXPECT_EQ(gate->Admit(Req()).verdict, Verdict::kAdmit);
   EXPECT_EQ(gate->counters().breaker_skips, 0u);
+}
+
+// Two threads share one Gate: the second queues behind the first's call on
+// the Gate's mutex; once that call times out and opens the breaker, the
+// second fails open without a timeout of its own. Whichever order the
+// threads take, the counts are the same.
+TEST_F(GateBreaker, ASharedGateWaitsOneTimeoutNotOnePerCaller) {
+  FakeClock clock(1'000'000);
+  GateOptions o;
+  o.clock = &clock;
+  o.command_timeout_ms = 500;
+  auto gate = MakeGate(o, /*generous_timeout=*/false);
+  ASSERT_TRUE(GateAdmin(*gate).SetCaps(GateCaps{1000, 0, 1.0}).ok());
+  Pause();
+  Decision first, second;
+  std::thread a([&] { first = gate->Admit(Req()); });
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));  // order only
+  std::thread b([&] { second = gate->Admit(Req()); });
+  a.join();
+  b.join();
+  EXPECT_EQ(first.verdict, Verdict::kFailOpen);
+  EXPECT_EQ(second.verdict, Verdict::kFailOpen);
+  const GateCounters c = gate->counters();
+  EXPECT_EQ(c.timeouts, 1u);
+  EXPECT_EQ(c.breaker_opens, 1u);
+  EXPECT_EQ(c.breaker_skips, 1u);
+  EXPECT_EQ(c.fail_opens, 2u);
 }
 
 }  // namespace

@@ -183,6 +183,12 @@ void Gate::Impl::Observe(const Status& status) {
 
 Result<ValkeyReply> Gate::Impl::GatedEval(std::string_view script,
                                           const std::vector<std::string>& args) {
+  if (breaker.state() == BreakerState::kOpen) {
+    // Opened by the call this one queued behind (a Gate shared by threads):
+    // fail now rather than wait for a timeout of its own.
+    ++breaker_skips;
+    return Status::Unavailable(BreakerOpenReason());
+  }
   bool attempted = false;
   if (Status s = EnsureConnected(options.command_timeout_ms, &attempted); !s.ok()) {
     if (attempted) {

@@ -43,7 +43,9 @@ struct Gate::Impl {
   // One admission-path call (admit.lua, release.lua) that the breaker has
   // allowed: connects (EnsureConnected), runs `script` with KEYS[1] =
   // state_key, and reports the outcome to the breaker and the transport
-  // counters (Observe; Abandon when no connect was due). Caller holds mu.
+  // counters (Observe; Abandon when no connect was due). If the breaker
+  // opened while the caller waited for mu, fails at once (a breaker skip).
+  // Caller holds mu.
   Result<ValkeyReply> GatedEval(std::string_view script, const std::vector<std::string>& args);
   // Reports a call's outcome: a kTimeout or kUnavailable status counts in
   // timeouts / connection_errors and is a breaker failure; anything else (a
