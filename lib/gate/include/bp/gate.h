@@ -25,8 +25,9 @@
 // Units: requests and tokens are counts; caps are per second; times in ms.
 // Thread-safety: every method is thread-safe (one connection, serialized by an
 // internal mutex); a Gate may be shared by all workers of a process. The
-// breaker is consulted before that mutex, so while it is open callers fail
-// open without queueing behind a call in flight.
+// breaker is consulted before that mutex and again under it, so while it is
+// open callers fail open without queueing behind a call in flight, and a
+// caller that queued behind the call that opened it fails open at once.
 // The key schema and script protocol are documented in README ("The gate").
 // Configuration, inspection and resets are bp::GateAdmin (gate_admin.h).
 #pragma once
