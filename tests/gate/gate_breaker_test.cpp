@@ -89,19 +89,26 @@ class GateBreaker : public GateSuite {
   }
   void TearDown() override { admin_.Command({"CLIENT", "UNPAUSE"}); }
 
+  // A gate on clock_ with this command timeout (`options` gives the rest),
+  // configured for 1000 req/s.
+  std::unique_ptr<Gate> PausableGate(int command_timeout_ms, GateOptions options = {}) {
+    options.clock = &clock_;
+    options.command_timeout_ms = command_timeout_ms;
+    auto gate = MakeGate(options, /*generous_timeout=*/false);
+    EXPECT_TRUE(GateAdmin(*gate).SetCaps(GateCaps{1000, 0, 1.0}).ok());
+    return gate;
+  }
+
   ValkeyConnection admin_{ValkeyOptions{server_->url(), 1000, 2000}};
+  FakeClock clock_{1'000'000};  // the breaker's cool-off ends only when told
 };
 
 AdmitRequest Req() { return AdmitRequest{"a", 1, {1, 0}, 0, 0}; }
 
 TEST_F(GateBreaker, PausedServerCostsOneTimeoutPerCoolOff) {
-  FakeClock clock(1'000'000);
   GateOptions o;
-  o.clock = &clock;
-  o.command_timeout_ms = 500;  // long enough for a loaded box before the pause
   o.breaker_cool_off_ms = 1000;
-  auto gate = MakeGate(o, /*generous_timeout=*/false);
-  ASSERT_TRUE(GateAdmin(*gate).SetCaps(GateCaps{1000, 0, 1.0}).ok());
+  auto gate = PausableGate(500, o);  // 500 ms: long enough for a loaded box
   Decision first = gate->Admit(Req());
   ASSERT_EQ(first.verdict, Verdict::kAdmit) << first.reason;
 
@@ -129,7 +136,7 @@ TEST_F(GateBreaker, PausedServerCostsOneTimeoutPerCoolOff) {
 
   // Still paused after the cool-off: one probe waits its timeout, fails,
   // and the breaker opens again.
-  clock.AdvanceMs(1000);
+  clock_.AdvanceMs(1000);
   EXPECT_EQ(gate->Admit(Req()).verdict, Verdict::kFailOpen);  // the probe
   EXPECT_EQ(gate->Admit(Req()).verdict, Verdict::kFailOpen);  // skipped
   c = gate->counters();
@@ -142,7 +149,7 @@ TEST_F(GateBreaker, PausedServerCostsOneTimeoutPerCoolOff) {
   // after it the probe is admitted, the breaker closes and gating resumes.
   Unpause();
   EXPECT_EQ(gate->Admit(Req()).verdict, Verdict::kFailOpen);
-  clock.AdvanceMs(1000);
+  clock_.AdvanceMs(1000);
   d = gate->Admit(Req());
   EXPECT_EQ(d.verdict, Verdict::kAdmit) << d.reason;
   EXPECT_EQ(gate->breaker_state(), BreakerState::kClosed);
@@ -158,14 +165,10 @@ TEST_F(GateBreaker, PausedServerCostsOneTimeoutPerCoolOff) {
 }
 
 TEST_F(GateBreaker, WithoutABreakerEveryCallWaitsItsTimeout) {
-  FakeClock clock(1'000'000);
   GateOptions o;
-  o.clock = &clock;
-  o.command_timeout_ms = 200;
   o.breaker_cool_off_ms = 0;
   o.reconnect_interval_ms = 0;  // each call reconnects to the paused server
-  auto gate = MakeGate(o, /*generous_timeout=*/false);
-  ASSERT_TRUE(GateAdmin(*gate).SetCaps(GateCaps{1000, 0, 1.0}).ok());
+  auto gate = PausableGate(200, o);
   Pause();
   for (int i = 0; i < 3; ++i) EXPECT_EQ(gate->Admit(Req()).verdict, Verdict::kFailOpen);
   GateCounters c = gate->counters();
@@ -177,12 +180,7 @@ TEST_F(GateBreaker, WithoutABreakerEveryCallWaitsItsTimeout) {
 }
 
 TEST_F(GateBreaker, AToolCallThatSucceedsClosesTheBreaker) {
-  FakeClock clock(1'000'000);
-  GateOptions o;
-  o.clock = &clock;
-  o.command_timeout_ms = 500;
-  auto gate = MakeGate(o, /*generous_timeout=*/false);
-  ASSERT_TRUE(GateAdmin(*gate).SetCaps(GateCaps{1000, 0, 1.0}).ok());
+  auto gate = PausableGate(500);
   Pause();
   EXPECT_EQ(gate->Admit(Req()).verdict, Verdict::kFailOpen);  // timeout: open
   EXPECT_EQ(gate->breaker_state(), BreakerState::kOpen);
@@ -200,12 +198,7 @@ TEST_F(GateBreaker, AToolCallThatSucceedsClosesTheBreaker) {
 // second fails open without a timeout of its own. Whichever order the
 // threads take, the counts are the same.
 TEST_F(GateBreaker, ASharedGateWaitsOneTimeoutNotOnePerCaller) {
-  FakeClock clock(1'000'000);
-  GateOptions o;
-  o.clock = &clock;
-  o.command_timeout_ms = 500;
-  auto gate = MakeGate(o, /*generous_timeout=*/false);
-  ASSERT_TRUE(GateAdmin(*gate).SetCaps(GateCaps{1000, 0, 1.0}).ok());
+  auto gate = PausableGate(500);
   Pause();
   Decision first, second;
   std::thread a([&] { first = gate->Admit(Req()); });
