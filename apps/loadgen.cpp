@@ -5,6 +5,8 @@
 #include <unistd.h>
 
 #include <boost/program_options.hpp>
+#include <chrono>
+#include <cstdint>
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
@@ -53,8 +55,15 @@ constexpr const char* kExamples = R"(Examples:
   wait; loadgen merge --out results shards
 )";
 
-int Usage(const po::options_description& desc, const std::string& error) {
-  std::cerr << "loadgen: " << error << "\n\n" << desc << "\n" << kExamples;
+int64_t UnixMsNow() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+// A usage error: its one line and where the flags are (--help prints them).
+int Usage(const std::string& error) {
+  std::cerr << "loadgen: " << error << "\nsee loadgen --help\n";
   return 2;
 }
 
@@ -122,7 +131,8 @@ int main(int argc, char** argv) {
       "OUT/<workload>/<config>/r0/shard-I.records.json for `loadgen merge`; part 0 sets up the "
       "upstream and the gate; needs --start-at (and --gate-target for bp)")(
       "start-at", po::value(&run.start_at_unix_ms)->default_value(0),
-      "--shard: the shared start, wall clock in unix ms (leave part 0 a few seconds for setup)")(
+      "--shard: the shared start, wall clock in unix ms within 1 h of now (leave part 0 a few "
+      "seconds for setup; a start ahead prints how long it waits)")(
       "gate-target", po::value(&run.gate_target),
       "--shard: the gate target the parts share (bp configurations)");
 
@@ -136,50 +146,53 @@ int main(int argc, char** argv) {
               vm);
     po::notify(vm);
   } catch (const po::error& e) {
-    return Usage(desc, e.what());
+    return Usage(e.what());
   }
   if (vm.count("help")) {
     std::cout << desc << "\n" << kExamples;
     return 0;
   }
-  if (workloads.empty()) return Usage(desc, "--workload FILE is required");
-  if (run.valkey_pid < 0) return Usage(desc, "--valkey-pid must be a process id > 0");
-  if (repeats < 1) return Usage(desc, "--repeats must be >= 1");
+  if (workloads.empty()) return Usage("--workload FILE is required");
+  if (run.valkey_pid < 0) return Usage("--valkey-pid must be a process id > 0");
+  if (repeats < 1) return Usage("--repeats must be >= 1");
   if (sdk_bound == "exclusive") {
     run.sdk_retry_after_bound = SdkRetryAfterBound::kExclusive60s;
   } else if (sdk_bound != "inclusive") {
-    return Usage(desc, "--sdk-retry-after-bound must be inclusive or exclusive");
+    return Usage("--sdk-retry-after-bound must be inclusive or exclusive");
   }
-  if (!(run.tn_rps_limit >= 0)) return Usage(desc, "--tn-rps-limit must be >= 0");
+  if (!(run.tn_rps_limit >= 0)) return Usage("--tn-rps-limit must be >= 0");
   auto limiter = ParseLitellmLimiter(litellm_limiter);
-  if (!limiter.ok()) return Usage(desc, "--litellm-limiter: " + limiter.status().message());
+  if (!limiter.ok()) return Usage("--litellm-limiter: " + limiter.status().message());
   auto tokens = ParseLitellmTokenCount(litellm_tokens);
-  if (!tokens.ok()) return Usage(desc, "--litellm-tpm: " + tokens.status().message());
+  if (!tokens.ok()) return Usage("--litellm-tpm: " + tokens.status().message());
   run.litellm.limiter = *limiter;
   run.litellm.tokens = *tokens;
   auto configs = ParseConfigurationList(config_list);
-  if (!configs.ok()) return Usage(desc, configs.status().message());
-  if (processes < 1 || processes > 256) return Usage(desc, "--processes must be in [1, 256]");
+  if (!configs.ok()) return Usage(configs.status().message());
+  if (processes < 1 || processes > 256) return Usage("--processes must be in [1, 256]");
   ShardInfo shard;
   if (!shard_text.empty()) {
     auto s = ParseShard(shard_text);
-    if (!s.ok()) return Usage(desc, s.status().message());
+    if (!s.ok()) return Usage(s.status().message());
     shard = *s;
-    if (processes != 1) return Usage(desc, "--shard and --processes exclude each other");
+    if (processes != 1) return Usage("--shard and --processes exclude each other");
     if (workloads.size() != 1 || configs->size() != 1 || repeats != 1) {
-      return Usage(desc, "--shard runs one run: one --workload, one --config, --repeats 1");
+      return Usage("--shard runs one run: one --workload, one --config, --repeats 1");
     }
-    if (run.start_at_unix_ms <= 0) return Usage(desc, "--shard needs --start-at UNIX_MS");
+    if (run.start_at_unix_ms <= 0) return Usage("--shard needs --start-at UNIX_MS");
     if (!IsBaseline(configs->front()) && run.gate_target.empty()) {
-      return Usage(desc, "--shard with " + configs->front() + " needs --gate-target NAME");
+      return Usage("--shard with " + configs->front() + " needs --gate-target NAME");
     }
     if (!run.gate_target.empty() && !bp::ValidTenantName(run.gate_target)) {
-      return Usage(desc, "--gate-target must match [A-Za-z0-9_.-]{1,128}");
+      return Usage("--gate-target must match [A-Za-z0-9_.-]{1,128}");
+    }
+    if (bp::Status at = CheckStartAt(run.start_at_unix_ms, UnixMsNow()); !at.ok()) {
+      return Usage(at.message());
     }
   } else if (run.start_at_unix_ms != 0 || !run.gate_target.empty()) {
-    return Usage(desc, "--start-at and --gate-target go with --shard");
+    return Usage("--start-at and --gate-target go with --shard");
   }
-  if (bp::Status s = ValidateRunOptions(run); !s.ok()) return Usage(desc, s.message());
+  if (bp::Status s = ValidateRunOptions(run); !s.ok()) return Usage(s.message());
 
   std::vector<Workload> loaded;
   for (const auto& path : workloads) {
@@ -197,10 +210,11 @@ int main(int argc, char** argv) {
         return 2;
       }
     }
+    if (bp::Status s = ValidateSpeedupFor(*w, run.speedup); !s.ok()) return Usage(s.message());
     if ((processes > 1 || !shard_text.empty()) && !w->events.empty()) {
-      return Usage(desc, path +
-                             ": a scenario (events) cannot run over processes (--processes, "
-                             "--shard)");
+      return Usage(path +
+                   ": a scenario (events) cannot run over processes (--processes, "
+                   "--shard)");
     }
     // Every workload must split over the processes before any run starts
     // (a later workload with fewer tenants than processes used to stop the
@@ -210,7 +224,7 @@ int main(int argc, char** argv) {
       ShardInfo check;
       check.count = parts;
       if (auto split = ShardWorkload(*w, &check); !split.ok()) {
-        return Usage(desc, split.status().message());
+        return Usage(split.status().message());
       }
     }
     loaded.push_back(std::move(*w));
@@ -218,13 +232,13 @@ int main(int argc, char** argv) {
 
   // The results folder is checked before any run (a run of minutes used to
   // end in "cannot create directory" with nothing written).
-  if (out_dir.empty()) return Usage(desc, "--out must name a directory");
+  if (out_dir.empty()) return Usage("--out must name a directory");
   {
     std::error_code ec;
     fs::create_directories(out_dir, ec);
     if (ec || !fs::is_directory(out_dir) || ::access(out_dir.c_str(), W_OK) != 0) {
-      return Usage(desc, "--out " + out_dir + ": cannot create or write the results directory" +
-                             (ec ? " (" + ec.message() + ")" : ""));
+      return Usage("--out " + out_dir + ": cannot create or write the results directory" +
+                   (ec ? " (" + ec.message() + ")" : ""));
     }
   }
 

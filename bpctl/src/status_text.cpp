@@ -108,7 +108,7 @@ void Summary(std::ostream& o, const json& s) {
     sep = ", ";
   }
   if (!s.at("tenant_weights").empty()) o << " (others 1)";
-  o << "\nV        " << Num(s, "virtual_time") << " (least tag among backlogged queues)\n";
+  o << "\nV        " << Num(s, "virtual_time") << " (virtual time: the admitted work per weight, at least the least backlogged tag)\n";
 }
 
 }  // namespace

@@ -58,6 +58,41 @@ expect 2 "cannot run over processes" "$L" --workload "$SRC/configs/scenarios/joi
 expect 2 "1 tenants cannot be split over 2 processes" "$L" --workload "$W" --workload "$SRC/configs/workloads/uncongested.json" --processes 2
 expect 2 "--out DIR is required" "$L" merge somewhere
 expect 2 "no such file or directory" "$L" merge --out /tmp /nonexistent/bp-shards
+# New-user pass: a usage error is its line and where the help is, not the
+# whole help (two lines exactly); --help still prints it all.
+expect_lines() {
+  local want="$1" second="$2"
+  shift 2
+  local err n
+  err="$(timeout 10 "$@" 2>&1 >/dev/null)"
+  n="$(printf '%s\n' "$err" | wc -l)"
+  if [ "$n" -ne "$want" ] || [ "$(printf '%s\n' "$err" | tail -1)" != "$second" ]; then
+    echo "FAIL: $* -> $n stderr line(s) (want $want, the last \"$second\"):"
+    echo "$err" | head -5
+    fails=$((fails + 1))
+  else
+    echo "ok: $* -> $n line(s)"
+  fi
+}
+expect_lines 2 "see loadgen --help" "$L" --workload "$W" --speedup 0
+expect_lines 2 "see loadgen --help" "$L" --workload "$W" --colour
+expect_lines 2 "see loadgen merge --help" "$L" merge --out /tmp /nonexistent/bp-shards
+if [ "$(timeout 10 "$L" --help | grep -c -e '--start-at' -e 'Examples:')" -lt 2 ]; then
+  echo "FAIL: loadgen --help lacks --start-at or the examples"
+  fails=$((fails + 1))
+fi
+# --speedup is checked against what mockapi takes after scaling (overload.json's
+# latency.min_ms 50 paper ms is 5e8 real ms at 1e-7), naming the flag.
+expect 2 "--speedup 1e-07: $W: upstream.latency.min_ms must be a number in [0, 3.6e+06], got 500000000" \
+  "$L" --workload "$W" --speedup 1e-7
+# --start-at within 1 h of now: seconds, or an extra digit, are refused.
+NOW_S="$(date +%s)"
+expect 2 "years in the past (seconds? --start-at takes unix ms" \
+  "$L" --workload "$W" --config naive --shard 0/2 --start-at "$NOW_S"
+expect 2 "years in the future (an extra digit?" \
+  "$L" --workload "$W" --config naive --shard 0/2 --start-at "${NOW_S}0000"
+expect 2 "--start-at $((NOW_S * 1000 - 7200000)): 2.0 h in the past; it must be unix ms within 1 h of now" \
+  "$L" --workload "$W" --config naive --shard 0/2 --start-at "$((NOW_S * 1000 - 7200000))"
 # scale.sh checks its flags before setup.sh and servers.
 X="$SRC/scripts/scale.sh"
 expect 2 "--lights: each L an integer" "$X" --lights "10 x"

@@ -88,7 +88,9 @@ TEST_F(GateAdapt, ThresholdOneDecreasePerEpisodeAdditiveRecovery) {
   EXPECT_EQ(ad[2], 1);  // tokens untouched
   EXPECT_EQ(ad[6], 0);
   EXPECT_EQ(ad[8], kUs + 1'000'000);
-  EXPECT_EQ(gate->Admit(At("c", 0)).delta_ms, 200);  // 1 request at 5/s
+  // 1 request at 5/s for b, who holds L1 with the earlier finish tag, and one
+  // for c: 400 ms (at the configured 10/s: 200).
+  EXPECT_EQ(gate->Admit(At("c", 0)).delta_ms, 400);
   // The same episode's late 429s (before the hold ends) count nothing.
   for (int i = 3; i < 6; ++i) {
     ASSERT_TRUE(gate->Release(tk[i], one, Throttled(kReq, 300), kT0 + 500).ok());

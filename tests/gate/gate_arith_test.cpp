@@ -27,11 +27,12 @@ TEST_F(GateArith, ColdBucketStartsFullThenRefillsAtCap) {
   EXPECT_EQ(d.verdict, Verdict::kDefer);
   EXPECT_EQ(d.delta_ms, 100);
   EXPECT_EQ(d.reason, "l1:requests");
-  // Half-way: 0.5 requests and 50 tokens; 50 ms to go (for a new caller;
-  // a's own callers line up behind its first deferral, see FairTags...).
+  // Half-way: 0.5 requests and 50 tokens. a holds L1 (due, finish tag 1.1)
+  // and c's finish tag ties it, so c waits for a's cost and its own: 150 ms
+  // (a's own callers line up behind its first deferral, see FairTags...).
   d = gate->Admit(At("c", 50));
   EXPECT_EQ(d.verdict, Verdict::kDefer);
-  EXPECT_EQ(d.delta_ms, 50);
+  EXPECT_EQ(d.delta_ms, 150);
   EXPECT_EQ(gate->Admit(At("a", 100)).verdict, Verdict::kAdmit);  // 1 -> 0
   // Tokens bind: 300 tokens need 300 ms at 1000 tok/s; requests only 100 ms.
   d = gate->Admit(At("a", 100, {1, 300}));
@@ -74,33 +75,45 @@ TEST_F(GateArith, CostAboveTheProvidersLimitIsRejected) {
 
 TEST_F(GateArith, FairTagsAndCalendarDeltas) {
   auto gate = MakeGate(GateCaps{10, 0, 1.0}, {});
-  // Alone, a takes the whole burst: tags 0 -> 1.0 (quantum 0.1 = (1/10)/1).
+  // Alone, a takes the whole burst: tags 0 -> 1.0 (quantum 0.1 = (1/10)/1),
+  // V follows its start tags to 0.9.
   for (int i = 0; i < 10; ++i) EXPECT_EQ(gate->Admit(At("a", 0, {1, 0})).verdict, Verdict::kAdmit);
-  EXPECT_EQ(gate->Admit(At("a", 0, {1, 0})).delta_ms, 100);  // L1 empty; a backlogged
-  Decision d = gate->Admit(At("b", 0, {1, 0}));              // b joins at V = 1.0
-  EXPECT_EQ(d.verdict, Verdict::kDefer);
-  EXPECT_EQ(d.delta_ms, 100);
-  EXPECT_EQ(gate->Admit(At("a", 100, {1, 0})).verdict, Verdict::kAdmit);  // F_a 1.0 -> 1.1
-  EXPECT_EQ(gate->Admit(At("b", 100, {1, 0})).delta_ms, 100);             // L1 empty again
-  EXPECT_EQ(gate->Admit(At("a", 100, {1, 0})).delta_ms, 100);             // one quantum ahead: L1
-  EXPECT_EQ(gate->Admit(At("a", 200, {1, 0})).verdict, Verdict::kAdmit);  // slack = 1 quantum
-  EXPECT_EQ(gate->Admit(At("b", 200, {1, 0})).delta_ms, 100);
-  // a is now 2 quanta (0.2) ahead of V = 1.0. X* = 10 / (10 + 10) = 0.5 per s,
-  // slack 0.1: delta = (1.2 - 1.0 - 0.1) / 0.5 = 0.2 s.
-  d = gate->Admit(At("a", 300, {1, 0}));
+  // L1 empty: a is due, takes the L1 hold (finish tag 1.1) and joins the
+  // backlog at S = 1.0.
+  EXPECT_EQ(gate->Admit(At("a", 0, {1, 0})).delta_ms, 100);
+  // b joins at V = 1.0 with finish tag 1.1, a tie with the holder: it waits
+  // for a's request and its own.
+  Decision d = gate->Admit(At("b", 0, {1, 0}));
   EXPECT_EQ(d.verdict, Verdict::kDefer);
   EXPECT_EQ(d.delta_ms, 200);
+  // From here X* = 10 / (10 + 10) = 0.5 per s, slack = 50 ms * 0.5 = 0.025.
+  // Each fair admission advances V by c / D_r = 1 / 20 = 0.05.
+  EXPECT_EQ(gate->Admit(At("a", 100, {1, 0})).verdict, Verdict::kAdmit);  // F_a 1.1, V 1.05
+  EXPECT_EQ(gate->Admit(At("b", 100, {1, 0})).delta_ms, 100);  // L1 empty: b holds
+  // a: S - V = 0.05 > slack; L1 is empty too (100 ms > (0.05 - 0.025) / 0.5).
+  EXPECT_EQ(gate->Admit(At("a", 100, {1, 0})).delta_ms, 100);
+  // At 200 L1 holds 1, but a is still not eligible: (1.1 - 1.05 - 0.025) / 0.5.
+  d = gate->Admit(At("a", 200, {1, 0}));
+  EXPECT_EQ(d.verdict, Verdict::kDefer);
+  EXPECT_EQ(d.delta_ms, 50);
   EXPECT_EQ(d.reason, "fair");
-  // A second caller of a lines up one fair gap later: + 0.1 / 0.5 s.
-  EXPECT_EQ(gate->Admit(At("a", 300, {1, 0})).delta_ms, 400);
-  EXPECT_EQ(gate->Admit(At("b", 300, {1, 0})).verdict, Verdict::kAdmit);  // b was behind
+  EXPECT_EQ(gate->Admit(At("b", 200, {1, 0})).verdict, Verdict::kAdmit);  // F_b 1.1, V 1.1
+  // At 250 L1 holds 0.5: a is eligible (S = V = 1.1) and takes the hold for
+  // the refill time, 50 ms; a second caller of a lines up behind a's last
+  // promised wake-up (300) plus one fair gap, 0.1 / 0.5 s: 250 ms.
+  d = gate->Admit(At("a", 250, {1, 0}));
+  EXPECT_EQ(d.delta_ms, 50);
+  EXPECT_EQ(d.reason, "l1:requests");
+  EXPECT_EQ(gate->Admit(At("a", 250, {1, 0})).delta_ms, 250);
+  EXPECT_EQ(gate->Admit(At("a", 300, {1, 0})).verdict, Verdict::kAdmit);  // F_a 1.2, V 1.15
+  EXPECT_EQ(gate->Admit(At("b", 300, {1, 0})).delta_ms, 100);              // L1 empty
   auto st = GateAdmin(*gate).State();
   ASSERT_EQ(st->queues.size(), 2u);
   EXPECT_NEAR(st->queues[0].tag, 1.2, 1e-9);
   EXPECT_NEAR(st->queues[1].tag, 1.1, 1e-9);
-  EXPECT_NEAR(st->virtual_time, 1.1, 1e-9);
+  EXPECT_NEAR(st->virtual_time, 1.15, 1e-9);
   EXPECT_EQ(st->queues[0].admits, 12);
-  EXPECT_EQ(st->queues[0].defers, 4);
+  EXPECT_EQ(st->queues[0].defers, 5);
   EXPECT_EQ(st->queues[1].admits, 1);
   EXPECT_EQ(st->queues[1].defers, 3);
   EXPECT_TRUE(st->queues[0].backlogged);

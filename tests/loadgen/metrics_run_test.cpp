@@ -56,6 +56,36 @@ TEST(RunMetricsTest, ThroughputAchievementAndJainOverTheWindow) {
   EXPECT_EQ(m.deferrals, 2);
 }
 
+// A scenario tenant that left at 0 s: its one scheduled call was cancelled
+// before it got a slot. It never demanded anything, so it is no queue: the
+// shares and Jain are the two-tenant run's (with it: 3 queues, its
+// achievement 0, Jain 2/3 * 0.9 and one tenant "never served").
+TEST(RunMetricsTest, ATenantThatLeftBeforeAnyCallGotASlotIsNoQueue) {
+  RunRecords r = testing::HandMadeRun();
+  r.tenants.push_back({"gone", 2, 1.0, 0.4, 1, 0, 0, -1, 0});
+  ActivityRecord cancelled = testing::Activity(7, 4, 2, 0, -1, -1, 20'000, false, 1000, 0);
+  cancelled.cancelled = true;
+  r.activities.push_back(cancelled);
+  r.workflows.push_back({4, 2, 0, -1});
+  RunMetrics m = ComputeRunMetrics(r);
+  ASSERT_EQ(m.tenants.size(), 3u);
+  EXPECT_NEAR(m.tenants[0].ideal_rps, 36, 1e-9);
+  EXPECT_NEAR(m.tenants[1].ideal_rps, 24, 1e-9);
+  EXPECT_EQ(m.tenants[2].ideal_rps, 0);
+  EXPECT_NEAR(m.achievement_jain, 0.9, 1e-12);
+  EXPECT_NEAR(m.drf_jain, 0.9, 1e-12);
+  EXPECT_EQ(m.tenants_never_served, 0);
+  EXPECT_EQ(m.cancelled_calls, 1);
+  EXPECT_DOUBLE_EQ(m.contention_window_s, 2.0);
+
+  // Had its call got a slot (OK at 10 ms real), it demanded: three queues,
+  // WFQ 0.6 : 0.4 : 0.4 of 60, r = 1.4 x (1/24, 1/48, 1/48) -> J = 8/9.
+  r.activities.back() = testing::Activity(7, 4, 2, 0, 5'000, 10'000, 10'000, true, 1000, 0);
+  m = ComputeRunMetrics(r);
+  EXPECT_NEAR(m.tenants[2].ideal_rps, 24 / 1.4, 1e-9);
+  EXPECT_NEAR(m.achievement_jain, 8.0 / 9.0, 1e-12);
+}
+
 TEST(RunMetricsTest, DrfJainWithATokenHeavyTenant) {
   RunRecords r = testing::HandMadeRun();
   r.cap_tokens_per_s = 12000;

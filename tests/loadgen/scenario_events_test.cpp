@@ -103,7 +103,7 @@ TEST(ScenarioEvents, BadEventsNameTheField) {
                      {{"type", "join"}, {"at_s", 8}, {"tenant", "a"}}}),
             "s.json: events: a leaves at 5 s, not after it joins at 8 s");
   EXPECT_EQ(ErrorOf({{{"type", "tenant_weight"}, {"at_s", 1}, {"tenant", "a"}, {"weight", 0}}}),
-            "s.json: events[0].weight: must be a finite number > 0, got 0");
+            "s.json: events[0].weight: must be a number in [1e-06, 1e+06], got 0");
   EXPECT_EQ(ErrorOf({{{"type", "class_omega"}, {"at_s", 1}, {"priority", 3}, {"omega", 1}}}),
             "s.json: events[0].priority: must be an integer in [1, 2], got 3");
   EXPECT_EQ(ErrorOf({{{"type", "outside_traffic"}, {"at_s", 1}, {"share", 1}}}),

@@ -186,7 +186,7 @@ TEST(ShardMerge, MergedMetricsEqualTheSingleRunsWhenAligned) {
 TEST(ShardMerge, RejectsMissingDuplicateAndMismatchedParts) {
   auto r = MergeShards({Part(0, 0)});
   ASSERT_FALSE(r.ok());
-  EXPECT_EQ(r.status().message(), "cross-priority bp #0: 1 parts for 2 processes");
+  EXPECT_EQ(r.status().message(), "cross-priority bp #0: part(s) 1/2 missing (have 0/2)");
   ShardRecords other = Part(1, 0);
   other.records.configuration = "naive";
   r = MergeShards({Part(0, 0), other});
@@ -200,6 +200,128 @@ TEST(ShardMerge, RejectsMissingDuplicateAndMismatchedParts) {
   ShardRecords target = Part(1, 0);
   target.records.gate_target = "h";
   EXPECT_FALSE(MergeShards({Part(0, 0), target}).ok());
+}
+
+// New-user pass: each wrong set of parts has its own message, naming the
+// parts (and their files).
+TEST(ShardMerge, NamesThePartGivenTwiceTheMissingOnesAndAnotherCount) {
+  ShardRecords a = Part(1, 0), b = Part(1, 0);
+  a.source = "x/shard-1.records.json";
+  b.source = "y/shard-1.records.json";
+  auto r = MergeShards({Part(0, 0), a, b});
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().message(),
+            "cross-priority bp #0: part 1/2 given twice (x/shard-1.records.json and "
+            "y/shard-1.records.json)");
+  r = MergeShards({Part(1, 0), Part(1, 0)});  // used to say "a different shard numbering"
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().message(), "cross-priority bp #0: part 1/2 given twice");
+  // Parts 1 and 3 of 3 (0/3 and 2/3): the second one is missing.
+  ShardRecords first = Part(0, 0), third = Part(1, 0);
+  first.shard.count = third.shard.count = 3;
+  third.shard.index = 2;
+  r = MergeShards({third, first});
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().message(), "cross-priority bp #0: part(s) 1/3 missing (have 0/3, 2/3)");
+  ShardRecords of3 = Part(1, 0);
+  of3.shard.count = 3;
+  of3.source = "z.records.json";
+  r = MergeShards({Part(0, 0), of3});
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().message(),
+            "cross-priority bp #0: part 1/3 (z.records.json) is a part of 3, part 0/2 of 2");
+}
+
+TEST(ShardMerge, RefusesStartsFartherApartThanTenSeconds) {
+  // 10 s apart exactly: merged (part 1's times move by +10 s).
+  auto r = MergeShards({Part(0, 0), Part(1, 10'000'000)});
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ(r->tenants[1].start_us, 10'000'000);
+  r = MergeShards({Part(0, 0), Part(1, 10'000'001)});
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().message(),
+            "cross-priority bp #0: part 1/2 started 10.000 s after part 0/2: start_unix_us "
+            "1010000001 vs 1000000000; the parts of one run start within 10 s of each other");
+  // A start of 0 next to one at the real epoch (a 17-billion-second run before).
+  ShardRecords zero = Part(0, 0), now = Part(1, 0);
+  zero.records.start_unix_us = 0;
+  zero.source = "a.records.json";
+  now.records.start_unix_us = 1'764'650'000'000'000;
+  r = MergeShards({now, zero});
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().message(),
+            "cross-priority bp #0: part 1/2 started 1764650000.000 s after part 0/2 "
+            "(a.records.json): start_unix_us 1764650000000000 vs 0; the parts of one run start "
+            "within 10 s of each other");
+}
+
+TEST(ShardMerge, RefusesRecordsNamingNoTenantOrActivityAndATenantInTwoParts) {
+  ShardRecords p = Part(1, 0);
+  p.records.attempts[1].activity_id = 99;  // part 1 has activities 0..2
+  auto r = MergeShards({Part(0, 0), p});   // used to read out of bounds
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().message(),
+            "cross-priority bp #0: part 1/2: attempts[1].activity_id: 99 names no activity (the "
+            "part has 3: 0..2)");
+  p = Part(1, 0);
+  p.records.activities[2].tenant_index = 1;  // one tenant in a part of two
+  r = MergeShards({Part(0, 0), p});
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().message(),
+            "cross-priority bp #0: part 1/2: activities[2].tenant_index: 1 names no tenant (the "
+            "part has 1: 0..0)");
+  p = Part(1, 0);
+  p.records.tenants[0].id = "a";  // tenant a is part 0's
+  r = MergeShards({Part(0, 0), p});
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().message(), "cross-priority bp #0: tenant \"a\" in part 0/2 and in part 1/2");
+
+  RunRecords ok = Part(0, 0).records;
+  EXPECT_TRUE(ValidateRecords(ok).ok());
+  RunRecords bad = ok;
+  bad.activities[1].id = 7;
+  EXPECT_EQ(ValidateRecords(bad).message(),
+            "activities[1].id: 7, expected 1 (ids are the row numbers)");
+  bad = ok;
+  bad.slots_held[0].activity_id = -1;
+  EXPECT_EQ(ValidateRecords(bad).message(),
+            "slots_held[0].activity_id: -1 names no activity (the part has 3: 0..2)");
+  bad = ok;
+  bad.deferrals[0].tenant_index = 4;
+  EXPECT_EQ(ValidateRecords(bad).message(),
+            "deferrals[0].tenant_index: 4 names no tenant (the part has 1: 0..0)");
+  bad = ok;
+  bad.gate_decisions[0].tenant_index = -1;
+  EXPECT_EQ(ValidateRecords(bad).message(),
+            "gate_decisions[0].tenant_index: -1 names no tenant (the part has 1: 0..0)");
+  bad = ok;
+  bad.activities[0].workflow_id = 5;
+  EXPECT_EQ(ValidateRecords(bad).message(),
+            "activities[0].workflow_id: 5 names no workflow (the part has 1: 0..0)");
+  bad = ok;  // the outside client: tenant and activity -1
+  bad.outside_attempts.push_back(testing::Attempt(-1, -1, 9, 200));
+  EXPECT_TRUE(ValidateRecords(bad).ok());
+}
+
+TEST(ShardStart, StartAtWithinAnHourOfNowElseRefusedWithAHint) {
+  const int64_t now = 1'764'650'000'000;  // unix ms
+  EXPECT_TRUE(CheckStartAt(now, now).ok());
+  EXPECT_TRUE(CheckStartAt(now + 3'600'000, now).ok());
+  EXPECT_TRUE(CheckStartAt(now - 3'600'000, now).ok());
+  EXPECT_EQ(CheckStartAt(now + 3'600'001, now).message(),
+            "--start-at 1764653600001: 1.0 h in the future; it must be unix ms within 1 h of "
+            "now (1764650000000), e.g. $(( $(date +%s%3N) + 5000 ))");
+  EXPECT_EQ(CheckStartAt(1'764'650'003, now).message(),
+            "--start-at 1764650003: 55.9 years in the past (seconds? --start-at takes unix ms: "
+            "1764650003000); it must be unix ms within 1 h of now (1764650000000), e.g. $(( "
+            "$(date +%s%3N) + 5000 ))");
+  EXPECT_EQ(CheckStartAt(17'646'500'050'000, now).message(),
+            "--start-at 17646500050000: 503.3 years in the future (an extra digit? "
+            "1764650005000 is within the hour); it must be unix ms within 1 h of now "
+            "(1764650000000), e.g. $(( $(date +%s%3N) + 5000 ))");
+  EXPECT_EQ(CheckStartAt(now + 9 * 86'400'000LL, now).message().substr(0, 41),
+            "--start-at 1765427600000: 9.0 days in the");
+  EXPECT_FALSE(CheckStartAt(INT64_MAX, now).ok());  // no overflow
 }
 
 TEST(RecordsFile, RoundTripsEveryField) {

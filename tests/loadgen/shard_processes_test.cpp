@@ -5,11 +5,13 @@
 // Asserted on the merged records: the combined admissions stay within the
 // cap (P1 across processes), the upstream saw almost no 429s, and fairness
 // holds across the processes (achievement-Jain over all four tenants).
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -221,6 +223,53 @@ TEST_F(ShardProcesses, ProcessesFlagForksTheFleetNaiveIsUnfairBpFair) {
   EXPECT_GE(bp, 0.95);
   EXPECT_LT(naive, 0.92);  // FIFO over 10 + 10 slots follows concurrency
   EXPECT_EQ(s["bp"]["gate_fail_opens"].get<int>(), 0);
+}
+
+// New-user pass: a start ahead used to wait silently. One naive part of one
+// (a tenant cut to 2 calls), its start 1.5 s ahead, without --quiet: one
+// line says how long it waits.
+TEST_F(ShardProcesses, AStartAheadSaysHowLongItWaits) {
+  std::ifstream in(workload_);
+  json w = json::parse(in);
+  w["tenants"] = {w["tenants"][0]};
+  w["tenants"][0]["workflows"] = 1;
+  w["tenants"][0]["activities_per_workflow"] = 2;
+  std::ofstream(workload_) << w.dump();
+  const int64_t start = std::chrono::duration_cast<std::chrono::milliseconds>(
+                            std::chrono::system_clock::now().time_since_epoch())
+                            .count() +
+                        1500;
+  std::vector<std::string> args = Common("naive");
+  args.erase(std::find(args.begin(), args.end(), "--quiet"));
+  for (const std::string& a :
+       {std::string("--shard"), std::string("0/1"), std::string("--start-at"),
+        std::to_string(start), std::string("--out"), (dir_ / "shards").string()}) {
+    args.push_back(a);
+  }
+  const fs::path log = dir_ / "shard.log";
+  posix_spawn_file_actions_t io;
+  posix_spawn_file_actions_init(&io);
+  posix_spawn_file_actions_addopen(&io, 1, log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  posix_spawn_file_actions_adddup2(&io, 1, 2);
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  pid_t pid = -1;
+  ASSERT_EQ(posix_spawn(&pid, args[0].c_str(), &io, nullptr, argv.data(), environ), 0);
+  posix_spawn_file_actions_destroy(&io);
+  ASSERT_EQ(Wait(pid), 0);
+  std::ifstream text(log);
+  const std::string out((std::istreambuf_iterator<char>(text)), std::istreambuf_iterator<char>());
+  const std::string line = "s for the shared start (unix ms " + std::to_string(start) + ")";
+  const size_t at = out.find(line);
+  ASSERT_NE(at, std::string::npos) << out;
+  EXPECT_EQ(out.find(line, at + 1), std::string::npos) << "one line only:\n" << out;
+  // "waiting 1.4 s": the setup before it took the rest of the 1.5 s.
+  const size_t w_at = out.rfind("waiting ", at);
+  ASSERT_NE(w_at, std::string::npos) << out;
+  const double waited = std::stod(out.substr(w_at + 8, at - w_at - 8));
+  EXPECT_GT(waited, 0.0);
+  EXPECT_LE(waited, 1.5);
 }
 
 }  // namespace

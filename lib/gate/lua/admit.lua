@@ -1,17 +1,23 @@
 -- admit.lua - one atomic multi-resource admission (paper Algorithm 1, SPEC 4).
 --
 -- Rule (README "The gate"): L1 is a token bucket per dimension (rate C_d,
--- capacity C_d * burst_s). Fairness is start-time fair queuing in dominant-
--- share units (DRFQ) over the set of backlogged queues, with queue weight
--- w_t * omega_k. Each queue q = (k, tenant) carries a virtual tag F_q that an
--- admission advances by sigma / w_q, sigma = max_d c_d / C_d. V is the least
--- tag among backlogged queues. A call is admitted when L1 holds its cost (the
--- whole bucket for a cost above the bucket's capacity, which leaves a debt)
--- and its start tag S_q = max(F_q, V) is at most V + slack (or when L1 is so full
--- that nobody backlogged is using it: lending). Otherwise it is DEFERred until
--- its turn, at the virtual-clock speed X* of equation (1). L2 (the class
--- split omega_k / sum(omega)) is realized by the weights; per-class admitted
--- totals are kept for bpctl.
+-- capacity C_d * burst_s). Fairness is fair queuing in dominant-share units
+-- (DRFQ) over the set of backlogged queues, with queue weight w_t * omega_k,
+-- in the manner of WF2Q+ (Bennett and Zhang 1997): eligibility by start tag,
+-- order by finish tag. Each queue q = (k, tenant) carries a virtual tag F_q
+-- that an admission advances by sigma / w_q, sigma = max_d c_d / C_d. The
+-- system virtual time V advances by the work admitted (c_b / D_b per fair
+-- admission, b the binding dimension of eq. 1), and never stays below the
+-- least backlogged tag. A queue's start tag is S_q = F_q while it is
+-- backlogged (a queue that lost turns keeps its claim) and max(F_q, V) when it
+-- (re)joins. A call is eligible when S_q <= V + slack, and admitted when L1
+-- holds its cost (the whole bucket for a cost above the bucket's capacity,
+-- which leaves a debt) plus what the L1 holder waits for, if the holder's
+-- finish tag is the smaller (or when L1 is so full that nobody backlogged is
+-- using it: lending). Otherwise it is DEFERred until its turn, at the
+-- virtual-clock speed X* of equation (1). L2 (the class split
+-- omega_k / sum(omega)) is realized by the weights; per-class admitted totals
+-- are kept for bpctl.
 --
 -- Cost: 5-7 Valkey commands per call (TIME, an HMGET of seven fields and an
 -- HSET of three records of the state hash, a ZRANGE of the two least tags,
@@ -177,8 +183,13 @@ local first = redis.call('ZRANGE', BL, '0', '1', 'WITHSCORES')
 if #first == 0 then Dr, Dt = 0, 0 end  -- empty backlog: no float drift
 local others = #first > 0 and not (first[1] == qid and #first == 2)
 if #first > 0 then V = math.max(V, tonumber(first[2])) end
+-- S: a backlogged queue keeps its tag, even below V (the turns it lost to
+-- other callers are owed: WF2Q+); a queue that (re)joins starts at V at the
+-- earliest. Start-tag fair queuing's S = max(F, V) for every call let 10 000
+-- light queues that arrived together take the cap for 25 s (issue 11).
 local F = qF or V
-local S = math.max(F, V)
+local S = F
+if not in_bl then S = math.max(F, V) end
 local zs = qzs
 if not zs or now - zs >= ttl / 8 or now < zs then
   redis.call('ZADD', SEEN, now, qid)
@@ -193,28 +204,41 @@ if sigma > 0 then
 end
 local Dr_all, Dt_all = Dr, Dt
 if not in_bl then Dr_all, Dt_all = Dr + my_dr, Dt + my_dt end
-local X = math.huge
-if Dr_all > 0 then X = math.min(X, Cr / Dr_all) end
-if Ct > 0 and Dt_all > 0 then X = math.min(X, Ct / Dt_all) end
+local X, Db, cb = math.huge, 0, 0  -- Db, cb: the binding dimension's D and cost
+if Dr_all > 0 then X, Db, cb = Cr / Dr_all, Dr_all, creq end
+if Ct > 0 and Dt_all > 0 and Ct / Dt_all < X then X, Db, cb = Ct / Dt_all, Dt_all, ttag end
+-- slack: the time slack (slack_ms) in virtual time. Not floored at a
+-- quantum: a quantum of a light queue is its whole fair gap (30 s at 10 000
+-- light tenants), which let every light queue take two turns at once.
 local slack = slack_us / 1e6 * X
-if slack == math.huge or slack < quantum then slack = quantum end
+if slack == math.huge then slack = quantum end
 
 ---------------------------------------------------------------- decision
 local fair = (not others) or sigma == 0 or (S - V) <= slack + 1e-12
+local Fnext = S + quantum  -- this call's finish tag
 -- L1 need: the cost, or the whole bucket for a cost above its capacity. The
 -- debit may then leave a negative level (a debt): a later call of cost c at
 -- level -D waits (D + c) / C_d, so admitted cost over any span stays within
 -- C_d * span + max(capacity, largest cost) (README "The gate"; the same
 -- bound as GCRA's, ITU-T I.371, with tolerance = the bucket).
 local needr, needt = math.min(creq, capr), math.min(tdebit, capt)
-local l1_ok = r >= needr - 1e-9 and (Ct == 0 or t >= needt - 1e-9)
--- l1hold "<until_us> <queue id>": a queue that is due waits for L1 to refill
--- (e.g. for a full bucket); nobody borrows that refill meanwhile.
-local hold_us, hold_q = 0, nil
-if s[6] then
-  hold_us, hold_q = string.match(s[6], '^(%S+) (%S+)$')
-  hold_us = tonumber(hold_us) or 0
+-- l1hold (HOLDREC, then the queue id): a due caller that waits for L1 to
+-- refill, until until_us, with its finish tag and its L1 need. Nobody borrows
+-- that refill meanwhile, and an eligible caller with a later finish tag
+-- (or the same) leaves the holder's need in L1 (WF2Q+'s order among eligible callers:
+-- without it, a thousand single-caller queues polling every refill won L1
+-- against a heavy queue's few due callers, issue 11). The smallest finish
+-- tag takes the hold from a later one.
+local hold_us, hold_q, hold_f, hold_r, hold_t = 0, nil, 0, 0, 0
+if s[6] and #s[6] > HOLDLEN and string.byte(s[6]) == 1 then
+  hold_us, hold_f, hold_r, hold_t = rec(HOLDREC, HOLDLEN, s[6])
+  hold_q = string.sub(s[6], HOLDLEN + 1)
 end
+-- (A tie keeps the holder's need too: it was first.)
+local before_holder = hold_q and hold_q ~= qid and now < hold_us and hold_f <= Fnext + 1e-12
+local keepr, keept = 0, 0  -- the holder's need, left in L1 for it
+if before_holder and fair then keepr, keept = hold_r, hold_t end
+local l1_ok = r - keepr >= needr - 1e-9 and (Ct == 0 or t - keept >= needt - 1e-9)
 local lent = false
 if l1_ok and not fair and (now >= hold_us or hold_q == qid) then
   -- Per dimension: after the debit L1 keeps lend_fraction of its capacity, or
@@ -231,7 +255,11 @@ if l1_ok and (fair or lent) then
   if Ct > 0 then t = t - tdebit end
   -- Tags: F advances one quantum; V follows the least backlogged tag. Raising
   -- this queue's tag changes the least tag only if it was the least.
-  F = S + quantum
+  F = Fnext
+  -- V advances by the work of a fair admission at the binding dimension
+  -- (c_b / D_b: at full use, X* per second, eq. 1); a lent admission uses
+  -- capacity nobody backlogged claimed, so it does not advance V.
+  if fair and Db > 0 then V = V + cb / Db end
   if in_bl then
     redis.call('ZADD', BL, F, qid)
     local m = F
@@ -277,10 +305,11 @@ if S - V > slack and X < math.huge then
   delta = (S - V - slack) / X * 1e6
 end
 if not l1_ok then
-  -- Refill time of the need: (debt + cost) / C_d when the level is -debt.
-  local dr_us = math.max(0, (needr - r) / Cr * 1e6)
+  -- Refill time of the need (and of the holder's, left for it): (debt +
+  -- cost) / C_d when the level is -debt.
+  local dr_us = math.max(0, (needr + keepr - r) / Cr * 1e6)
   local dt_us = 0
-  if Ct > 0 then dt_us = math.max(0, (needt - t) / Ct * 1e6) end
+  if Ct > 0 then dt_us = math.max(0, (needt + keept - t) / Ct * 1e6) end
   if math.max(dr_us, dt_us) >= delta then
     delta = math.max(dr_us, dt_us)
     binding = (dt_us > dr_us) and 'l1:tokens' or 'l1:requests'
@@ -296,16 +325,22 @@ local line = qT
 -- Other callers of the holding queue line up and leave the hold alone. A due
 -- call above the bucket waits only for the full bucket for the same reason.
 local holds = fair and not l1_ok
-  and (now >= hold_us or (hold_q == qid and now + grace_us >= hold_us))
+  and (now >= hold_us or (hold_q == qid and now + grace_us >= hold_us)
+    or (hold_q ~= qid and hold_f > Fnext + 1e-12))
 local oversized = creq > capr or (Ct > 0 and tdebit > capt)
-if fair and not l1_ok and (oversized or holds) then line = nil end
+-- A due caller kept out only by the holder's need (L1 holds its own cost)
+-- keeps its place too: it is next after the holder, and behind its line it
+-- would leave the refill to nobody.
+local kept_out = (keepr > 0 or keept > 0) and r >= needr - 1e-9 and (Ct == 0 or t >= needt - 1e-9)
+if fair and not l1_ok and (oversized or holds or kept_out) then line = nil end
 if line and line > now and X < math.huge then
   delta = math.max(delta, line - now + quantum / X * 1e6)
 end
 local delta_ms = math.max(1, math.min(60000, math.ceil(delta / 1000 - 1e-6)))
 if holds then
   -- Due, and only L1 is short: hold lending off until this wake-up (+ grace).
-  redis.call('HSET', H, 'l1hold', string.format('%d %s', now + delta_ms * 1000 + grace_us, qid))
+  redis.call('HSET', H, 'l1hold',
+    struct.pack(HOLDREC, 1, now + delta_ms * 1000 + grace_us, Fnext, needr, needt) .. qid)
 end
 -- Join (or stay in) the backlog with start tag S and this call's D_d share.
 if in_bl then

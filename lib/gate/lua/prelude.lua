@@ -43,9 +43,13 @@ local BL, BX, SEEN, RSV = P .. ':bl', P .. ':bx', P .. ':seen', P .. ':rsv'
 --             configure.lua from the fields below with the defaults applied
 --             (omega_sum 0 = no priority weights, max cost 0 = the default,
 --             one minute of cap, adapt 1 = on, K = classes)
+--   l1hold  = until_us F needr needt, then the queue id    the L1 holder
+--             (admit.lua): a due caller waiting for L1 until until_us, its
+--             finish tag and its L1 need per dimension
 local GREC, GLEN = '<Bdddddddd', 65
 local QREC, QLEN = '<Bddddddddd', 73
 local CREC, CLEN = '<Bdd', 17
+local HOLDREC, HOLDLEN = '<Bdddd', 33  -- l1hold = until_us F needr needt, then the queue id
 local CFGREC, CFGLEN = '<Bdddddddddddd', 97  -- the fixed part; omega_k at CFGLEN + 1 + 8(k-1)
 -- The values of record s in the order above, or nothing when s is absent or
 -- foreign: rec(GREC, GLEN, s). Writing one: struct.pack(GREC, 1, values...).
@@ -56,8 +60,7 @@ local function rec(fmt, len, s)
 end
 
 -- Text fields (rarely written): 'ad' (adaptive caps, release.lua) =
--- "fr tr_us ft tt_us tau_us ws_us nr nt hr_us ht_us"; 'l1hold' =
--- "<until_us> <queue id>"; a ticket (bp:{T}:tk:<n>) = "<k> <requests>
+-- "fr tr_us ft tt_us tau_us ws_us nr nt hr_us ht_us"; a ticket (bp:{T}:tk:<n>) = "<k> <requests>
 -- <tokens debited> <ablation 0|1|2> <queue id> <tokens on the tag>".
 local ADFMT = '%.17g %d %.17g %d %d %d %d %d %d %d'
 local ADPAT = '^(%S+) (%S+) (%S+) (%S+) (%S+) (%S+) (%S+) (%S+) (%S+) (%S+)$'

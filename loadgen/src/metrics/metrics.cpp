@@ -180,7 +180,13 @@ RunMetrics ComputeRunMetrics(const RunRecords& r, const MetricsOptions& options)
     tm.not_started = std::max<int64_t>(0, info.total_activities - activity_count[t]);
     m.unfinished_activities += tm.unfinished;
     m.not_started_activities += tm.not_started;
-    if (info.total_activities > 0 || activity_count[t] > 0) {
+    // Demand: work it had and did not cancel. A tenant that left (scenario)
+    // before any of its calls got a slot, e.g. at 0 s, never demanded
+    // anything: it is no queue of the shares and Jain's index (where its
+    // achievement 0 dragged the whole run down) and was not starved.
+    const bool demanded =
+        std::max(info.total_activities, activity_count[t]) - cancelled_count[t] > 0;
+    if (demanded) {
       if (tm.first_ok_wait_s < 0) {
         ++m.tenants_never_served;
       } else {
@@ -196,7 +202,7 @@ RunMetrics ComputeRunMetrics(const RunRecords& r, const MetricsOptions& options)
       tm.ok_rps = static_cast<double>(tm.ok_calls_window) / m.contention_window_s;
       tm.dominant_share = dominant_sum[t] / m.contention_window_s;
     }
-    if (info.total_activities <= 0 && activity_count[t] == 0) continue;
+    if (!demanded) continue;
     FairShareQueue q;
     q.weight = tm.weight;
     if (t < options.tenant_demand_cap_rps.size() && options.tenant_demand_cap_rps[t] > 0) {

@@ -3,6 +3,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <map>
 #include <ostream>
@@ -40,8 +41,9 @@ int MergeCommand(const std::vector<std::string>& args, std::ostream& out, std::o
   std::string out_dir;
   ReportOptions report;
   std::vector<fs::path> inputs;
+  // Bad input: the one message and where the usage is (not all of it).
   auto usage = [&](const std::string& what) {
-    err << "loadgen merge: " << what << "\n\n" << kUsage;
+    err << "loadgen merge: " << what << "\nsee loadgen merge --help\n";
     return 2;
   };
   for (size_t i = 0; i < args.size(); ++i) {
@@ -65,33 +67,66 @@ int MergeCommand(const std::vector<std::string>& args, std::ostream& out, std::o
   if (out_dir.empty()) return usage("--out DIR is required");
   if (inputs.empty()) return usage("no records files or directories given");
 
+  // Each records file once: a path given twice, or a file both given and
+  // found under a directory given, would be the same part twice.
   std::vector<fs::path> files;
+  std::map<fs::path, std::string> given_as;  // canonical file -> the argument
+  auto add = [&](const fs::path& file, const std::string& arg) -> std::string {
+    std::error_code ec;
+    fs::path key = fs::weakly_canonical(file, ec);
+    if (ec) key = file.lexically_normal();
+    auto [it, fresh] = given_as.emplace(key, arg);
+    if (!fresh) {
+      return it->second == arg
+                 ? arg + " given twice"
+                 : file.string() + " given twice (by " + it->second + " and " + arg + ")";
+    }
+    files.push_back(file);
+    return "";
+  };
   for (const fs::path& p : inputs) {
     std::error_code ec;
+    std::string twice;
     if (fs::is_directory(p, ec)) {
+      std::vector<fs::path> found;
       for (auto it = fs::recursive_directory_iterator(p, ec); !ec && it != fs::end(it);
            it.increment(ec)) {
-        if (it->is_regular_file() && IsRecordsFile(it->path())) files.push_back(it->path());
+        if (it->is_regular_file() && IsRecordsFile(it->path())) found.push_back(it->path());
+      }
+      std::sort(found.begin(), found.end());
+      for (const fs::path& f : found) {
+        if (twice.empty()) twice = add(f, p.string());
       }
     } else if (fs::is_regular_file(p, ec)) {
-      files.push_back(p);
+      twice = add(p, p.string());
     } else {
       return usage(p.string() + ": no such file or directory");
     }
+    if (!twice.empty()) return usage(twice);
   }
   if (files.empty()) return usage("no *.records.json under the paths given");
   std::sort(files.begin(), files.end());
 
-  // Runs in (workload, configuration, repeat) order; workloads in first-seen order.
+  // Every run read and merged before anything is written: a bad part of the
+  // last run leaves no half-written results.
   std::map<std::tuple<std::string, std::string, int>, std::vector<ShardRecords>> runs;
   for (const fs::path& f : files) {
     auto part = ReadRecordsFile(f);
     if (!part.ok()) {
       err << "loadgen merge: " << part.status().message() << "\n";
-      return 1;
+      return 2;
     }
     const RunRecords& r = part->records;
     runs[{r.workload, r.configuration, r.repeat}].push_back(std::move(*part));
+  }
+  std::vector<std::pair<std::string, RunRecords>> merged_runs;  // (workload, records)
+  for (auto& [key, parts] : runs) {
+    auto merged = MergeShards(std::move(parts));
+    if (!merged.ok()) {
+      err << "loadgen merge: " << merged.status().message() << "\n";
+      return 2;
+    }
+    merged_runs.emplace_back(std::get<0>(key), std::move(*merged));
   }
   {
     std::error_code ec;
@@ -102,17 +137,11 @@ int MergeCommand(const std::vector<std::string>& args, std::ostream& out, std::o
   }
   std::map<std::string, std::vector<RunMetrics>> by_workload;
   std::vector<std::string> workload_order;
-  for (auto& [key, parts] : runs) {
-    const auto& [workload, configuration, repeat] = key;
-    auto merged = MergeShards(std::move(parts));
-    if (!merged.ok()) {
-      err << "loadgen merge: " << merged.status().message() << "\n";
-      return 1;
-    }
-    RunMetrics m = ComputeRunMetrics(*merged);
+  for (auto& [workload, merged] : merged_runs) {
+    RunMetrics m = ComputeRunMetrics(merged);
     const fs::path dir =
-        fs::path(out_dir) / workload / configuration / ("r" + std::to_string(repeat));
-    if (Status s = WriteRunOutputs(dir, *merged, m, report); !s.ok()) {
+        fs::path(out_dir) / workload / merged.configuration / ("r" + std::to_string(merged.repeat));
+    if (Status s = WriteRunOutputs(dir, merged, m, report); !s.ok()) {
       err << "loadgen merge: " << s.message() << "\n";
       return 1;
     }

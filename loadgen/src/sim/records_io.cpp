@@ -55,7 +55,64 @@ std::vector<AttemptRecord> AttemptsOf(const json& doc, const char* field, std::s
   return out;
 }
 
+// "rows[i].field: v names no what (the part has n: 0..n-1)" unless v is in
+// [0, n) (or -1 when minus_one_ok); "" when it is.
+std::string BadRef(const char* rows, size_t i, const char* field, int64_t v, size_t n,
+                   const char* what, bool minus_one_ok = false) {
+  if ((v >= 0 && static_cast<uint64_t>(v) < n) || (minus_one_ok && v == -1)) return "";
+  std::string has = std::to_string(n);
+  if (n > 0) has += ": 0.." + std::to_string(n - 1);
+  return std::string(rows) + "[" + std::to_string(i) + "]." + field + ": " + std::to_string(v) +
+         " names no " + what + " (the part has " + has + ")";
+}
+
 }  // namespace
+
+Status ValidateRecords(const RunRecords& r) {
+  const size_t tenants = r.tenants.size(), activities = r.activities.size(),
+               workflows = r.workflows.size();
+  std::string e;
+  auto first = [&e](std::string m) {
+    if (e.empty()) e = std::move(m);
+  };
+  // Row i of "workflows" or "activities": id i, tenant_index a tenant.
+  auto row_ids = [&](const char* rows, const auto& v) {
+    for (size_t i = 0; i < v.size() && e.empty(); ++i) {
+      if (v[i].id != static_cast<int64_t>(i)) {
+        first(std::string(rows) + "[" + std::to_string(i) + "].id: " + std::to_string(v[i].id) +
+              ", expected " + std::to_string(i) + " (ids are the row numbers)");
+      }
+      first(BadRef(rows, i, "tenant_index", v[i].tenant_index, tenants, "tenant"));
+    }
+  };
+  row_ids("workflows", r.workflows);
+  row_ids("activities", r.activities);
+  for (size_t i = 0; i < activities && e.empty(); ++i) {
+    first(
+        BadRef("activities", i, "workflow_id", r.activities[i].workflow_id, workflows, "workflow"));
+  }
+  for (auto [rows, v] :
+       {std::pair{"attempts", &r.attempts}, std::pair{"outside_attempts", &r.outside_attempts}}) {
+    for (size_t i = 0; i < v->size() && e.empty(); ++i) {
+      const AttemptRecord& a = (*v)[i];
+      first(BadRef(rows, i, "activity_id", a.activity_id, activities, "activity", true));
+      first(BadRef(rows, i, "tenant_index", a.tenant_index, tenants, "tenant", true));
+    }
+  }
+  auto activity_and_tenant = [&](const char* rows, const auto& v) {
+    for (size_t i = 0; i < v.size() && e.empty(); ++i) {
+      first(BadRef(rows, i, "activity_id", v[i].activity_id, activities, "activity"));
+      first(BadRef(rows, i, "tenant_index", v[i].tenant_index, tenants, "tenant"));
+    }
+  };
+  activity_and_tenant("slots_held", r.slots_held);
+  activity_and_tenant("deferrals", r.deferrals);
+  for (size_t i = 0; i < r.gate_decisions.size() && e.empty(); ++i) {
+    first(BadRef("gate_decisions", i, "tenant_index", r.gate_decisions[i].tenant_index, tenants,
+                 "tenant"));
+  }
+  return e.empty() ? Status::Ok() : Status::InvalidArgument(e);
+}
 
 Status WriteRecordsFile(const std::filesystem::path& path, const ShardRecords& part) {
   const RunRecords& r = part.records;
@@ -235,6 +292,10 @@ Result<ShardRecords> ReadRecordsFile(const std::filesystem::path& path) {
                                    ": shard: index/count out of range or tenant_indices not one "
                                    "per tenant");
   }
+  if (Status s = ValidateRecords(r); !s.ok()) {
+    return Status::InvalidArgument(path.string() + ": " + s.message());
+  }
+  part.source = path.string();
   return part;
 }
 

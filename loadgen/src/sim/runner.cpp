@@ -5,6 +5,7 @@
 #include <spdlog/spdlog.h>
 
 #include <chrono>
+#include <cstdio>
 #include <thread>
 
 #include "bp/loadgen/bp_configuration.h"
@@ -12,6 +13,7 @@
 #include "bp/loadgen/engine.h"
 #include "bp/loadgen/http_client.h"
 #include "bp/loadgen/time_scale.h"
+#include "bp/mockapi/config.h"
 #include "bp/valkey.h"
 
 namespace bp::loadgen {
@@ -34,12 +36,21 @@ Status ConfigureUpstream(const HttpEndpoint& endpoint, const Workload& workload,
   return Status::Ok();
 }
 
-// Sleeps until the wall clock reaches unix_ms; warns when it already passed
-// by more than 50 ms (the merge aligns on the recorded start anyway).
-void WaitUntilUnixMs(int64_t unix_ms, const std::string& label) {
+// Sleeps until the wall clock reaches unix_ms, first saying how long (one
+// line, when `say`); warns when it already passed by more than 50 ms (the
+// merge aligns on the recorded start anyway).
+void WaitUntilUnixMs(int64_t unix_ms, const std::string& label, bool say) {
   const auto at = std::chrono::system_clock::time_point(std::chrono::milliseconds(unix_ms));
   const auto now = std::chrono::system_clock::now();
   if (now < at) {
+    if (say) {
+      const double wait_s =
+          static_cast<double>(
+              std::chrono::duration_cast<std::chrono::milliseconds>(at - now).count()) /
+          1000;
+      spdlog::info("{}: waiting {:.1f} s for the shared start (unix ms {})", label, wait_s,
+                   unix_ms);
+    }
     std::this_thread::sleep_until(at);
   } else if (now - at > std::chrono::milliseconds(50)) {
     spdlog::warn("{}: the shared start time passed {} ms ago; starting now", label,
@@ -75,6 +86,41 @@ Status ValidateRunOptions(const RunOptions& o) {
   if (o.gate_breaker_cool_off_ms < 0) {
     return Status::InvalidArgument("--gate-breaker-ms must be >= 0, got " +
                                    std::to_string(o.gate_breaker_cool_off_ms));
+  }
+  return Status::Ok();
+}
+
+namespace {
+
+// mockapi's message for a PUT of `section` at `speedup`; "" when accepted.
+std::string MockapiRefusal(nlohmann::json section, double speedup) {
+  section["speedup"] = speedup;
+  auto real = mockapi::RealTimePatch(std::move(section));
+  if (!real.ok()) return real.status().message();
+  auto config = mockapi::ConfigFromJson(*real, mockapi::MockConfig{});
+  return config.ok() ? "" : config.status().message();
+}
+
+}  // namespace
+
+Status ValidateSpeedupFor(const Workload& workload, double speedup) {
+  char shown[32];
+  std::snprintf(shown, sizeof shown, "%g", speedup);
+  auto check = [&](const nlohmann::json& section, const std::string& path) -> Status {
+    if (!section.is_object() || !MockapiRefusal(section, 1.0).empty()) return Status::Ok();
+    const std::string why = MockapiRefusal(section, speedup);
+    if (why.empty()) return Status::Ok();
+    return Status::InvalidArgument(std::string("--speedup ") + shown + ": " + workload.source +
+                                   ": " + path + "." + why +
+                                   " (mockapi's range, after the speedup divided the paper "
+                                   "value)");
+  };
+  if (Status s = check(workload.upstream, "upstream"); !s.ok()) return s;
+  for (size_t i = 0; i < workload.events.size(); ++i) {
+    const ScenarioEvent& ev = workload.events[i];
+    if (ev.type != EventType::kUpstreamLimits) continue;
+    const nlohmann::json section = {{"limits", ev.limits}};
+    if (Status s = check(section, "events[" + std::to_string(i) + "]"); !s.ok()) return s;
   }
   return Status::Ok();
 }
@@ -168,7 +214,9 @@ Result<RunRecords> RunOnce(const Workload& workload, const RunOptions& options) 
   eo.valkey_pidfile = options.valkey_pidfile;
   eo.label = workload.name + " " + options.configuration + " #" + std::to_string(options.repeat);
   Engine engine(workload, eo, *configuration);
-  if (options.start_at_unix_ms > 0) WaitUntilUnixMs(options.start_at_unix_ms, eo.label);
+  if (options.start_at_unix_ms > 0) {
+    WaitUntilUnixMs(options.start_at_unix_ms, eo.label, options.progress);
+  }
   RunRecords records = engine.Run();
   records.configuration = options.configuration;
   records.repeat = options.repeat;

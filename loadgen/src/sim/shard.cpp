@@ -1,5 +1,5 @@
 // A run as cooperating processes (shard.h): partition, setup once, aligned
-// start, the children, and the merge of their records.
+// start and the children; the merge of their records is in shard_merge.cpp.
 #include "bp/loadgen/shard.h"
 
 #include <spdlog/spdlog.h>
@@ -8,12 +8,13 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 
 #include "bp/decimal.h"
 #include "bp/loadgen/bp_configuration.h"
-#include "bp/loadgen/time_scale.h"
 #include "bp/loadgen/configurations.h"
+#include "bp/loadgen/time_scale.h"
 
 namespace bp::loadgen {
 namespace {
@@ -44,13 +45,6 @@ Status SetupSharedRun(const Workload& full, const RunOptions& options) {
   return ConfigureGateTarget(full, *scale, bp);
 }
 
-int64_t Shift(int64_t t, int64_t offset) { return t >= 0 ? t + offset : t; }
-
-template <typename T, typename Key>
-void SortBy(std::vector<T>& v, Key key) {
-  std::stable_sort(v.begin(), v.end(), [&](const T& a, const T& b) { return key(a) < key(b); });
-}
-
 }  // namespace
 
 Result<ShardInfo> ParseShard(const std::string& text) {
@@ -67,6 +61,35 @@ Result<ShardInfo> ParseShard(const std::string& text) {
   s.index = static_cast<int>(*i);
   s.count = static_cast<int>(*n);
   return s;
+}
+
+Status CheckStartAt(int64_t start_at_unix_ms, int64_t now_unix_ms) {
+  // In double: a value near INT64_MAX minus now must not overflow.
+  const double ahead_ms = static_cast<double>(start_at_unix_ms) - static_cast<double>(now_unix_ms);
+  if (std::abs(ahead_ms) <= static_cast<double>(kStartAtWindowMs)) return Status::Ok();
+  const double s = std::abs(ahead_ms) / 1000;
+  char far[64];
+  if (s < 2 * 86400) {
+    std::snprintf(far, sizeof far, "%.1f h", s / 3600);
+  } else if (s < 2 * 365.25 * 86400) {
+    std::snprintf(far, sizeof far, "%.1f days", s / 86400);
+  } else {
+    std::snprintf(far, sizeof far, "%.1f years", s / (365.25 * 86400));
+  }
+  auto fits = [&](double v) {
+    return std::abs(v - static_cast<double>(now_unix_ms)) <= static_cast<double>(kStartAtWindowMs);
+  };
+  std::string hint;
+  if (fits(static_cast<double>(start_at_unix_ms) * 1000)) {
+    hint = " (seconds? --start-at takes unix ms: " + std::to_string(start_at_unix_ms * 1000) + ")";
+  } else if (fits(static_cast<double>(start_at_unix_ms) / 10)) {
+    hint = " (an extra digit? " + std::to_string(start_at_unix_ms / 10) + " is within the hour)";
+  }
+  return Status::InvalidArgument("--start-at " + std::to_string(start_at_unix_ms) + ": " + far +
+                                 (ahead_ms > 0 ? " in the future" : " in the past") + hint +
+                                 "; it must be unix ms within 1 h of now (" +
+                                 std::to_string(now_unix_ms) +
+                                 "), e.g. $(( $(date +%s%3N) + 5000 ))");
 }
 
 Result<Workload> ShardWorkload(const Workload& full, ShardInfo* shard) {
@@ -109,6 +132,7 @@ Result<ShardRecords> RunShard(const Workload& full, RunOptions options, ShardInf
   if (options.start_at_unix_ms <= 0) {
     return Status::InvalidArgument("--start-at: a shared start time (unix ms) is required");
   }
+  if (Status s = CheckStartAt(options.start_at_unix_ms, UnixMsNow()); !s.ok()) return s;
   if (!IsBaseline(options.configuration) && options.gate_target.empty()) {
     return Status::InvalidArgument("--gate-target: a " + options.configuration +
                                    " run over processes needs the shared gate target's name");
@@ -132,142 +156,6 @@ Result<ShardRecords> RunShard(const Workload& full, RunOptions options, ShardInf
   out.shard = std::move(shard);
   out.records = std::move(*records);
   return out;
-}
-
-Result<RunRecords> MergeShards(std::vector<ShardRecords> parts) {
-  if (parts.empty()) return Status::InvalidArgument("no records to merge");
-  std::sort(parts.begin(), parts.end(), [](const ShardRecords& a, const ShardRecords& b) {
-    return a.shard.index < b.shard.index;
-  });
-  const RunRecords& first = parts[0].records;
-  const int n = parts[0].shard.count;
-  const int total = parts[0].shard.tenants_total;
-  const std::string run =
-      first.workload + " " + first.configuration + " #" + std::to_string(first.repeat);
-  if (static_cast<int>(parts.size()) != n) {
-    return Status::InvalidArgument(run + ": " + std::to_string(parts.size()) + " parts for " +
-                                   std::to_string(n) + " processes");
-  }
-  std::vector<int> owner(static_cast<size_t>(std::max(total, 0)), -1);
-  int64_t zero = first.start_unix_us;
-  for (size_t p = 0; p < parts.size(); ++p) {
-    const ShardInfo& s = parts[p].shard;
-    const RunRecords& r = parts[p].records;
-    auto differs = [&](const std::string& what) {
-      return Status::InvalidArgument(run + ": part " + std::to_string(s.index) + "/" +
-                                     std::to_string(s.count) + " has a different " + what);
-    };
-    if (s.index != static_cast<int>(p) || s.count != n) return differs("shard numbering");
-    if (r.workload != first.workload) return differs("workload");
-    if (r.configuration != first.configuration) return differs("configuration");
-    if (r.repeat != first.repeat) return differs("repeat");
-    if (r.speedup != first.speedup) return differs("speedup");
-    if (r.cap_requests_per_s != first.cap_requests_per_s ||
-        r.cap_tokens_per_s != first.cap_tokens_per_s) {
-      return differs("upstream caps");
-    }
-    if (r.gate_target != first.gate_target) return differs("gate target");
-    if (s.tenants_total != total) return differs("tenant count");
-    if (!r.events.empty()) return differs("scenario (events cannot be merged)");
-    for (int t : s.tenant_indices) {
-      if (t < 0 || t >= total || owner[static_cast<size_t>(t)] >= 0) {
-        return differs("tenant partition (tenant " + std::to_string(t) + " out of range or twice)");
-      }
-      owner[static_cast<size_t>(t)] = s.index;
-    }
-    zero = std::min(zero, r.start_unix_us);
-  }
-  for (int t = 0; t < total; ++t) {
-    if (owner[static_cast<size_t>(t)] < 0) {
-      return Status::InvalidArgument(run + ": no part ran tenant " + std::to_string(t));
-    }
-  }
-
-  RunRecords m;
-  m.workload = first.workload;
-  m.configuration = first.configuration;
-  m.repeat = first.repeat;
-  m.speedup = first.speedup;
-  m.cap_requests_per_s = first.cap_requests_per_s;
-  m.cap_tokens_per_s = first.cap_tokens_per_s;
-  m.gate_target = first.gate_target;
-  m.start_unix_us = zero;
-  m.tenants.resize(static_cast<size_t>(total));
-  for (ShardRecords& part : parts) {
-    RunRecords& r = part.records;
-    const std::vector<int>& global = part.shard.tenant_indices;
-    const int64_t off = r.start_unix_us - zero;
-    const int64_t activity_base = static_cast<int64_t>(m.activities.size());
-    const int64_t workflow_base = static_cast<int64_t>(m.workflows.size());
-    auto tenant = [&](int local) {
-      return local >= 0 ? global[static_cast<size_t>(local)] : local;
-    };
-    m.slots += r.slots;
-    m.gate_fail_opens += r.gate_fail_opens;
-    m.gate_breaker_opens += r.gate_breaker_opens;
-    m.gate_unreleased += r.gate_unreleased;
-    m.end_us = std::max(m.end_us, r.end_us + off);
-    for (size_t t = 0; t < r.tenants.size(); ++t) {
-      TenantInfo info = r.tenants[t];
-      info.start_us = Shift(info.start_us, off);
-      info.finish_us = Shift(info.finish_us, off);
-      info.join_us = Shift(info.join_us, off);
-      info.leave_us = Shift(info.leave_us, off);
-      m.tenants[static_cast<size_t>(global[t])] = std::move(info);
-    }
-    for (ActivityRecord a : r.activities) {
-      a.id += activity_base;
-      a.workflow_id += workflow_base;
-      a.tenant_index = tenant(a.tenant_index);
-      a.scheduled_us = Shift(a.scheduled_us, off);
-      a.first_send_us = Shift(a.first_send_us, off);
-      a.final_answer_us = Shift(a.final_answer_us, off);
-      a.completed_us = Shift(a.completed_us, off);
-      m.activities.push_back(std::move(a));
-    }
-    for (WorkflowRecord w : r.workflows) {
-      w.id += workflow_base;
-      w.tenant_index = tenant(w.tenant_index);
-      w.start_us = Shift(w.start_us, off);
-      w.end_us = Shift(w.end_us, off);
-      m.workflows.push_back(w);
-    }
-    for (auto* v : {&r.attempts, &r.outside_attempts}) {
-      auto& dst = v == &r.attempts ? m.attempts : m.outside_attempts;
-      for (AttemptRecord a : *v) {
-        if (a.activity_id >= 0) a.activity_id += activity_base;
-        a.tenant_index = tenant(a.tenant_index);
-        a.send_us = Shift(a.send_us, off);
-        a.done_us = Shift(a.done_us, off);
-        dst.push_back(std::move(a));
-      }
-    }
-    for (SlotInterval s : r.slots_held) {
-      s.activity_id += activity_base;
-      s.tenant_index = tenant(s.tenant_index);
-      s.acquire_us = Shift(s.acquire_us, off);
-      s.release_us = Shift(s.release_us, off);
-      m.slots_held.push_back(s);
-    }
-    for (GateDecisionRecord d : r.gate_decisions) {
-      d.tenant_index = tenant(d.tenant_index);
-      d.at_us = Shift(d.at_us, off);
-      m.gate_decisions.push_back(d);
-    }
-    for (DeferralRecord d : r.deferrals) {
-      d.activity_id += activity_base;
-      d.tenant_index = tenant(d.tenant_index);
-      d.at_us = Shift(d.at_us, off);
-      m.deferrals.push_back(std::move(d));
-    }
-  }
-  // One time order, as a single engine records them.
-  SortBy(m.attempts, [](const AttemptRecord& a) { return a.send_us; });
-  SortBy(m.outside_attempts, [](const AttemptRecord& a) { return a.send_us; });
-  SortBy(m.slots_held, [](const SlotInterval& s) { return s.release_us; });
-  SortBy(m.gate_decisions, [](const GateDecisionRecord& d) { return d.at_us; });
-  SortBy(m.deferrals, [](const DeferralRecord& d) { return d.at_us; });
-  return m;
 }
 
 Result<RunRecords> RunProcesses(const Workload& full, const RunOptions& options, int processes,

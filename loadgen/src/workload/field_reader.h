@@ -80,6 +80,26 @@ class FieldReader {
     *out = v.get<double>();
   }
 
+  // A finite number in [min, max] ("%g" in the message: [1e-06, 1e+06]).
+  void NumberIn(const char* key, double min, double max, double* out, bool required) {
+    if (!Has(key)) {
+      if (required) Fail(key, "missing (required)");
+      return;
+    }
+    const nlohmann::json& v = obj_.at(key);
+    if (!v.is_number() || !(v.get<double>() >= min && v.get<double>() <= max)) {
+      Fail(key, RangeText(min, max) + ", got " + v.dump());
+      return;
+    }
+    *out = v.get<double>();
+  }
+  // "must be a number in [1e-06, 1e+06]".
+  static std::string RangeText(double min, double max) {
+    char text[80];
+    std::snprintf(text, sizeof text, "must be a number in [%g, %g]", min, max);
+    return text;
+  }
+
   void String(const char* key, std::string* out, bool required) {
     if (!Has(key)) {
       if (required) Fail(key, "missing (required)");

@@ -34,7 +34,7 @@ void ParseTenant(const json& t, const std::string& path, int classes, TenantSpec
   if (error->empty() && !bp::ValidTenantName(out->id))
     r.Fail("id", "must match [A-Za-z0-9_.-]{1,128}");
   r.Int("priority", 1, classes, &out->priority, true);
-  r.Number("weight", 0, false, &out->weight, false);
+  r.NumberIn("weight", kMinWeight, kMaxWeight, &out->weight, false);
   r.Int("concurrency", 1, 100000, &out->concurrency, true);
   r.Int("workflows", 1, 10000000, &out->workflows, true);
   r.Int("activities_per_workflow", 1, 100000, &out->activities_per_workflow, false);
@@ -102,9 +102,11 @@ Result<Workload> ParseWorkload(const json& doc, const std::string& source) {
       return fail("priority_weights: must be an array of 1..5 positive numbers (omega_1..omega_K)");
     }
     w.priority_weights.clear();
-    for (const json& v : pw) {
-      if (!v.is_number() || !(v.get<double>() > 0) || !std::isfinite(v.get<double>())) {
-        return fail("priority_weights: must be positive finite numbers, got " + v.dump());
+    for (size_t k = 0; k < pw.size(); ++k) {
+      const json& v = pw[k];
+      if (!v.is_number() || !(v.get<double>() >= kMinWeight && v.get<double>() <= kMaxWeight)) {
+        return fail("priority_weights[" + std::to_string(k) +
+                    "]: " + FieldReader::RangeText(kMinWeight, kMaxWeight) + ", got " + v.dump());
       }
       w.priority_weights.push_back(v.get<double>());
     }

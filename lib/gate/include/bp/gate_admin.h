@@ -63,7 +63,7 @@ struct GateState {
   // C_t * burst_s + O (README "The gate", reservation mode); 0 otherwise.
   double reserved_tokens = 0;
   double server_time_ms = 0;  // the server's TIME when State() read it
-  double virtual_time = 0;    // V: least tag among backlogged queues
+  double virtual_time = 0;    // V: admitted work per weight, >= least backlogged tag
   // Adaptive caps, as of server_time_ms: the tuning switch, and each learned
   // cap as a fraction of the configured one (1 = none learned; the learned
   // cap is fraction * caps) with the script time of its last decrease

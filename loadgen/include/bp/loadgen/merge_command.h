@@ -11,9 +11,13 @@
 // heatmap), each workload its report and DIR the comparison, exactly as
 // `loadgen --workload ...` writes them (report.h).
 //
-// Returns the exit status: 0 done, 2 bad command line (message and usage on
-// `err`), 1 a records file unreadable, a run incomplete or inconsistent, or a
-// report not written (message on `err`). Tables go to `out`.
+// Returns the exit status: 0 done; 2 bad input, nothing written: a bad
+// command line, a path given twice (or a file found twice under the paths),
+// a records file unreadable or inconsistent (records_io.h), the parts of a
+// run incomplete, twice or not of one run (MergeShards) - one message line
+// on `err` naming the file, part or field, then "see loadgen merge --help";
+// 1 a report not written (message on `err`). Every run is read and merged
+// before any output is written. Tables go to `out`.
 #pragma once
 
 #include <iosfwd>

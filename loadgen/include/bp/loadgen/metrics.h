@@ -10,6 +10,9 @@
 // intervals in statistics.h; the WFQ and weighted DRF ideal shares in
 // fairness.h; achievement ratio r_q = observed_q / ideal_q, achievement-Jain
 // = J(r) (paper section VI-A); DRF Jain = J(r) with dominant-share service.
+// The queues of the shares and of both indices are the tenants with demand:
+// work that was not cancelled (a scenario tenant that left before any of its
+// calls got a slot, e.g. at 0 s, is none).
 #pragma once
 
 #include <cstdint>
@@ -117,8 +120,8 @@ struct RunMetrics {
   std::map<std::string, int64_t> failed_by_cause;  // failed_calls split by fail_cause
   int64_t unfinished_activities = 0;               // sum of TenantMetrics::unfinished
   int64_t not_started_activities = 0;              // sum of TenantMetrics::not_started
-  // Starvation: the longest first_ok_wait_s over tenants with work, and how
-  // many tenants with work never got an OK answer (then the max is over the rest).
+  // Starvation: the longest first_ok_wait_s over tenants with demand, and how
+  // many tenants with demand never got an OK answer (then the max is over the rest).
   double max_first_ok_wait_s = 0;
   int64_t tenants_never_served = 0;
   int64_t cancelled_calls = 0;     // scenario: cancelled when their tenant left

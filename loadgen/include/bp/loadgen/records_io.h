@@ -11,12 +11,16 @@
 // hundreds of thousands of rows.
 //
 // Errors: a file that cannot be written or read -> Internal / NotFound; a
-// document that is not this format (bad JSON, missing field, wrong type) ->
-// InvalidArgument naming the file and the field. Nothing throws.
+// document that is not this format (bad JSON, missing field, wrong type) or
+// whose rows name a tenant, activity or workflow the file does not hold
+// (ValidateRecords) -> InvalidArgument naming the file, the row and the
+// value ("x.records.json: attempts[3].activity_id: 99 names no activity
+// (the part has 42: 0..41)"). Nothing throws.
 // Thread-safety: no shared state.
 #pragma once
 
 #include <filesystem>
+#include <string>
 #include <vector>
 
 #include "bp/loadgen/records.h"
@@ -37,12 +41,24 @@ struct ShardInfo {
 struct ShardRecords {
   ShardInfo shard;
   RunRecords records;
+  std::string source;  // the file ReadRecordsFile read it from ("" if made in
+                       // memory); named in the merge's messages
 };
 
 // Writes `part` to path (parents created). Internal on I/O errors.
 Status WriteRecordsFile(const std::filesystem::path& path, const ShardRecords& part);
 
-// Reads a file written by WriteRecordsFile.
+// Reads a file written by WriteRecordsFile and checks it (ValidateRecords).
 Result<ShardRecords> ReadRecordsFile(const std::filesystem::path& path);
+
+// The references inside one run's (or part's) records, as the Engine writes
+// them: activities[i].id == i and workflows[i].id == i (local ids, dense:
+// the merge renumbers by offsets); every tenant_index names one of
+// r.tenants (attempts and outside_attempts may say -1: the outside client);
+// every activity_id (attempts, outside_attempts: or -1; slots_held,
+// deferrals) names an activity; every activity's workflow_id a workflow.
+// InvalidArgument "ROWS[i].FIELD: VALUE names no ... (the part has N: 0..N-1)"
+// for the first that does not.
+Status ValidateRecords(const RunRecords& r);
 
 }  // namespace bp::loadgen

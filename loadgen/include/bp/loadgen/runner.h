@@ -47,7 +47,8 @@ struct RunOptions {
   // Cooperating processes (shard.h). gate_target: use this target instead of
   // a fresh one; configure_gate false: it was configured by another process
   // (only a Ping here); start_at_unix_ms > 0: the engine starts at this wall
-  // clock time (system_clock), after the setup (warning if it is late).
+  // clock time (system_clock), after the setup (warning if it is late; with
+  // `progress`, one line saying how long it waits when it is ahead).
   std::string gate_target;
   bool configure_gate = true;
   int64_t start_at_unix_ms = 0;
@@ -66,6 +67,19 @@ Status ConfigureUpstream(const Workload& workload, const RunOptions& options);
 // gate_breaker_cool_off_ms >= 0. InvalidArgument
 // naming the flag ("--upstream: ...") otherwise. Does not connect.
 Status ValidateRunOptions(const RunOptions& options);
+
+// Checks before any run that `speedup` fits `workload`: the upstream section
+// and every upstream_limits event's limits, scaled to real time as mockapi
+// scales them (durations / speedup: limits[].window_s and quantum_s,
+// latency.*_ms, overload.retry_after_ms), are read by mockapi's own config
+// reader (bp::mockapi::RealTimePatch, ConfigFromJson over the defaults), so
+// what the PUT would refuse is refused here. A section mockapi refuses at
+// speedup 1 too is left for the PUT to report (it may depend on the running
+// mockapi's config). InvalidArgument naming the flag, the value, the file
+// and mockapi's reason, e.g. "--speedup 1e-07: configs/workloads/x.json:
+// upstream.latency.min_ms must be a number in [0, 3.6e+06], got 500000000.0
+// (mockapi's range, after the speedup divided the paper value)".
+Status ValidateSpeedupFor(const Workload& workload, double speedup);
 
 // "naive,tn,bp" -> its names, each one of ConfigurationNames(). InvalidArgument
 // for an empty list, an empty item ("naive,,bp"), an unknown or a repeated name.

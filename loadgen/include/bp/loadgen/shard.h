@@ -38,6 +38,17 @@ namespace bp::loadgen {
 // ("--shard: ...") otherwise.
 Result<ShardInfo> ParseShard(const std::string& text);
 
+// --start-at's window: a shared start must be within kStartAtWindowMs (1 h)
+// of now, in the past or the future. Outside it the value is a mistake
+// (seconds instead of ms, an extra digit, a stale variable), not a plan: a
+// start 55 years ago was taken with a warning, a start 9 days ahead waited
+// silently. InvalidArgument naming --start-at, the value, how far it is
+// from now (`now_unix_ms`, the caller's wall clock) and, when the value
+// x 1000 or / 10 would fit, that hint, e.g. "--start-at 1764650000: 55.9
+// years in the past (seconds? --start-at takes unix ms: 1764650000000)".
+inline constexpr int64_t kStartAtWindowMs = 3'600'000;
+Status CheckStartAt(int64_t start_at_unix_ms, int64_t now_unix_ms);
+
 // The part of `full` that shard `shard.index` of `shard.count` runs (see
 // the partition above); tenant_indices and tenants_total are filled in.
 // InvalidArgument when the workload has events, fewer tenants or fewer
@@ -57,10 +68,21 @@ Result<ShardRecords> RunShard(const Workload& full, RunOptions options, ShardInf
 
 // One run of records from the parts of one run: every shard 0..N-1 once,
 // same workload, configuration, repeat, speedup, caps and gate target, the
-// tenant indices a partition of 0..tenants_total-1. Times are shifted onto
-// the earliest recorded start (run zero), activity and workflow ids
-// renumbered, tenants put back in workload order; slots and fail-opens
-// summed, end = the latest end. InvalidArgument naming what differs.
+// tenant indices a partition of 0..tenants_total-1, no tenant id in two
+// parts, each part's records consistent (ValidateRecords, records_io.h) and
+// the recorded starts (start_unix_us) within kMaxStartSpreadS of each other.
+// Times are shifted onto the earliest recorded start (run zero), activity
+// and workflow ids renumbered, tenants put back in workload order; slots and
+// fail-opens summed, end = the latest end. InvalidArgument naming the parts
+// (with their files, ShardRecords::source) and what is wrong, e.g.
+// "W bp #0: part 1/3 given twice (a.records.json and b.records.json)",
+// "W bp #0: part(s) 1/3 missing (have 0/3, 2/3)".
+// kMaxStartSpreadS is real seconds: cooperating parts start at one
+// --start-at and record their actual starts milliseconds apart; parts
+// seconds apart (a late part 0 setup, a wrong clock) shift only their own
+// records, but a start of 0 next to one at the real epoch made a run of 17
+// billion seconds.
+inline constexpr double kMaxStartSpreadS = 10;
 Result<RunRecords> MergeShards(std::vector<ShardRecords> parts);
 
 // The whole shared run from one command: setup in this process, a start

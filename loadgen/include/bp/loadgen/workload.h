@@ -23,10 +23,19 @@
 
 namespace bp::loadgen {
 
+// The range of tenant weights w_t and class weights omega_k in a workload
+// (tenants[].weight, priority_weights, tenant_weight and class_omega
+// events): the range bpctl accepts (bpctl/include/bp/bpctl/values.h; lib/
+// has no shared constant, the gate checks only "positive finite"). Beyond
+// it the gate's double arithmetic loses its meaning: a weight of 1e300 makes
+// the quantum sigma / (w_t * omega_k) underflow to 0.
+inline constexpr double kMinWeight = 1e-6;
+inline constexpr double kMaxWeight = 1e6;
+
 struct TenantSpec {
   std::string id;                   // [A-Za-z0-9_.-]{1,128} (the gate's tenant id rule)
   int priority = 1;                 // class k, 1 = highest (Temporal priority key)
-  double weight = 1.0;              // w_t (> 0)
+  double weight = 1.0;              // w_t, in [kMinWeight, kMaxWeight]
   int concurrency = 1;              // workflows running at once
   int workflows = 1;                // workflows to run in total
   int activities_per_workflow = 1;  // LLM calls per workflow, in sequence
@@ -42,7 +51,8 @@ struct Workload {
   int slots = 32;                   // worker slots S of the one worker
   double run_length_cap_s = 300;    // the run stops here even if work is left
   double dispatch_latency_ms = 20;  // task queue -> worker (schedule-to-start)
-  std::vector<double> priority_weights = {0.5, 0.3, 0.2};  // omega_1..omega_K
+  std::vector<double> priority_weights = {0.5, 0.3, 0.2};  // omega_1..omega_K, each in
+                                                           // [kMinWeight, kMaxWeight]
   GateMode gate_mode = GateMode::kReconcile;
   double gate_burst_s = 1.0;  // L1 burst, seconds of cap
   // A queue idle this long (paper s) is evicted from the gate (GateOptions::

@@ -1,0 +1,87 @@
+// Workload values that parse but that the run cannot use: weights outside
+// bpctl's range [1e-6, 1e6] (workload.h kMinWeight/kMaxWeight), and a
+// --speedup at which mockapi would refuse the scaled upstream section
+// (runner.h ValidateSpeedupFor), refused before any run with the field named.
+#include <gtest/gtest.h>
+
+#include "bp/loadgen/runner.h"
+#include "bp/loadgen/workload.h"
+
+namespace bp::loadgen {
+namespace {
+
+using nlohmann::json;
+
+json Doc() {
+  json tenant = {{"id", "a"},      {"priority", 1},       {"concurrency", 1},
+                 {"workflows", 1}, {"prompt_tokens", 10}, {"max_tokens", 5}};
+  return {{"name", "w"},
+          {"slots", 4},
+          {"run_length_cap_s", 60},
+          {"priority_weights", {0.6, 0.4}},
+          {"tenants", {tenant}},
+          {"upstream",
+           {{"limits", {{{"dimension", "requests"}, {"limit", 60}, {"window_s", 60}}}},
+            {"latency", {{"min_ms", 50}, {"max_ms", 150}, {"per_output_token_ms", 2}}}}}};
+}
+
+std::string Error(const json& doc) {
+  auto w = ParseWorkload(doc, "w.json");
+  return w.ok() ? "" : w.status().message();
+}
+
+TEST(WorkloadWeights, OutsideBpctlsRangeAreRefusedWithTheField) {
+  EXPECT_EQ(Error(Doc()), "");
+  json d = Doc();
+  d["tenants"][0]["weight"] = 1e300;  // was accepted
+  EXPECT_EQ(Error(d), "w.json: tenants[0].weight: must be a number in [1e-06, 1e+06], got 1e+300");
+  d["tenants"][0]["weight"] = 1e6;  // the bounds are in
+  EXPECT_EQ(Error(d), "");
+  d["tenants"][0]["weight"] = 1e-6;
+  EXPECT_EQ(Error(d), "");
+  d["tenants"][0]["weight"] = 0;
+  EXPECT_EQ(Error(d), "w.json: tenants[0].weight: must be a number in [1e-06, 1e+06], got 0");
+  d = Doc();
+  d["priority_weights"] = {0.6, 2e6};
+  EXPECT_EQ(Error(d),
+            "w.json: priority_weights[1]: must be a number in [1e-06, 1e+06], got 2000000.0");
+  d = Doc();
+  d["events"] = {{{"type", "tenant_weight"}, {"at_s", 1}, {"tenant", "a"}, {"weight", 1e300}}};
+  EXPECT_EQ(Error(d), "w.json: events[0].weight: must be a number in [1e-06, 1e+06], got 1e+300");
+  d["events"] = {{{"type", "class_omega"}, {"at_s", 1}, {"priority", 2}, {"omega", 1e-7}}};
+  EXPECT_EQ(Error(d), "w.json: events[0].omega: must be a number in [1e-06, 1e+06], got 1e-07");
+  d["events"] = {{{"type", "class_omega"}, {"at_s", 1}, {"priority", 2}, {"omega", 1e6}}};
+  EXPECT_EQ(Error(d), "");
+}
+
+TEST(WorkloadSpeedup, WhatMockapiRefusesAfterScalingIsRefusedNamingTheFlag) {
+  auto w = ParseWorkload(Doc(), "w.json");
+  ASSERT_TRUE(w.ok()) << w.status().message();
+  EXPECT_TRUE(ValidateSpeedupFor(*w, 1000).ok());
+  // window 60 s / 1e-5 = 6e6 s (fits), latency 50 ms / 1e-5 = 5e6 ms > 3.6e6.
+  EXPECT_EQ(ValidateSpeedupFor(*w, 1e-5).message(),
+            "--speedup 1e-05: w.json: upstream.latency.min_ms must be a number in [0, 3.6e+06], "
+            "got 5000000.0 (mockapi's range, after the speedup divided the paper value)");
+  json d = Doc();
+  d["upstream"].erase("latency");
+  w = ParseWorkload(d, "w.json");
+  ASSERT_TRUE(w.ok());
+  EXPECT_TRUE(ValidateSpeedupFor(*w, 1e-5).ok());
+  // 60 s / 1e-7 = 6e8 s: above the 1e7 s windows mockapi takes.
+  const std::string m = ValidateSpeedupFor(*w, 1e-7).message();
+  EXPECT_EQ(m.substr(0, 53), "--speedup 1e-07: w.json: upstream.limits[0].window_s ");
+  EXPECT_NE(m.find("600000000"), std::string::npos) << m;
+  // An upstream_limits event's limits are PUT scaled as well.
+  d["events"] = {{{"type", "upstream_limits"},
+                  {"at_s", 1},
+                  {"limits", {{{"dimension", "requests"}, {"limit", 60}, {"window_s", 1e-4}}}}}};
+  w = ParseWorkload(d, "w.json");
+  ASSERT_TRUE(w.ok()) << w.status().message();
+  EXPECT_TRUE(ValidateSpeedupFor(*w, 1e-5).ok());  // 10 s
+  // 1e-4 s / 1000 = 1e-7 s: below the 1e-6 s windows mockapi takes.
+  EXPECT_EQ(ValidateSpeedupFor(*w, 1000).message().substr(0, 52),
+            "--speedup 1000: w.json: events[0].limits[0].window_s");
+}
+
+}  // namespace
+}  // namespace bp::loadgen
