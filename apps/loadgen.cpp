@@ -101,6 +101,9 @@ int main(int argc, char** argv) {
                                                     "jitter seed (the run uses seed + repeat)")(
       "gate-threads", po::value(&run.gate_threads)->default_value(4),
       "bp: threads/connections for the blocking gate calls")(
+      "gate-breaker-ms", po::value(&run.gate_breaker_cool_off_ms)->default_value(1000),
+      "bp: after a gate call times out or loses its connection, that thread's calls fail open "
+      "at once for this many real ms, then one probes Valkey (0 = no circuit breaker)")(
       "no-figures", po::bool_switch(&no_figures), "do not run gnuplot")(
       "sdk-retry-after-bound", po::value(&sdk_bound)->default_value(sdk_bound),
       "inclusive: the SDK honours retry-after 0 < t <= 60 s (official SDKs); exclusive: "

@@ -25,6 +25,9 @@ options:
   --no-setup        do not run scripts/setup.sh (binaries must be built)
   --adapt           run bp with the gate's adaptive caps on (copies of the
                     scenarios with "adapt": true in their gate section)
+  --gate-breaker-ms MS
+                    loadgen --gate-breaker-ms: the gate's circuit-breaker
+                    cool-off in real ms (default 1000; 0 = no breaker)
   -h, --help        this help
 
 examples:
@@ -54,6 +57,9 @@ while [ "$#" -gt 0 ]; do
     --no-figures) EXTRA+=(--no-figures); shift ;;
     --no-setup) SETUP=0; shift ;;
     --adapt) ADAPT=1; shift ;;
+    --gate-breaker-ms) need_arg "$@"
+      [[ "$2" =~ ^[0-9]+$ ]] || die "--gate-breaker-ms needs a whole number of ms >= 0, got '$2'"
+      EXTRA+=(--gate-breaker-ms "$2"); shift 2 ;;
     -h|--help) usage; exit 0 ;;
     *) usage >&2; die "unknown option '$1'" ;;
   esac

@@ -43,6 +43,7 @@ expect 2 "--upstream: http://127.0.0.1:0x1F90: bad port '0x1F90'" \
 expect 2 "--valkey: " "$L" --workload "$W" --valkey http://127.0.0.1:6379
 expect 2 "--config has an empty item in \"naive,,bp\"" "$L" --workload "$W" --config naive,,bp
 expect 2 "--gate-threads must be in [1, 256], got 0" "$L" --workload "$W" --gate-threads 0
+expect 2 "--gate-breaker-ms must be >= 0, got -5" "$L" --workload "$W" --gate-breaker-ms=-5
 expect 2 "configuration \"bp\" twice" "$L" --workload "$W" --config bp,bp
 expect 2 "--speedup must be in (0, 1000]" "$L" --workload "$W" --speedup 0
 expect 2 "too many positional options" "$L" --workload "$W" stray
@@ -84,8 +85,9 @@ if [ "$(timeout 10 "$L" --help | grep -c -e '--start-at' -e 'Examples:')" -lt 2 
   fails=$((fails + 1))
 fi
 # --speedup is checked against what mockapi takes after scaling (overload.json's
-# latency.min_ms 50 paper ms is 5e8 real ms at 1e-7), naming the flag.
-expect 2 "--speedup 1e-07: $W: upstream.latency.min_ms must be a number in [0, 3.6e+06], got 500000000" \
+# latency.min_ms 50 paper ms is 5e8 real ms at 1e-7), naming the flag and the
+# range as sent.
+expect 2 "--speedup 1e-07: $W: upstream.latency.min_ms must be a number in [0, 3.6e+06] once divided by the speedup 1e-07, i.e. in [0, 0.36] as sent, got 50" \
   "$L" --workload "$W" --speedup 1e-7
 # --start-at within 1 h of now: seconds, or an extra digit, are refused.
 NOW_S="$(date +%s)"
@@ -119,6 +121,7 @@ expect 2 "--speedup must be a number in (0, 1000]" "$S" --speedup 0
 expect 2 "unknown configuration 'fast'" "$S" --config naive,fast
 expect 2 "--config has an empty item" "$S" --config naive,
 expect 2 "no scenario 'nothing'" "$S" --scenario nothing
+expect 2 "--gate-breaker-ms needs a whole number of ms >= 0, got '-1'" "$S" --gate-breaker-ms -1
 A="$SRC/scripts/adaptive-caps.sh"
 expect 2 "unknown case 'nope'" "$A" --case nope
 expect 2 "--speedup must be a number in (0, 1000]" "$A" --speedup 0

@@ -29,6 +29,7 @@ TEST_F(GateClock, ReconnectWaitsForTheInjectedClockNotRealTime) {
   GateOptions o;
   o.clock = &clock;
   o.reconnect_interval_ms = 100;
+  o.breaker_cool_off_ms = 0;  // the reconnect interval alone (the breaker: gate_breaker_test)
   auto gate = MakeGate(o, /*generous_timeout=*/false);
   ASSERT_TRUE(GateAdmin(*gate).SetCaps(GateCaps{1000, 0, 1.0}).ok());  // connects at 1 s
   ASSERT_EQ(gate->Admit(Req()).verdict, Verdict::kAdmit);

@@ -2,7 +2,8 @@
 // targets routed to the primary owning their {target} slot, P1 per target
 // with an explicit clock, a live slot migration (ASK then MOVED, NOSCRIPT on
 // the new owner) with decisions identical to an unmigrated twin, and a down
-// primary failing open only its own targets (I3 per shard).
+// or paused primary failing open only its own targets (I3 per shard), each
+// after one failed call that opens only those targets' circuit breakers.
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -29,10 +30,12 @@ std::string TargetOn(const ValkeyTestCluster& cluster, int node, const std::stri
   return "";
 }
 
-GateOptions ClusterGate(const ValkeyTestCluster& cluster, const std::string& target) {
+GateOptions ClusterGate(const ValkeyTestCluster& cluster, const std::string& target,
+                        const Clock* clock = nullptr) {
   GateOptions o;
   o.url = cluster.url();
   o.target = target;
+  o.clock = clock;              // the reconnect interval and the breaker's cool-off
   o.command_timeout_ms = 2000;  // the test box is loaded; outages refuse at once
   o.connect_timeout_ms = 1000;
   return o;
@@ -197,11 +200,12 @@ TEST(GateCluster, SlotMigrationMidRunChangesNoDecision) {
 TEST(GateCluster, StoppedPrimaryFailsOpenItsTargetsOnly) {
   ValkeyTestCluster cluster;
   ASSERT_TRUE(cluster.ok()) << cluster.error();
+  FakeClock clock(1'000'000);  // the breakers' cool-off ends only when told
   std::vector<std::unique_ptr<Gate>> gates;
   for (int node = 0; node < ValkeyTestCluster::kNodes; ++node) {
     const std::string target = TargetOn(cluster, node, "down-t");
     ASSERT_FALSE(target.empty());
-    gates.push_back(std::make_unique<Gate>(ClusterGate(cluster, target)));
+    gates.push_back(std::make_unique<Gate>(ClusterGate(cluster, target, &clock)));
     ASSERT_TRUE(GateAdmin(*gates.back()).SetCaps(GateCaps{10, 0, 1.0}).ok());
   }
   cluster.StopNode(1);
@@ -209,12 +213,21 @@ TEST(GateCluster, StoppedPrimaryFailsOpenItsTargetsOnly) {
     Gate& gate = *gates[node];
     int fail_opens = 0;
     const int admitted = AdmitsAt(gate, 15, kT0, &fail_opens);
+    const GateCounters c = gate.counters();
     if (node == 1) {
       EXPECT_EQ(fail_opens, 15);  // I3: its shard is down, every call goes through
       EXPECT_EQ(admitted, 0);
+      // One call found the connection gone and opened this target's
+      // breaker; the other 14 failed open without a call.
+      EXPECT_EQ(c.connection_errors + c.timeouts, 1u);
+      EXPECT_EQ(c.breaker_opens, 1u);
+      EXPECT_EQ(c.breaker_skips, 14u);
+      EXPECT_EQ(gate.breaker_state(), BreakerState::kOpen);
     } else {
       EXPECT_EQ(fail_opens, 0) << node;  // the other shards keep gating, exactly
       EXPECT_EQ(admitted, 10) << node;
+      EXPECT_EQ(c.breaker_opens, 0u) << node;
+      EXPECT_EQ(gate.breaker_state(), BreakerState::kClosed) << node;
     }
   }
   // Back up (empty: no persistence): configured again, it gates again.
@@ -225,7 +238,49 @@ TEST(GateCluster, StoppedPrimaryFailsOpenItsTargetsOnly) {
     if (!s.ok()) std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
   ASSERT_TRUE(s.ok()) << s.ToString();
+  EXPECT_EQ(gates[1]->breaker_state(), BreakerState::kClosed);  // the tool call answered
   EXPECT_EQ(AdmitsAt(*gates[1], 15, kT0), 10);
+}
+
+TEST(GateCluster, PausedPrimaryOpensOnlyItsTargetsBreaker) {
+  ValkeyTestCluster cluster;
+  ASSERT_TRUE(cluster.ok()) << cluster.error();
+  FakeClock clock(1'000'000);
+  std::vector<std::unique_ptr<Gate>> gates;
+  for (int node = 0; node < ValkeyTestCluster::kNodes; ++node) {
+    const std::string target = TargetOn(cluster, node, "pause-t");
+    ASSERT_FALSE(target.empty());
+    GateOptions o = ClusterGate(cluster, target, &clock);
+    o.command_timeout_ms = 500;  // each wait on the paused node costs this much
+    gates.push_back(std::make_unique<Gate>(o));
+    ASSERT_TRUE(GateAdmin(*gates.back()).SetCaps(GateCaps{10, 0, 1.0}).ok());
+  }
+  // CLIENT PAUSE WRITE holds EVALSHA on node 1 (at most 30 s) until UNPAUSE.
+  ValkeyConnection admin(ValkeyOptions{cluster.node_url(1), 1000, 2000});
+  auto r = admin.Command({"CLIENT", "PAUSE", "30000", "WRITE"});
+  ASSERT_TRUE(r.ok() && !r->is_error());
+  for (int node = 0; node < ValkeyTestCluster::kNodes; ++node) {
+    int fail_opens = 0;
+    const int admitted = AdmitsAt(*gates[node], 15, kT0, &fail_opens);
+    const GateCounters c = gates[node]->counters();
+    if (node == 1) {
+      EXPECT_EQ(fail_opens, 15);
+      EXPECT_EQ(c.timeouts, 1u);  // one wait, not 15
+      EXPECT_EQ(c.breaker_opens, 1u);
+      EXPECT_EQ(c.breaker_skips, 14u);
+    } else {
+      EXPECT_EQ(admitted, 10) << node;
+      EXPECT_EQ(c.timeouts + c.breaker_opens + c.fail_opens, 0u) << node;
+    }
+  }
+  r = admin.Command({"CLIENT", "UNPAUSE"});
+  ASSERT_TRUE(r.ok() && !r->is_error());
+  clock.AdvanceMs(GateOptions{}.breaker_cool_off_ms);  // the probe is due
+  // A full bucket 1 s later (whether or not the timed-out call ran): the
+  // probe and 9 more are admitted.
+  EXPECT_EQ(AdmitsAt(*gates[1], 15, kT0 + 1000), 10);
+  EXPECT_EQ(gates[1]->breaker_state(), BreakerState::kClosed);
+  EXPECT_EQ(gates[1]->counters().timeouts, 1u);
 }
 
 }  // namespace

@@ -1,9 +1,12 @@
 // Cluster routing pieces that need no server: the key hash (CRC16/XMODEM and
 // hash tags, against the Redis Cluster specification's values), the
-// redis+cluster:// URL, MOVED/ASK replies and CLUSTER SLOTS parsing.
+// redis+cluster:// URL, MOVED/ASK replies and CLUSTER SLOTS parsing; and the
+// message when every seed refuses (closed loopback ports).
 #include "bp/valkey_cluster.h"
 
 #include <gtest/gtest.h>
+
+#include <algorithm>
 
 #include "bp/valkey.h"
 #include "support/valkey_server.h"
@@ -88,6 +91,35 @@ TEST(ValkeyUrlRedaction, PasswordsAreMasked) {
   ASSERT_FALSE(s.ok());
   EXPECT_EQ(s.message().find("s3cret"), std::string::npos) << s.message();
   EXPECT_NE(s.message().find("redis://alice:***@127.0.0.1:"), std::string::npos) << s.message();
+}
+
+// Every seed refusing: one message naming each seed with its own error, in
+// URL order (closed loopback ports), and no password.
+TEST(ClusterSeeds, EverySeedFailingIsReportedWithItsError) {
+  std::vector<int> ports;
+  std::string url = "redis+cluster://alice:s3cret@";
+  for (int i = 0; i < 3; ++i) {
+    int port = test::FreeLoopbackPort();
+    while (std::find(ports.begin(), ports.end(), port) != ports.end()) {
+      port = test::FreeLoopbackPort();
+    }
+    ports.push_back(port);
+    url += (i ? "," : "") + std::string("127.0.0.1:") + std::to_string(port);
+  }
+  ValkeyConnection conn(ValkeyOptions{url, 100, 100}, "bp:{t}");
+  const Status s = conn.Connect();
+  EXPECT_EQ(s.code(), StatusCode::kUnavailable);
+  std::string expected = "valkey cluster: no node answered CLUSTER SLOTS (3 tried): ";
+  for (size_t i = 0; i < ports.size(); ++i) {
+    const std::string addr = "127.0.0.1:" + std::to_string(ports[i]);
+    expected += (i ? "; " : "") + addr + ": valkey connect redis://alice:***@" + addr +
+                ": Connection refused";
+  }
+  EXPECT_EQ(s.message(), expected);
+  // A command reconnects and fails the same way.
+  auto r = conn.Command({"GET", "bp:{t}:state"});
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().message(), expected);
 }
 
 ValkeyReply Error(const std::string& text) {

@@ -25,9 +25,9 @@ using bp::test::ScriptedUpstream;
 struct Script {
   std::mutex mu;
   std::deque<Decision> answers;  // next Admit answers; empty: ADMIT ticket "t"
-  // Release jobs still queued when the run ends are dropped (the pool
-  // stops), so each test ends on a REJECT: the pool runs its jobs in order
-  // on one thread, so every Release before that last Admit has run.
+  // Each test ends on a REJECT: the pool runs its jobs in order on one
+  // thread, so every Release before that last Admit has run (and releases
+  // still queued at the end are drained, gate_pool_test.cpp).
   std::vector<AdmitRequest> admits;
   struct Released {
     std::string ticket;

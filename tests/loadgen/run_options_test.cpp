@@ -29,6 +29,8 @@ TEST(RunOptions, BadValuesNameTheFlag) {
       {[](RunOptions* o) { o->gate_threads = 0; }, "--gate-threads must be in [1, 256], got 0"},
       {[](RunOptions* o) { o->gate_threads = -3; }, "--gate-threads must be in [1, 256], got -3"},
       {[](RunOptions* o) { o->gate_threads = 257; }, "--gate-threads must be in [1, 256], got 257"},
+      {[](RunOptions* o) { o->gate_breaker_cool_off_ms = -1; },
+       "--gate-breaker-ms must be >= 0, got -1"},
   };
   for (const Case& k : cases) {
     RunOptions o;

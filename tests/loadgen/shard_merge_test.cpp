@@ -82,6 +82,8 @@ ShardRecords Part(int index, int64_t skew_us) {
   r.workflows.clear();
   r.slots = 2;
   r.gate_fail_opens = static_cast<uint64_t>(index + 1);
+  r.gate_breaker_opens = static_cast<uint64_t>(10 * (index + 1));
+  r.gate_unreleased = static_cast<uint64_t>(100 * (index + 1));
   r.gate_target = "g";
   r.start_unix_us = 1'000'000'000 + skew_us;
   std::map<int64_t, int64_t> act, wf;
@@ -131,6 +133,8 @@ TEST(ShardMerge, ShiftsOntoTheEarliestStartRenumbersAndRestoresTenantOrder) {
   EXPECT_EQ(m.start_unix_us, 1'000'000'000);
   EXPECT_EQ(m.slots, 4);
   EXPECT_EQ(m.gate_fail_opens, 3u);
+  EXPECT_EQ(m.gate_breaker_opens, 30u);  // 10 + 20
+  EXPECT_EQ(m.gate_unreleased, 300u);    // 100 + 200
   EXPECT_EQ(m.end_us, 1'600'000 + 250'000);
   ASSERT_EQ(m.activities.size(), 6u);
   for (size_t i = 0; i < m.activities.size(); ++i) EXPECT_EQ(m.activities[i].id, int64_t(i));
@@ -340,6 +344,8 @@ TEST(RecordsFile, RoundTripsEveryField) {
   EXPECT_EQ(b.start_unix_us, a.start_unix_us);
   EXPECT_EQ(b.cap_tokens_per_s, a.cap_tokens_per_s);  // exact, not near
   EXPECT_EQ(b.gate_fail_opens, 2u);
+  EXPECT_EQ(b.gate_breaker_opens, 20u);
+  EXPECT_EQ(b.gate_unreleased, 200u);
   ASSERT_EQ(b.activities.size(), a.activities.size());
   EXPECT_EQ(b.activities[0].fail_cause, "gate_reject");
   EXPECT_TRUE(b.activities[0].cancelled);

@@ -3,7 +3,9 @@
 // transport error, timeout or server error turns into FAIL_OPEN (I3) with a
 // counter and at most one warning per warn_interval_ms per target and process
 // (not per Gate, of which a worker pool has one per thread); the connection is
-// re-established lazily, at most once per reconnect_interval_ms.
+// re-established lazily, at most once per reconnect_interval_ms. A circuit
+// breaker per Gate (bp/circuit_breaker.h) fails calls at once for
+// breaker_cool_off_ms after a timeout or connection error.
 #include <spdlog/spdlog.h>
 
 #include <cmath>
@@ -154,15 +156,57 @@ const char* VerdictName(Verdict v) {
   }
 }
 
-Status Gate::Impl::EnsureConnected(int connect_timeout_ms) {
+Status Gate::Impl::EnsureConnected(int connect_timeout_ms, bool* attempted) {
+  if (attempted) *attempted = true;
   if (conn.connected()) return Status::Ok();
   const int64_t now_us = clock.NowUs();
   if (last_attempt_us >= 0 &&
       !IntervalPassed(last_attempt_us, now_us, options.reconnect_interval_ms)) {
+    if (attempted) *attempted = false;
     return Status::Unavailable("valkey unreachable (next reconnect attempt pending)");
   }
   last_attempt_us = now_us;
   return conn.Connect(connect_timeout_ms);
+}
+
+void Gate::Impl::Observe(const Status& status) {
+  if (status.code() == StatusCode::kTimeout) {
+    ++timeouts;
+  } else if (status.code() == StatusCode::kUnavailable) {
+    ++connection_errors;
+  } else {
+    breaker.OnSuccess();  // an answer, or a failure that no wait would fix
+    return;
+  }
+  breaker.OnFailure();
+}
+
+Result<ValkeyReply> Gate::Impl::GatedEval(std::string_view script,
+                                          const std::vector<std::string>& args) {
+  if (breaker.state() == BreakerState::kOpen) {
+    // Opened by the call this one queued behind (a Gate shared by threads):
+    // fail now rather than wait for a timeout of its own.
+    ++breaker_skips;
+    return Status::Unavailable(BreakerOpenReason());
+  }
+  bool attempted = false;
+  if (Status s = EnsureConnected(options.command_timeout_ms, &attempted); !s.ok()) {
+    if (attempted) {
+      Observe(s);
+    } else {
+      breaker.Abandon();  // no connect was due: not a new failure
+    }
+    return s;
+  }
+  Result<ValkeyReply> r = conn.EvalScript(script, {state_key}, args);
+  Observe(r.status());
+  return r;
+}
+
+std::string Gate::Impl::BreakerOpenReason() const {
+  return "circuit breaker open: a gate call to valkey timed out or lost its connection; "
+         "calls fail open without waiting for " +
+         std::to_string(breaker.cool_off_ms()) + " ms, then one probe";
 }
 
 Status Gate::Impl::ConnectForTool() {
@@ -173,14 +217,19 @@ Status Gate::Impl::ConnectForTool() {
 
 Result<ValkeyReply> Gate::Impl::Run(const std::vector<std::string>& args) {
   std::lock_guard lock(mu);
-  if (Status s = ConnectForTool(); !s.ok()) return s;
-  return conn.Command(args);
+  Status s = ConnectForTool();
+  Result<ValkeyReply> r = s.ok() ? conn.Command(args) : Result<ValkeyReply>(s);
+  Observe(r.status());
+  return r;
 }
 
 Result<ValkeyReply> Gate::Impl::Eval(std::string_view body, const std::vector<std::string>& args) {
   std::lock_guard lock(mu);
-  if (Status s = ConnectForTool(); !s.ok()) return s;
-  return conn.EvalScript(body, {state_key}, args);
+  Status s = ConnectForTool();
+  Result<ValkeyReply> r =
+      s.ok() ? conn.EvalScript(body, {state_key}, args) : Result<ValkeyReply>(s);
+  Observe(r.status());
+  return r;
 }
 
 Status Gate::Impl::Configure(const char* mode, const std::vector<std::string>& pairs) {
@@ -206,14 +255,21 @@ GateCounters Gate::counters() const {
   c.fail_opens = impl_->fail_opens.load();
   c.releases = impl_->releases.load();
   c.release_errors = impl_->release_errors.load();
+  c.timeouts = impl_->timeouts.load();
+  c.connection_errors = impl_->connection_errors.load();
+  c.breaker_opens = impl_->breaker.opens();
+  c.breaker_skips = impl_->breaker_skips.load();
   return c;
 }
+
+BreakerState Gate::breaker_state() const { return impl_->breaker.state(); }
 
 Status Gate::Ping() {
   std::lock_guard lock(impl_->mu);
   impl_->last_attempt_us = -1;
-  if (Status s = impl_->EnsureConnected(impl_->options.connect_timeout_ms); !s.ok()) return s;
-  auto r = impl_->conn.Command({"PING"});
+  Status s = impl_->EnsureConnected(impl_->options.connect_timeout_ms);
+  auto r = s.ok() ? impl_->conn.Command({"PING"}) : Result<ValkeyReply>(s);
+  impl_->Observe(r.status());  // as a tool call: a PONG closes the breaker
   if (!r.ok()) return r.status();
   // Load the admit, release and configure scripts now, so the first call of
   // each is a plain EVALSHA (reset_buckets.lua, an admin command, loads on use).
@@ -234,23 +290,23 @@ Decision Gate::Admit(const AdmitRequest& request) {
   const std::vector<std::string> args = AdmitArgs(o, request);
   Decision d;
   std::string failure;
-  {
+  if (!impl_->breaker.Allow()) {
+    // Open breaker: fail open now rather than wait for another timeout.
+    ++impl_->breaker_skips;
+    failure = impl_->BreakerOpenReason();
+  } else {
     std::lock_guard lock(impl_->mu);
-    Status s = impl_->EnsureConnected(o.command_timeout_ms);
-    Result<ValkeyReply> r = s.ok()
-                                ? impl_->conn.EvalScript(lua::kAdmitLua, {impl_->state_key}, args)
-                                : Result<ValkeyReply>(s);
-    failure = ParseAdmitReply(r, &d);
+    failure = ParseAdmitReply(impl_->GatedEval(lua::kAdmitLua, args), &d);
     if (failure.empty()) {
       if (d.verdict == Verdict::kAdmit) impl_->admits++;
       if (d.verdict == Verdict::kDefer) impl_->defers++;
       if (d.verdict == Verdict::kReject) impl_->rejects++;
       return d;
     }
-    // Fail open (I3): count every one; warn at most once per interval per
-    // target in this process, whatever the number of Gate objects.
-    ++impl_->fail_opens;
   }
+  // Fail open (I3): count every one; warn at most once per interval per
+  // target in this process, whatever the number of Gate objects.
+  ++impl_->fail_opens;
   if (auto [warn, n] = ClaimFailOpenWarning(o.target, o.warn_interval_ms, impl_->clock); warn) {
     spdlog::warn("bp gate '{}': failing open ({} so far in this process): {}", o.target, n,
                  failure);
@@ -301,13 +357,15 @@ Status Gate::ReleaseRefused(const std::string& ticket, int64_t now_ms) {
 }
 
 Status Gate::RunRelease(const std::vector<std::string>& args) {
-  std::lock_guard lock(impl_->mu);
-  Status s = impl_->EnsureConnected(impl_->options.command_timeout_ms);
-  if (!s.ok()) {
+  if (!impl_->breaker.Allow()) {
+    // Open breaker: the ticket stays (its correction is lost, as when it
+    // expires) rather than the caller waiting for another timeout.
+    impl_->breaker_skips++;
     impl_->release_errors++;
-    return s;
+    return Status::Unavailable("release: " + impl_->BreakerOpenReason());
   }
-  auto r = impl_->conn.EvalScript(lua::kReleaseLua, {impl_->state_key}, args);
+  std::lock_guard lock(impl_->mu);
+  auto r = impl_->GatedEval(lua::kReleaseLua, args);
   if (!r.ok() || r->is_error()) {
     impl_->release_errors++;
     return r.ok() ? Status::Internal("release script: " + r->str) : r.status();

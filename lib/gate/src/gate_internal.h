@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "bp/circuit_breaker.h"
 #include "bp/gate.h"
 #include "bp/gate_admin.h"
 #include "bp/valkey.h"
@@ -31,18 +32,36 @@ struct Gate::Impl {
         prefix("bp:{" + options.target + "}"),
         state_key(prefix + ":state"),
         clock(options.clock != nullptr ? *options.clock : SteadyClock::Instance()),
+        breaker(options.breaker_cool_off_ms, clock),
         conn(ValkeyOptions{options.url, options.connect_timeout_ms, options.command_timeout_ms},
              prefix) {}  // route key: a cluster sends every call to {target}'s slot
 
-  // Connected, or one reconnect attempt if the interval has passed.
+  // Connected, or one reconnect attempt if the interval has passed; sets
+  // *attempted (if given) to whether a connect was tried or the connection
+  // was already open. Caller holds mu.
+  Status EnsureConnected(int connect_timeout_ms, bool* attempted = nullptr);
+  // One admission-path call (admit.lua, release.lua) that the breaker has
+  // allowed: connects (EnsureConnected), runs `script` with KEYS[1] =
+  // state_key, and reports the outcome to the breaker and the transport
+  // counters (Observe; Abandon when no connect was due). If the breaker
+  // opened while the caller waited for mu, fails at once (a breaker skip).
   // Caller holds mu.
-  Status EnsureConnected(int connect_timeout_ms);
+  Result<ValkeyReply> GatedEval(std::string_view script, const std::vector<std::string>& args);
+  // Reports a call's outcome: a kTimeout or kUnavailable status counts in
+  // timeouts / connection_errors and is a breaker failure; anything else (a
+  // reply, an error reply too) is a success.
+  void Observe(const Status& status);
+  // The FAIL_OPEN reason while the breaker refuses calls.
+  std::string BreakerOpenReason() const;
   // Tools and hot updates: connects now if disconnected, ignoring the
   // reconnect interval, with the connect timeout. Caller holds mu.
   Status ConnectForTool();
-  // Runs one command under mu, connecting first (ConnectForTool).
+  // Runs one command under mu, connecting first (ConnectForTool). Tools
+  // are never refused by the breaker; their outcome is reported to it
+  // (Observe), so a tool's success closes it.
   Result<ValkeyReply> Run(const std::vector<std::string>& args);
-  // Runs a script with KEYS[1] = state_key under mu, connecting first.
+  // Runs a script with KEYS[1] = state_key under mu, connecting first; the
+  // breaker as for Run.
   Result<ValkeyReply> Eval(std::string_view body, const std::vector<std::string>& args);
   // Runs configure.lua in mode "set" or "replace" with field/value pairs
   // ("" deletes a field).
@@ -58,12 +77,14 @@ struct Gate::Impl {
   const GateOptions options;
   const std::string prefix;     // "bp:{target}"
   const std::string state_key;  // "bp:{target}:state", the scripts' KEYS[1]
-  const Clock& clock;           // the reconnect and warning intervals
+  const Clock& clock;           // the reconnect and warning intervals, the breaker
+  CircuitBreaker breaker;       // thread-safe on its own; consulted before mu
   std::mutex mu;
   ValkeyConnection conn;         // guarded by mu
   int64_t last_attempt_us = -1;  // clock time of the last connect; -1 = none; guarded by mu
   std::atomic<uint64_t> admits{0}, defers{0}, rejects{0}, fail_opens{0};
   std::atomic<uint64_t> releases{0}, release_errors{0};
+  std::atomic<uint64_t> timeouts{0}, connection_errors{0}, breaker_skips{0};
 };
 
 // "%.17g": round-trips a double through Valkey's string storage.

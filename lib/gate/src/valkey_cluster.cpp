@@ -162,19 +162,20 @@ Status ValkeyCluster::RefreshSlots(const std::string& first) {
   // The node that last failed a call is asked last (it is likely down).
   std::stable_partition(candidates.begin(), candidates.end(),
                         [&](const std::string& a) { return a != last_failed_; });
-  std::string last_error = "no seed nodes";
+  std::string errors;  // "host:port: why" of every node tried, in order
   std::vector<std::string> tried;
   for (const std::string& addr : candidates) {
     if (std::find(tried.begin(), tried.end(), addr) != tried.end()) continue;
     tried.push_back(addr);
     auto r = Node(addr).Command({"CLUSTER", "SLOTS"});
-    if (!r.ok()) {
-      last_error = r.status().ToString();
-      continue;
+    Status failed = r.ok() ? Status::Ok() : r.status();
+    Result<std::vector<ClusterSlotRange>> ranges = std::vector<ClusterSlotRange>{};
+    if (failed.ok()) {
+      ranges = ParseClusterSlots(*r, addr.substr(0, addr.rfind(':')));
+      if (!ranges.ok()) failed = ranges.status();
     }
-    auto ranges = ParseClusterSlots(*r, addr.substr(0, addr.rfind(':')));
-    if (!ranges.ok()) {
-      last_error = addr + ": " + ranges.status().ToString();
+    if (!failed.ok()) {
+      errors += (errors.empty() ? "" : "; ") + addr + ": " + failed.message();
       continue;
     }
     addrs_.clear();
@@ -189,7 +190,9 @@ Status ValkeyCluster::RefreshSlots(const std::string& first) {
     map_stale_ = false;
     return Status::Ok();
   }
-  return Status::Unavailable("valkey cluster: no node answered CLUSTER SLOTS (" + last_error + ")");
+  if (tried.empty()) return Status::Unavailable("valkey cluster: no seed nodes");
+  return Status::Unavailable("valkey cluster: no node answered CLUSTER SLOTS (" +
+                             std::to_string(tried.size()) + " tried): " + errors);
 }
 
 Status ValkeyCluster::Connect(int slot, int connect_timeout_ms) {

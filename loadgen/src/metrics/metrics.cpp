@@ -73,6 +73,8 @@ RunMetrics ComputeRunMetrics(const RunRecords& r, const MetricsOptions& options)
   m.cap_requests_per_s = r.cap_requests_per_s;
   m.cap_tokens_per_s = r.cap_tokens_per_s;
   m.gate_fail_opens = r.gate_fail_opens;
+  m.gate_breaker_opens = r.gate_breaker_opens;
+  m.gate_unreleased = r.gate_unreleased;
   {
     std::vector<double> admit_ms;
     for (const GateDecisionRecord& d : r.gate_decisions) {

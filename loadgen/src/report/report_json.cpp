@@ -78,6 +78,8 @@ nlohmann::json RunMetricsJson(const RunMetrics& m) {
   j["max_first_ok_wait_s"] = m.max_first_ok_wait_s;
   j["cancelled_calls"] = m.cancelled_calls;
   j["gate_fail_opens"] = m.gate_fail_opens;
+  j["gate_breaker_opens"] = m.gate_breaker_opens;
+  j["gate_unreleased"] = m.gate_unreleased;
   j["gate_admit_real_ms"] = LatencyJson(m.gate_admit_real);
   j["upstream_responses"] = m.upstream_responses;
   j["upstream_429"] = m.upstream_429;

@@ -4,91 +4,18 @@
 
 #include <spdlog/spdlog.h>
 
-#include <atomic>
 #include <boost/asio/post.hpp>
 #include <chrono>
-#include <condition_variable>
-#include <deque>
 #include <functional>
-#include <mutex>
-#include <thread>
 #include <vector>
 
 #include "bp/gate_admin.h"
+#include "bp/loadgen/gate_pool.h"
 #include "bp/loadgen/retry_policy.h"
 #include "bp/loadgen/upstream_wait.h"
 #include "bp/valkey.h"
 
 namespace bp::loadgen {
-namespace {
-
-// A fixed set of threads, each owning one Admission (a Gate in a run); jobs
-// go round-robin.
-class GatePool {
- public:
-  GatePool(int threads, const AdmissionFactory& make) {
-    for (int i = 0; i < threads; ++i) workers_.push_back(std::make_unique<Worker>(make()));
-    for (auto& w : workers_) w->thread = std::thread([w = w.get()] { w->Loop(); });
-  }
-  ~GatePool() { Stop(); }
-
-  void Submit(std::function<void(Admission&)> job) {
-    Worker& w = *workers_[next_++ % workers_.size()];
-    {
-      std::lock_guard<std::mutex> lock(w.mu);
-      w.jobs.push_back(std::move(job));
-    }
-    w.cv.notify_one();
-  }
-
-  void Stop() {
-    for (auto& w : workers_) {
-      {
-        std::lock_guard<std::mutex> lock(w->mu);
-        w->stop = true;
-      }
-      w->cv.notify_one();
-    }
-    for (auto& w : workers_) {
-      if (w->thread.joinable()) w->thread.join();
-    }
-  }
-
-  uint64_t fail_opens() const {
-    uint64_t n = 0;
-    for (auto& w : workers_) n += w->gate->counters().fail_opens;
-    return n;
-  }
-
- private:
-  struct Worker {
-    explicit Worker(std::unique_ptr<Admission> a) : gate(std::move(a)) {}
-    std::unique_ptr<Admission> gate;
-    std::mutex mu;
-    std::condition_variable cv;
-    std::deque<std::function<void(Admission&)>> jobs;
-    bool stop = false;
-    std::thread thread;
-
-    void Loop() {
-      for (;;) {
-        std::function<void(Admission&)> job;
-        {
-          std::unique_lock<std::mutex> lock(mu);
-          cv.wait(lock, [this] { return stop || !jobs.empty(); });
-          if (stop) return;  // pending jobs are dropped: the run is over
-          job = std::move(jobs.front());
-          jobs.pop_front();
-        }
-        job(*gate);
-      }
-    }
-  };
-  std::vector<std::unique_ptr<Worker>> workers_;
-  size_t next_ = 0;
-};
-
-}  // namespace
 
 UpstreamReport ReportOf(const CallResult& r, const TimeScale& scale) {
   UpstreamReport out;
@@ -132,7 +59,8 @@ GateVerdict VerdictOf(Verdict v) {
 
 class BpConfiguration : public Configuration {
  public:
-  BpConfiguration(const AdmissionFactory& make, int threads) : pool_(threads, make) {}
+  BpConfiguration(const AdmissionFactory& make, int threads, int release_drain_ms)
+      : pool_(threads, make), release_drain_ms_(release_drain_ms) {}
 
   std::unique_ptr<TaskQueue> MakeQueue(const Engine&) override {
     return std::make_unique<FifoTaskQueue>();
@@ -158,8 +86,18 @@ class BpConfiguration : public Configuration {
   }
 
   void OnStop(RunRecords& records) override {
-    pool_.Stop();
-    records.gate_fail_opens = pool_.fail_opens();
+    // Queued releases are drained (bounded), so corrections reach Valkey.
+    const GatePool::StopReport stop = pool_.Stop(release_drain_ms_);
+    const GateCounters c = pool_.counters();
+    records.gate_fail_opens = c.fail_opens;
+    records.gate_breaker_opens = c.breaker_opens;
+    records.gate_unreleased = stop.unreleased();
+    if (stop.unreleased() > 0) {
+      spdlog::warn(
+          "bp: {} queued gate releases not applied at the end of the run ({} failed, {} past "
+          "the {} ms drain; {} applied): their tickets expire uncorrected",
+          stop.unreleased(), stop.failed, stop.skipped, release_drain_ms_, stop.released);
+    }
   }
 
  private:
@@ -202,7 +140,7 @@ class BpConfiguration : public Configuration {
         // of a lower cap, so not reported to the adaptive caps): the gate
         // keeps the debit (the window was full) and gives the queue its turn
         // back (Gate::ReleaseRefused); a deferred activity asks again.
-        pool_.Submit([ticket](Admission& gate) { gate.ReleaseRefused(ticket); });
+        pool_.SubmitRelease([ticket](Admission& gate) { return gate.ReleaseRefused(ticket); });
       } else if (!ticket.empty()) {
         // Actual usage: prompt + completion on success; on another error the
         // provider charged nothing beyond what the estimate said (keep it).
@@ -210,8 +148,9 @@ class BpConfiguration : public Configuration {
         // as above, and it feeds the adaptive caps.
         Cost actual{1, r.status == 200 ? r.prompt_tokens + r.completion_tokens : prompt};
         UpstreamReport report = ReportOf(r, e->scale());
-        pool_.Submit(
-            [ticket, actual, report](Admission& gate) { gate.Release(ticket, actual, report); });
+        pool_.SubmitRelease([ticket, actual, report](Admission& gate) {
+          return gate.Release(ticket, actual, report);
+        });
       }
       if (r.status == 200) {
         e->Finish(*x, Outcome::Ok());
@@ -227,6 +166,7 @@ class BpConfiguration : public Configuration {
   }
 
   GatePool pool_;
+  const int release_drain_ms_;
   bool reject_logged_ = false;  // io thread only
 };
 
@@ -249,6 +189,7 @@ GateOptions GateOptionsOf(const Workload& workload, const TimeScale& scale,
   g.mode = workload.gate_mode;
   g.ablation = options.ablation;
   g.command_timeout_ms = options.command_timeout_ms;
+  g.breaker_cool_off_ms = options.breaker_cool_off_ms;
   g.queue_ttl_ms =
       std::max<int64_t>(static_cast<int64_t>(scale.ToReal(workload.gate_queue_ttl_s * 1000)), 100);
   return g;
@@ -297,12 +238,13 @@ Result<std::unique_ptr<Configuration>> MakeBpConfiguration(const Workload& workl
   const GateOptions g = GateOptionsOf(workload, scale, options);
   std::unique_ptr<Configuration> c = MakeBpConfigurationOn(
       [g]() -> std::unique_ptr<Admission> { return std::make_unique<Gate>(g); },
-      options.gate_threads);
+      options.gate_threads, options.release_drain_ms);
   return c;
 }
 
-std::unique_ptr<Configuration> MakeBpConfigurationOn(const AdmissionFactory& make, int threads) {
-  return std::make_unique<BpConfiguration>(make, std::max(1, threads));
+std::unique_ptr<Configuration> MakeBpConfigurationOn(const AdmissionFactory& make, int threads,
+                                                     int release_drain_ms) {
+  return std::make_unique<BpConfiguration>(make, std::max(1, threads), release_drain_ms);
 }
 
 }  // namespace bp::loadgen

@@ -128,6 +128,8 @@ Status WriteRecordsFile(const std::filesystem::path& path, const ShardRecords& p
   doc["end_us"] = r.end_us;
   doc["start_unix_us"] = r.start_unix_us;
   doc["gate_fail_opens"] = r.gate_fail_opens;
+  doc["gate_breaker_opens"] = r.gate_breaker_opens;
+  doc["gate_unreleased"] = r.gate_unreleased;
   doc["gate_target"] = r.gate_target;
   doc["shard"] = {{"index", part.shard.index},
                   {"count", part.shard.count},
@@ -210,6 +212,9 @@ Result<ShardRecords> ReadRecordsFile(const std::filesystem::path& path) {
     get("end_us", &r.end_us);
     get("start_unix_us", &r.start_unix_us);
     get("gate_fail_opens", &r.gate_fail_opens);
+    // Absent from records written before the breaker and the release drain.
+    if (doc.contains("gate_breaker_opens")) get("gate_breaker_opens", &r.gate_breaker_opens);
+    if (doc.contains("gate_unreleased")) get("gate_unreleased", &r.gate_unreleased);
     get("gate_target", &r.gate_target);
     where = "shard";
     const json& sh = doc.at("shard");

@@ -83,6 +83,10 @@ Status ValidateRunOptions(const RunOptions& o) {
   if (o.gate_command_timeout_ms < 1) {
     return Status::InvalidArgument("gate command timeout must be >= 1 ms");
   }
+  if (o.gate_breaker_cool_off_ms < 0) {
+    return Status::InvalidArgument("--gate-breaker-ms must be >= 0, got " +
+                                   std::to_string(o.gate_breaker_cool_off_ms));
+  }
   return Status::Ok();
 }
 
@@ -106,10 +110,9 @@ Status ValidateSpeedupFor(const Workload& workload, double speedup) {
     if (!section.is_object() || !MockapiRefusal(section, 1.0).empty()) return Status::Ok();
     const std::string why = MockapiRefusal(section, speedup);
     if (why.empty()) return Status::Ok();
+    // mockapi's message gives its range as sent and the speedup.
     return Status::InvalidArgument(std::string("--speedup ") + shown + ": " + workload.source +
-                                   ": " + path + "." + why +
-                                   " (mockapi's range, after the speedup divided the paper "
-                                   "value)");
+                                   ": " + path + "." + why);
   };
   if (Status s = check(workload.upstream, "upstream"); !s.ok()) return s;
   for (size_t i = 0; i < workload.events.size(); ++i) {
@@ -176,6 +179,7 @@ Result<RunRecords> RunOnce(const Workload& workload, const RunOptions& options) 
     bp.ablation = *ablation;
     bp.gate_threads = options.gate_threads;
     bp.command_timeout_ms = options.gate_command_timeout_ms;
+    bp.breaker_cool_off_ms = options.gate_breaker_cool_off_ms;
     int64_t unix_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
                           std::chrono::system_clock::now().time_since_epoch())
                           .count();
@@ -217,8 +221,10 @@ Result<RunRecords> RunOnce(const Workload& workload, const RunOptions& options) 
   records.repeat = options.repeat;
   records.gate_target = gate_target;
   if (records.gate_fail_opens > 0) {
-    spdlog::warn("{}: {} gate calls failed open (ungated calls; Valkey slow or unreachable)",
-                 eo.label, records.gate_fail_opens);
+    spdlog::warn(
+        "{}: {} gate calls failed open (ungated calls; Valkey slow or unreachable; the circuit "
+        "breakers opened {} times)",
+        eo.label, records.gate_fail_opens, records.gate_breaker_opens);
   }
   int64_t failed = 0, unfinished = 0;
   for (const ActivityRecord& a : records.activities) {

@@ -39,6 +39,7 @@ Status SetupSharedRun(const Workload& full, const RunOptions& options) {
   bp.target = options.gate_target;
   bp.ablation = *ablation;
   bp.command_timeout_ms = options.gate_command_timeout_ms;
+  bp.breaker_cool_off_ms = options.gate_breaker_cool_off_ms;
   auto scale = TimeScale::Of(options.speedup);
   if (!scale.ok()) return scale.status();
   return ConfigureGateTarget(full, *scale, bp);

@@ -150,6 +150,8 @@ Result<RunRecords> MergeShards(std::vector<ShardRecords> parts) {
     };
     m.slots += r.slots;
     m.gate_fail_opens += r.gate_fail_opens;
+    m.gate_breaker_opens += r.gate_breaker_opens;
+    m.gate_unreleased += r.gate_unreleased;
     m.end_us = std::max(m.end_us, r.end_us + off);
     for (size_t t = 0; t < r.tenants.size(); ++t) {
       TenantInfo info = r.tenants[t];

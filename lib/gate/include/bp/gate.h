@@ -19,11 +19,17 @@
 //                    the configured classes 1..K (a class without omega_k
 //                    would get weight 1 and outrank P1);
 //   FAIL_OPEN        Valkey was slow or unreachable: call the API ungated
-//                    (invariant I3); counted in fail_open_count().
+//                    (invariant I3); counted in fail_open_count(). After
+//                    a timeout or a lost connection the Gate's circuit
+//                    breaker answers FAIL_OPEN at once for a cool-off
+//                    (GateOptions::breaker_cool_off_ms, bp/circuit_breaker.h).
 //
 // Units: requests and tokens are counts; caps are per second; times in ms.
 // Thread-safety: every method is thread-safe (one connection, serialized by an
-// internal mutex); a Gate may be shared by all workers of a process.
+// internal mutex); a Gate may be shared by all workers of a process. The
+// breaker is consulted before that mutex and again under it, so while it is
+// open callers fail open without queueing behind a call in flight, and a
+// caller that queued behind the call that opened it fails open at once.
 // The key schema and script protocol are documented in README ("The gate").
 // Configuration, inspection and resets are bp::GateAdmin (gate_admin.h).
 #pragma once
@@ -36,6 +42,7 @@
 #include <string_view>
 #include <vector>
 
+#include "bp/circuit_breaker.h"
 #include "bp/clock.h"
 #include "bp/status.h"
 
@@ -153,8 +160,17 @@ struct GateOptions {
   // While disconnected, at most one reconnect attempt per interval (each
   // bounded by command_timeout_ms); calls in between fail open at once.
   int reconnect_interval_ms = 100;
-  // The clock of the two intervals above (warn_interval_ms for the warnings
-  // this Gate claims); nullptr = SteadyClock::Instance(). Must outlive the
+  // Circuit breaker (bp/circuit_breaker.h), one per Gate: after an Admit or
+  // Release that timed out or lost its connection, calls fail at once
+  // (Admit: FAIL_OPEN; Release: Unavailable, the ticket left to expire) for
+  // this long, then one call probes the server; its success closes the
+  // breaker, its failure opens it for another cool-off. Any answer of the
+  // server, a tool's (GateAdmin, Ping) included, closes it. A paused server
+  // then costs one command timeout per cool-off instead of one per call.
+  // 0 = no breaker (every call waits its timeout). Real ms on `clock`.
+  int breaker_cool_off_ms = 1000;
+  // The clock of the intervals above (warn_interval_ms for the warnings
+  // this Gate claims, the breaker's cool-off); nullptr = SteadyClock::Instance(). Must outlive the
   // Gate. The scripts' own time is Valkey's TIME (or AdmitRequest::now_ms).
   const Clock* clock = nullptr;
 };
@@ -213,6 +229,15 @@ struct UpstreamReport {
 struct GateCounters {
   uint64_t admits = 0, defers = 0, rejects = 0, fail_opens = 0;
   uint64_t releases = 0, release_errors = 0;
+  // Admission-path calls (Admit, Release, ReleaseRefused) and tool calls
+  // that reached for the server and failed in transport: no answer within
+  // command_timeout_ms, or a refused/reset connection (also: no slot owner
+  // in a cluster, a connect that timed out). Each opens a closed breaker.
+  uint64_t timeouts = 0, connection_errors = 0;
+  // Times the breaker opened (bp/circuit_breaker.h), and calls it answered
+  // without contacting the server: Admits (also counted in fail_opens) and
+  // releases (also in release_errors).
+  uint64_t breaker_opens = 0, breaker_skips = 0;
 };
 
 // What a worker needs of a gate: the admission path and its counters, as
@@ -247,7 +272,8 @@ class Gate final : public Admission {
   Status Ping();
 
   // One atomic admission (Algorithm 1). Never blocks longer than about
-  // command_timeout_ms; errors become FAIL_OPEN.
+  // command_timeout_ms (times the cluster hops); errors become FAIL_OPEN,
+  // at once while the breaker is open (GateOptions::breaker_cool_off_ms).
   Decision Admit(const AdmitRequest& request) override;
 
   // Signed correction of the token buckets the admission debited (P4):
@@ -273,6 +299,8 @@ class Gate final : public Admission {
 
   uint64_t fail_open_count() const;
   GateCounters counters() const override;
+  // The circuit breaker's state now (closed when breaker_cool_off_ms = 0).
+  BreakerState breaker_state() const;
   const GateOptions& options() const;
 
  private:

@@ -93,7 +93,8 @@ class ValkeyCluster {
   ValkeyCluster& operator=(const ValkeyCluster&) = delete;
 
   // Reloads the slot map (CLUSTER SLOTS), then connects to the owner of
-  // `slot`. Unavailable when no node answers or the owner is unreachable.
+  // `slot`. Unavailable when no node answers (the message of RefreshSlots)
+  // or the owner is unreachable.
   Status Connect(int slot, int connect_timeout_ms);
   // The owner of `slot` is known and its connection is open.
   bool connected(int slot) const;
@@ -107,7 +108,11 @@ class ValkeyCluster {
                                  const std::vector<std::string>& args);
 
   // Reloads the slot map from the first node that answers CLUSTER SLOTS
-  // (`first`, if given, then known nodes, then the seeds).
+  // (`first`, if given, then known nodes, then the seeds; the node of the
+  // last transport failure last). When none does: Unavailable naming every
+  // node tried with its error, in order, e.g. "valkey cluster: no node
+  // answered CLUSTER SLOTS (2 tried): h1:7000: valkey connect
+  // redis://h1:7000: Connection refused; h2:7000: ..." (passwords redacted).
   Status RefreshSlots(const std::string& first = "");
   // "host:port" of the primary owning `slot` in the current map, or "".
   std::string OwnerOf(int slot) const;

@@ -13,10 +13,12 @@
 //   FAIL_OPEN     -> the call proceeds ungated (invariant I3);
 //   REJECT        -> the activity fails (its cost can never fit).
 // Gate calls block (hiredis, ~0.2-2 ms), so they run on a small pool of
-// threads, each with its own bp::Admission (in a run a bp::Gate with its own
-// connection, as each worker of a fleet has one); answers come back to the
-// engine's io thread with asio::post. Release is fire-and-forget on the same
-// pool.
+// threads (gate_pool.h), each with its own bp::Admission (in a run a
+// bp::Gate with its own connection, as each worker of a fleet has one);
+// answers come back to the engine's io thread with asio::post. Release is
+// fire-and-forget on the same pool; the releases still queued when the run
+// ends are drained for at most BpOptions::release_drain_ms, and those left
+// (failed or past the deadline) are counted in RunRecords::gate_unreleased.
 #pragma once
 
 #include <functional>
@@ -25,6 +27,7 @@
 
 #include "bp/gate.h"
 #include "bp/loadgen/engine.h"
+#include "bp/loadgen/gate_pool.h"
 #include "bp/loadgen/time_scale.h"
 
 namespace bp::loadgen {
@@ -35,6 +38,12 @@ struct BpOptions {
   GateAblation ablation = GateAblation::kNone;
   int gate_threads = 4;
   int command_timeout_ms = 100;  // real ms; past this, Admit fails open
+  // Real ms: after a timeout or connection error a gate thread's calls fail
+  // open at once for this long, then one probes (GateOptions::
+  // breaker_cool_off_ms; 0 = no breaker).
+  int breaker_cool_off_ms = 1000;
+  // Real ms the end of a run waits for queued releases (GatePool::Stop).
+  int release_drain_ms = 2000;
   // false: the target was configured by a cooperating process (shard.h);
   // MakeBpConfiguration only checks that Valkey answers and writes nothing.
   bool configure = true;
@@ -65,13 +74,12 @@ Result<std::unique_ptr<Configuration>> MakeBpConfiguration(const Workload& workl
 Status ConfigureGateTarget(const Workload& workload, const TimeScale& scale,
                            const BpOptions& options);
 
-// Makes the Admission one gate thread owns; called once per thread, on the
-// caller's thread, before the configuration is returned.
-using AdmissionFactory = std::function<std::unique_ptr<Admission>()>;
-// The bp configuration on `threads` (at least 1) admissions from `make`,
-// writing no gate state: MakeBpConfiguration uses it with one bp::Gate per
-// thread; tests pass a fake Admission. Each Admission is called from its
-// own thread only.
-std::unique_ptr<Configuration> MakeBpConfigurationOn(const AdmissionFactory& make, int threads);
+// The bp configuration on `threads` (at least 1) admissions from `make`
+// (AdmissionFactory, gate_pool.h), writing no gate state:
+// MakeBpConfiguration uses it with one bp::Gate per thread; tests pass a fake
+// Admission. Each Admission is called from its own thread only. At the end
+// of a run queued releases are drained for at most release_drain_ms.
+std::unique_ptr<Configuration> MakeBpConfigurationOn(const AdmissionFactory& make, int threads,
+                                                     int release_drain_ms = 2000);
 
 }  // namespace bp::loadgen

@@ -126,6 +126,8 @@ struct RunMetrics {
   int64_t tenants_never_served = 0;
   int64_t cancelled_calls = 0;     // scenario: cancelled when their tenant left
   uint64_t gate_fail_opens = 0;    // bp: Admit calls that failed open (I3)
+  uint64_t gate_breaker_opens = 0; // bp: circuit breaker opens (RunRecords)
+  uint64_t gate_unreleased = 0;    // bp: releases left at the end (RunRecords)
   // bp: duration of each Gate::Admit call on its gate thread (records'
   // GateDecisionRecord::latency_us), in REAL ms, not paper ms: a machine cost.
   LatencySummary gate_admit_real;

@@ -131,6 +131,9 @@ struct RunRecords {
                                   // Unix epoch) at t = 0: aligns the records
                                   // of cooperating processes (shard.h)
   uint64_t gate_fail_opens = 0;   // bp: Admit calls that failed open (I3)
+  uint64_t gate_breaker_opens = 0;  // bp: times a gate thread's circuit breaker opened
+  uint64_t gate_unreleased = 0;   // bp: releases queued at the end that the drain
+                                  // could not apply (GatePool::StopReport)
   std::string gate_target;        // bp: the run's gate target ("" otherwise)
   std::vector<TenantInfo> tenants;
   std::vector<ActivityRecord> activities;

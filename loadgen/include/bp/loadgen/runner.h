@@ -36,6 +36,7 @@ struct RunOptions {
   bool progress = false;              // live line on stderr once a second
   int gate_threads = 4;               // bp: threads (and Valkey connections) for gate calls
   int gate_command_timeout_ms = 100;  // bp: real ms before Admit fails open
+  int gate_breaker_cool_off_ms = 1000;  // bp: real ms (BpOptions::breaker_cool_off_ms)
   SdkRetryAfterBound sdk_retry_after_bound = SdkRetryAfterBound::kInclusive60s;
   // The Valkey server that scenario state_outage events pause or stop: its
   // pid, or a pid file read at each outage (scenario.h). 0 / empty: none.
@@ -62,7 +63,8 @@ Status ConfigureUpstream(const Workload& workload, const RunOptions& options);
 
 // Checks what can be checked before any run starts: speedup in (0, 1000],
 // upstream_url (ParseHttpUrl) and valkey_url (bp::ParseValkeyUrl) well formed,
-// gate_threads in [1, 256], gate_command_timeout_ms >= 1. InvalidArgument
+// gate_threads in [1, 256], gate_command_timeout_ms >= 1,
+// gate_breaker_cool_off_ms >= 0. InvalidArgument
 // naming the flag ("--upstream: ...") otherwise. Does not connect.
 Status ValidateRunOptions(const RunOptions& options);
 
@@ -75,8 +77,8 @@ Status ValidateRunOptions(const RunOptions& options);
 // speedup 1 too is left for the PUT to report (it may depend on the running
 // mockapi's config). InvalidArgument naming the flag, the value, the file
 // and mockapi's reason, e.g. "--speedup 1e-07: configs/workloads/x.json:
-// upstream.latency.min_ms must be a number in [0, 3.6e+06], got 500000000.0
-// (mockapi's range, after the speedup divided the paper value)".
+// upstream.latency.min_ms must be a number in [0, 3.6e+06] once divided by
+// the speedup 1e-07, i.e. in [0, 0.36] as sent, got 50".
 Status ValidateSpeedupFor(const Workload& workload, double speedup);
 
 // "naive,tn,bp" -> its names, each one of ConfigurationNames(). InvalidArgument
