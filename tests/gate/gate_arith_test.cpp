@@ -89,7 +89,7 @@ TEST_F(GateArith, FairTagsAndCalendarDeltas) {
   // From here X* = 10 / (10 + 10) = 0.5 per s, slack = 50 ms * 0.5 = 0.025.
   // Each fair admission advances V by c / D_r = 1 / 20 = 0.05.
   EXPECT_EQ(gate->Admit(At("a", 100, {1, 0})).verdict, Verdict::kAdmit);  // F_a 1.1, V 1.05
-  EXPECT_EQ(gate->Admit(At("b", 100, {1, 0})).delta_ms, 100);  // L1 empty: b holds
+  EXPECT_EQ(gate->Admit(At("b", 100, {1, 0})).delta_ms, 100);             // L1 empty: b holds
   // a: S - V = 0.05 > slack; L1 is empty too (100 ms > (0.05 - 0.025) / 0.5).
   EXPECT_EQ(gate->Admit(At("a", 100, {1, 0})).delta_ms, 100);
   // At 200 L1 holds 1, but a is still not eligible: (1.1 - 1.05 - 0.025) / 0.5.
@@ -106,7 +106,7 @@ TEST_F(GateArith, FairTagsAndCalendarDeltas) {
   EXPECT_EQ(d.reason, "l1:requests");
   EXPECT_EQ(gate->Admit(At("a", 250, {1, 0})).delta_ms, 250);
   EXPECT_EQ(gate->Admit(At("a", 300, {1, 0})).verdict, Verdict::kAdmit);  // F_a 1.2, V 1.15
-  EXPECT_EQ(gate->Admit(At("b", 300, {1, 0})).delta_ms, 100);              // L1 empty
+  EXPECT_EQ(gate->Admit(At("b", 300, {1, 0})).delta_ms, 100);             // L1 empty
   auto st = GateAdmin(*gate).State();
   ASSERT_EQ(st->queues.size(), 2u);
   EXPECT_NEAR(st->queues[0].tag, 1.2, 1e-9);
@@ -117,6 +117,23 @@ TEST_F(GateArith, FairTagsAndCalendarDeltas) {
   EXPECT_EQ(st->queues[1].admits, 1);
   EXPECT_EQ(st->queues[1].defers, 3);
   EXPECT_TRUE(st->queues[0].backlogged);
+}
+
+// The clock going back (a failover to a server whose clock is behind, or an
+// explicit now_ms in the future) must not stop the refill until the clock
+// passes the old time: beyond 1 s back the refill restarts from now, and a
+// hold that far ahead holds nothing. Within 1 s, ts stays (no double refill).
+TEST_F(GateArith, AClockThatWentBackRestartsTheRefill) {
+  auto gate = MakeGate(GateCaps{10, 0, 1.0}, {});
+  for (int i = 0; i < 10; ++i)
+    ASSERT_EQ(gate->Admit(At("a", 100'000, {1, 0})).verdict, Verdict::kAdmit);
+  // 0.5 s back: no refill, b holds L1 until 99.8 s.
+  EXPECT_EQ(gate->Admit(At("b", 99'500, {1, 0})).delta_ms, 100);
+  // 100 s back: the refill restarts at 0, b's hold (99.8 s ahead) is void,
+  // so c takes the hold and is admitted after one refill, 100 ms.
+  EXPECT_EQ(gate->Admit(At("c", 0, {1, 0})).delta_ms, 100);
+  EXPECT_EQ(gate->Admit(At("c", 100, {1, 0})).verdict, Verdict::kAdmit);
+  EXPECT_NEAR(GateAdmin(*gate).State()->l1_requests, 0, 1e-9);
 }
 
 TEST_F(GateArith, IdleQueuesAreEvictedAfterTheTtl) {

@@ -139,7 +139,11 @@ local el = math.max(0, now - ts)
 local rsv = tonumber(s[7]) or 0
 r = math.min(capr, r + Cr * el / 1e6)
 if t < capt + rsv then t = math.min(capt + rsv, t + Ct * el / 1e6) end
-if ts < now then ts = now end
+-- ts only moves forward, except when the clock went back by more than 1 s
+-- (a failover to a server whose clock is behind, or a call with an explicit
+-- now_ms in the future): then the refill restarts from now, instead of
+-- stopping until the clock passes the old ts.
+if ts < now or ts > now + 1000000 then ts = now end
 
 ---------------------------------------------------------------- eviction
 -- Bounded (amortized O(1): each queue enters each set once per episode),
@@ -235,6 +239,9 @@ local hold_us, hold_q, hold_f, hold_r, hold_t = 0, nil, 0, 0, 0
 if s[6] and #s[6] > HOLDLEN and string.byte(s[6]) == 1 then
   hold_us, hold_f, hold_r, hold_t = rec(HOLDREC, HOLDLEN, s[6])
   hold_q = string.sub(s[6], HOLDLEN + 1)
+  -- A hold lasts at most the longest delta (60 s) plus grace; one further
+  -- ahead is from a clock that went back: it holds nothing.
+  if hold_us > now + 61000000 + grace_us then hold_us = 0 end
 end
 -- (A tie keeps the holder's need too: it was first.)
 local before_holder = hold_q and hold_q ~= qid and now < hold_us and hold_f <= Fnext + 1e-12
