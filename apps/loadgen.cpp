@@ -165,7 +165,8 @@ int main(int argc, char** argv) {
       "no progress line, gate target line or start wait line (warnings, errors and scenario "
       "event lines stay, on stderr)")(
       "processes", po::value(&processes_text)->default_value(processes_text),
-      "run each run as N cooperating processes (tenant t in process t mod N, slots split, one "
+      "run each run as N cooperating processes, N in [1, 256] (tenant t in process t mod N, slots "
+      "split, one "
       "gate target and upstream, set up once, one start time); records merged into one report")(
       "shard", po::value(&shard_text),
       "I/N: run only part I of N of one run and write its records to "

@@ -144,7 +144,10 @@ expect 2 "--speedup must be a number in (0, 1000]" "$S" --speedup 0
 expect 2 "unknown configuration 'fast'" "$S" --config naive,fast
 expect 2 "--config has an empty item" "$S" --config naive,
 expect 2 "no scenario 'nothing'" "$S" --scenario nothing
-expect 2 "--gate-breaker-ms needs a whole number of ms >= 0, got '-1'" "$S" --gate-breaker-ms -1
+expect 2 "--gate-breaker-ms needs a whole number of ms in [0, 60000] (loadgen's range), got '-1'" \
+  "$S" --gate-breaker-ms -1
+expect 2 "--gate-breaker-ms needs a whole number of ms in [0, 60000] (loadgen's range), got '60001'" \
+  "$S" --gate-breaker-ms 60001
 A="$SRC/scripts/adaptive-caps.sh"
 expect 2 "unknown case 'nope'" "$A" --case nope
 expect 2 "--speedup must be a number in (0, 1000]" "$A" --speedup 0
