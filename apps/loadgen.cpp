@@ -2,9 +2,12 @@
 // and Valkey, and writes per-run and per-workload reports. Flags, their
 // checks and the loading of the workload files only; the work is in
 // bp::loadgen (experiment.h: the workload x configuration x repeat loop).
+#include <spdlog/sinks/stdout_color_sinks.h>
+#include <spdlog/spdlog.h>
 #include <unistd.h>
 
 #include <boost/program_options.hpp>
+#include <charconv>
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
@@ -67,9 +70,39 @@ int Usage(const std::string& error) {
   return 2;
 }
 
+// An integer flag's text: one decimal integer (no sign for unsigned types,
+// no fraction, no exponent) in [lo, hi]. Otherwise false with `error`:
+// "--F must be in [LO, HI]UNIT, got X" for an integer out of range (the
+// wording of ValidateRunOptions), "--F must be an integer in [LO, HI]UNIT, got
+// 'X'" for anything else (Boost's own "the argument ('X') for option '--F' is
+// invalid" named no range).
+template <typename T>
+bool IntegerFlag(const std::string& flag, const std::string& text, T lo, T hi,
+                 const std::string& unit, T* out, std::string* error) {
+  const std::string range = "[" + std::to_string(lo) + ", " + std::to_string(hi) + "]" + unit;
+  T v{};
+  const char* end = text.data() + text.size();
+  auto [p, ec] = std::from_chars(text.data(), end, v);
+  if (ec == std::errc() && p == end && !text.empty()) {
+    if (v >= lo && v <= hi) {
+      *out = v;
+      return true;
+    }
+    *error = "--" + flag + " must be in " + range + ", got " + text;
+    return false;
+  }
+  *error = "--" + flag + " must be an integer in " + range + ", got '" + text + "'";
+  return false;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
+  // Log lines (warnings, errors, the wait for a shared start) go to stderr,
+  // as the progress line does; stdout keeps the tables. spdlog's default
+  // logger writes to stdout, so `loadgen -q > table.txt` lost the warnings.
+  spdlog::set_default_logger(std::make_shared<spdlog::logger>(
+      "", std::make_shared<spdlog::sinks::stderr_color_sink_mt>()));
   if (argc >= 2 && std::string(argv[1]) == "merge") {
     return MergeCommand(std::vector<std::string>(argv + 2, argv + argc), std::cout, std::cerr);
   }
@@ -77,6 +110,9 @@ int main(int argc, char** argv) {
   std::string config_list = "naive,tn,litellm,bp";
   RunOptions run;
   int repeats = 1;
+  // Integer flags are read as text and checked here (IntegerFlag).
+  std::string repeats_text = "1", seed_text = "1", threads_text = "4", breaker_text = "1000",
+              pid_text = "0", processes_text = "1", start_text;
   std::string out_dir = "results";
   bool no_figures = false;
   bool quiet = false;
@@ -91,24 +127,27 @@ int main(int argc, char** argv) {
                                                  "workload JSON file (repeatable)")(
       "config,c", po::value(&config_list)->default_value(config_list),
       "comma list of naive,tn,litellm,bp,bp-no-drf,bp-no-priority")(
-      "repeats,r", po::value(&repeats)->default_value(1), "repeats per configuration (>= 1)")(
+      "repeats,r", po::value(&repeats_text)->default_value(repeats_text),
+      "repeats per configuration, in [1, 1000]")(
       "speedup,s", po::value(&run.speedup)->default_value(1.0),
       "time compression: rates x F, durations / F; results stay in paper units")(
       "upstream,u", po::value(&run.upstream_url)->default_value(run.upstream_url), "mockapi URL")(
       "valkey,v", po::value(&run.valkey_url)->default_value(run.valkey_url),
       "Valkey/Redis URL (bp)")("out,o", po::value(&out_dir)->default_value(out_dir),
-                               "results directory")("seed", po::value(&run.seed)->default_value(1),
+                               "results directory")("seed",
+                                                    po::value(&seed_text)->default_value(seed_text),
                                                     "jitter seed (the run uses seed + repeat)")(
-      "gate-threads", po::value(&run.gate_threads)->default_value(4),
-      "bp: threads/connections for the blocking gate calls")(
-      "gate-breaker-ms", po::value(&run.gate_breaker_cool_off_ms)->default_value(1000),
+      "gate-threads", po::value(&threads_text)->default_value(threads_text),
+      "bp: threads/connections for the blocking gate calls, in [1, 256]")(
+      "gate-breaker-ms", po::value(&breaker_text)->default_value(breaker_text),
       "bp: after a gate call times out or loses its connection, that thread's calls fail open "
-      "at once for this many real ms, then one probes Valkey (0 = no circuit breaker)")(
+      "at once for this many real ms, then one probes Valkey; in [0, 60000] (0 = no circuit "
+      "breaker; longer would leave most of a run ungated after one pause)")(
       "no-figures", po::bool_switch(&no_figures), "do not run gnuplot")(
       "sdk-retry-after-bound", po::value(&sdk_bound)->default_value(sdk_bound),
       "inclusive: the SDK honours retry-after 0 < t <= 60 s (official SDKs); exclusive: "
       "0 < t < 60 s (openai-node <= 6.25), so LiteLLM's retry-after 60 falls back to backoff")(
-      "valkey-pid", po::value(&run.valkey_pid)->default_value(0),
+      "valkey-pid", po::value(&pid_text)->default_value(pid_text),
       "scenarios: pid of the Valkey server that state_outage events pause (SIGSTOP/SIGCONT) "
       "or stop and restart (same executable, settings read by CONFIG GET); loadgen must be "
       "allowed to signal it")(
@@ -122,15 +161,18 @@ int main(int argc, char** argv) {
       "litellm v3 token counter: output (completion tokens, LiteLLM's default) or total")(
       "tn-rps-limit", po::value(&run.tn_rps_limit)->default_value(0.0),
       "tn: Temporal queue-rps-limit in paper req/s (0: the workload's request cap)")(
-      "quiet,q", po::bool_switch(&quiet), "no progress line")(
-      "processes", po::value(&processes)->default_value(1),
-      "run each run as N cooperating processes (tenant t in process t mod N, slots split, one "
+      "quiet,q", po::bool_switch(&quiet),
+      "no progress line, gate target line or start wait line (warnings, errors and scenario "
+      "event lines stay, on stderr)")(
+      "processes", po::value(&processes_text)->default_value(processes_text),
+      "run each run as N cooperating processes, N in [1, 256] (tenant t in process t mod N, slots "
+      "split, one "
       "gate target and upstream, set up once, one start time); records merged into one report")(
       "shard", po::value(&shard_text),
       "I/N: run only part I of N of one run and write its records to "
       "OUT/<workload>/<config>/r0/shard-I.records.json for `loadgen merge`; part 0 sets up the "
       "upstream and the gate; needs --start-at (and --gate-target for bp)")(
-      "start-at", po::value(&run.start_at_unix_ms)->default_value(0),
+      "start-at", po::value(&start_text),
       "--shard: the shared start, wall clock in unix ms within 1 h of now (leave part 0 a few "
       "seconds for setup; a start ahead prints how long it waits)")(
       "gate-target", po::value(&run.gate_target),
@@ -153,8 +195,27 @@ int main(int argc, char** argv) {
     return 0;
   }
   if (workloads.empty()) return Usage("--workload FILE is required");
-  if (run.valkey_pid < 0) return Usage("--valkey-pid must be a process id > 0");
-  if (repeats < 1) return Usage("--repeats must be >= 1");
+  {
+    std::string e;
+    const bool ok =
+        IntegerFlag<int>("repeats", repeats_text, 1, 1000, "", &repeats, &e) &&
+        IntegerFlag<uint64_t>("seed", seed_text, 0, UINT64_MAX, "", &run.seed, &e) &&
+        IntegerFlag<int>("gate-threads", threads_text, 1, 256, "", &run.gate_threads, &e) &&
+        IntegerFlag<int>("gate-breaker-ms", breaker_text, 0, kMaxGateBreakerMs,
+                         " ms (0 = no circuit breaker)", &run.gate_breaker_cool_off_ms, &e) &&
+        IntegerFlag<int>("valkey-pid", pid_text, 0, kMaxValkeyPid, " (0 = none)", &run.valkey_pid,
+                         &e) &&
+        IntegerFlag<int>("processes", processes_text, 1, 256, "", &processes, &e);
+    if (!ok) return Usage(e);
+    // --start-at: given or not (not given: 0, which --shard refuses below).
+    if (vm.count("start-at") && !IntegerFlag<int64_t>("start-at", start_text, 1, INT64_MAX, "",
+                                                      &run.start_at_unix_ms, &e)) {
+      return Usage(
+          "--start-at must be a positive unix ms (an integer, e.g. $(( $(date +%s%3N) "
+          "+ 5000 ))), got '" +
+          start_text + "'");
+    }
+  }
   if (sdk_bound == "exclusive") {
     run.sdk_retry_after_bound = SdkRetryAfterBound::kExclusive60s;
   } else if (sdk_bound != "inclusive") {
@@ -169,7 +230,6 @@ int main(int argc, char** argv) {
   run.litellm.tokens = *tokens;
   auto configs = ParseConfigurationList(config_list);
   if (!configs.ok()) return Usage(configs.status().message());
-  if (processes < 1 || processes > 256) return Usage("--processes must be in [1, 256]");
   ShardInfo shard;
   if (!shard_text.empty()) {
     auto s = ParseShard(shard_text);
@@ -189,7 +249,7 @@ int main(int argc, char** argv) {
     if (bp::Status at = CheckStartAt(run.start_at_unix_ms, UnixMsNow()); !at.ok()) {
       return Usage(at.message());
     }
-  } else if (run.start_at_unix_ms != 0 || !run.gate_target.empty()) {
+  } else if (vm.count("start-at") || !run.gate_target.empty()) {
     return Usage("--start-at and --gate-target go with --shard");
   }
   if (bp::Status s = ValidateRunOptions(run); !s.ok()) return Usage(s.message());
@@ -239,6 +299,18 @@ int main(int argc, char** argv) {
     if (ec || !fs::is_directory(out_dir) || ::access(out_dir.c_str(), W_OK) != 0) {
       return Usage("--out " + out_dir + ": cannot create or write the results directory" +
                    (ec ? " (" + ec.message() + ")" : ""));
+    }
+  }
+
+  // An earlier experiment's comparison is replaced, not extended: say which
+  // workloads drop out of it before the runs (README "Outputs").
+  if (shard_text.empty()) {
+    const std::vector<std::string> dropped = ComparedWorkloadsDropped(out_dir, loaded);
+    if (!dropped.empty()) {
+      std::string names;
+      for (const std::string& n : dropped) names += (names.empty() ? "" : ", ") + n;
+      std::cerr << "loadgen: " << (fs::path(out_dir) / "comparison.md").string() << " covers "
+                << names << "; this run replaces it (their runs stay in their folders)\n";
     }
   }
 

@@ -27,7 +27,7 @@ options:
                     scenarios with "adapt": true in their gate section)
   --gate-breaker-ms MS
                     loadgen --gate-breaker-ms: the gate's circuit-breaker
-                    cool-off in real ms (default 1000; 0 = no breaker)
+                    cool-off in real ms, in [0, 60000] (default 1000; 0 = no breaker)
   -h, --help        this help
 
 examples:
@@ -58,7 +58,8 @@ while [ "$#" -gt 0 ]; do
     --no-setup) SETUP=0; shift ;;
     --adapt) ADAPT=1; shift ;;
     --gate-breaker-ms) need_arg "$@"
-      [[ "$2" =~ ^[0-9]+$ ]] || die "--gate-breaker-ms needs a whole number of ms >= 0, got '$2'"
+      [[ "$2" =~ ^[0-9]{1,5}$ ]] && ((10#$2 <= 60000)) ||
+        die "--gate-breaker-ms needs a whole number of ms in [0, 60000] (loadgen's range), got '$2'"
       EXTRA+=(--gate-breaker-ms "$2"); shift 2 ;;
     -h|--help) usage; exit 0 ;;
     *) usage >&2; die "unknown option '$1'" ;;

@@ -43,7 +43,24 @@ expect 2 "--upstream: http://127.0.0.1:0x1F90: bad port '0x1F90'" \
 expect 2 "--valkey: " "$L" --workload "$W" --valkey http://127.0.0.1:6379
 expect 2 "--config has an empty item in \"naive,,bp\"" "$L" --workload "$W" --config naive,,bp
 expect 2 "--gate-threads must be in [1, 256], got 0" "$L" --workload "$W" --gate-threads 0
-expect 2 "--gate-breaker-ms must be >= 0, got -5" "$L" --workload "$W" --gate-breaker-ms=-5
+# Integer flags: a range in the message, for integers out of it and for
+# anything else (Boost's bare "the argument ('0.5') ... is invalid" named none).
+BR="must be in [0, 60000] ms (0 = no circuit breaker), got"
+expect 2 "--gate-breaker-ms $BR -5" "$L" --workload "$W" --gate-breaker-ms=-5
+expect 2 "--gate-breaker-ms $BR 60001" "$L" --workload "$W" --gate-breaker-ms 60001
+expect 2 "--gate-breaker-ms $BR 2147483647" "$L" --workload "$W" --gate-breaker-ms 2147483647
+BI="--gate-breaker-ms must be an integer in [0, 60000] ms (0 = no circuit breaker), got"
+expect 2 "$BI '2147483648'" "$L" --workload "$W" --gate-breaker-ms 2147483648
+expect 2 "$BI '1e9'" "$L" --workload "$W" --gate-breaker-ms 1e9
+expect 2 "$BI '0.5'" "$L" --workload "$W" --gate-breaker-ms 0.5
+expect 2 "--repeats must be an integer in [1, 1000], got '1.5'" "$L" --workload "$W" --repeats 1.5
+expect 2 "--repeats must be in [1, 1000], got 0" "$L" --workload "$W" --repeats 0
+expect 2 "--gate-threads must be an integer in [1, 256], got '99999999999'" \
+  "$L" --workload "$W" --gate-threads 99999999999
+expect 2 "--processes must be an integer in [1, 256], got '2.5'" "$L" --workload "$W" --processes 2.5
+expect 2 "--valkey-pid must be in [0, 4194304] (0 = none), got -1" "$L" --workload "$W" --valkey-pid=-1
+expect 2 "--seed must be an integer in [0, 18446744073709551615], got '-1'" \
+  "$L" --workload "$W" --seed=-1
 expect 2 "configuration \"bp\" twice" "$L" --workload "$W" --config bp,bp
 expect 2 "--speedup must be in (0, 1000]" "$L" --workload "$W" --speedup 0
 expect 2 "too many positional options" "$L" --workload "$W" stray
@@ -53,6 +70,12 @@ expect 2 "cannot create or write the results directory" "$L" --workload "$W" --o
 # Cooperating processes (issue 11): flag checks before any run.
 expect 2 "--shard must be I/N with 0 <= I < N <= 256" "$L" --workload "$W" --shard 2/2 --start-at 1
 expect 2 "--shard needs --start-at UNIX_MS" "$L" --workload "$W" --config naive --shard 0/2
+# A --start-at that is given but not a positive unix ms says so (it said
+# "--shard needs --start-at UNIX_MS", as if the flag were missing).
+SA="--start-at must be a positive unix ms (an integer, e.g. \$(( \$(date +%s%3N) + 5000 ))), got"
+expect 2 "$SA '-5'" "$L" --workload "$W" --config naive --shard 0/2 --start-at=-5
+expect 2 "$SA '0'" "$L" --workload "$W" --config naive --shard 0/2 --start-at 0
+expect 2 "$SA '1.5e12'" "$L" --workload "$W" --config naive --shard 0/2 --start-at 1.5e12
 expect 2 "--shard with bp needs --gate-target NAME" "$L" --workload "$W" --config bp --shard 0/2 --start-at 1
 expect 2 "--shard runs one run" "$L" --workload "$W" --config naive,bp --shard 0/2 --start-at 1
 expect 2 "--start-at and --gate-target go with --shard" "$L" --workload "$W" --gate-target g
@@ -121,7 +144,10 @@ expect 2 "--speedup must be a number in (0, 1000]" "$S" --speedup 0
 expect 2 "unknown configuration 'fast'" "$S" --config naive,fast
 expect 2 "--config has an empty item" "$S" --config naive,
 expect 2 "no scenario 'nothing'" "$S" --scenario nothing
-expect 2 "--gate-breaker-ms needs a whole number of ms >= 0, got '-1'" "$S" --gate-breaker-ms -1
+expect 2 "--gate-breaker-ms needs a whole number of ms in [0, 60000] (loadgen's range), got '-1'" \
+  "$S" --gate-breaker-ms -1
+expect 2 "--gate-breaker-ms needs a whole number of ms in [0, 60000] (loadgen's range), got '60001'" \
+  "$S" --gate-breaker-ms 60001
 A="$SRC/scripts/adaptive-caps.sh"
 expect 2 "unknown case 'nope'" "$A" --case nope
 expect 2 "--speedup must be a number in (0, 1000]" "$A" --speedup 0

@@ -1,5 +1,6 @@
 // `loadgen merge` (merge_command.h) on records files written here: a path
-// given twice, a missing part and a record naming no tenant are refused with
+// given twice, a missing part, a record naming no tenant and a corrupt run
+// field (a negative count, a fraction, no slots, an end out of range) are refused with
 // exit 2, one message line naming the path, part or row, and nothing written.
 #include "bp/loadgen/merge_command.h"
 
@@ -7,6 +8,8 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
 #include <sstream>
 
 #include "bp/loadgen/records_io.h"
@@ -107,6 +110,36 @@ TEST_F(MergeCommandTest, ARecordNamingNoTenantIsRefusedWithItsFileAndRow) {
                                  ": attempts[0].tenant_index: 3 names no tenant (the part has 1: "
                                  "0..0)\n");
   EXPECT_FALSE(fs::exists(out_));
+}
+
+// New-user pass: `gate_fail_opens: -7` became 18446744073709551609 in the
+// merged summary.json, 1.5 breaker opens became 1, slots -5 or 0 and end_us
+// -100 or 1e18 were taken. Each is refused with the file and the field.
+TEST_F(MergeCommandTest, ACorruptRunFieldIsRefusedWithItsFileAndField) {
+  const std::string range = "must be an integer in [";
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {R"("gate_fail_opens": -7)", "gate_fail_opens: must be a whole count >= 0, got -7"},
+      {R"("gate_breaker_opens": 1.5)", "gate_breaker_opens: must be a whole count >= 0, got 1.5"},
+      {R"("gate_unreleased": "3")", "gate_unreleased: must be a whole count >= 0, got \"3\""},
+      {R"("slots": -5)", "slots: " + range + "1, 100000], got -5"},
+      {R"("slots": 0)", "slots: " + range + "1, 100000], got 0"},
+      {R"("end_us": -100)",
+       "end_us: " + range + "0, 31536000000000] (us after the run's start), got -100"},
+      {R"("end_us": 1e18)",
+       "end_us: " + range + "0, 31536000000000] (us after the run's start), got 1e+18"},
+  };
+  for (const auto& [field, why] : cases) {
+    fs::remove_all(dir_);
+    Write(TinyPart(0, 2), "shard-0.records.json");
+    const std::string f1 = Write(TinyPart(1, 2), "shard-1.records.json");
+    nlohmann::json doc = nlohmann::json::parse(std::ifstream(f1));
+    const nlohmann::json edit = nlohmann::json::parse("{" + field + "}");
+    doc.update(edit);
+    std::ofstream(f1) << doc.dump();
+    EXPECT_EQ(Merge({shards_}), 2) << field;
+    EXPECT_EQ(err_text_.str(), "loadgen merge: " + f1 + ": " + why + "\n") << field;
+    EXPECT_FALSE(fs::exists(out_)) << field;
+  }
 }
 
 }  // namespace

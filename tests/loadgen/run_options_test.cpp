@@ -30,7 +30,12 @@ TEST(RunOptions, BadValuesNameTheFlag) {
       {[](RunOptions* o) { o->gate_threads = -3; }, "--gate-threads must be in [1, 256], got -3"},
       {[](RunOptions* o) { o->gate_threads = 257; }, "--gate-threads must be in [1, 256], got 257"},
       {[](RunOptions* o) { o->gate_breaker_cool_off_ms = -1; },
-       "--gate-breaker-ms must be >= 0, got -1"},
+       "--gate-breaker-ms must be in [0, 60000] ms (0 = no circuit breaker), got -1"},
+      // New-user pass: INT_MAX was taken (one pause ungated the rest of the run).
+      {[](RunOptions* o) { o->gate_breaker_cool_off_ms = 60001; },
+       "--gate-breaker-ms must be in [0, 60000] ms (0 = no circuit breaker), got 60001"},
+      {[](RunOptions* o) { o->gate_breaker_cool_off_ms = 2147483647; },
+       "--gate-breaker-ms must be in [0, 60000] ms (0 = no circuit breaker), got 2147483647"},
   };
   for (const Case& k : cases) {
     RunOptions o;

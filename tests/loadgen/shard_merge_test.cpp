@@ -309,8 +309,10 @@ TEST(ShardStart, StartAtWithinAnHourOfNowElseRefusedWithAHint) {
   EXPECT_TRUE(CheckStartAt(now + 3'600'000, now).ok());
   EXPECT_TRUE(CheckStartAt(now - 3'600'000, now).ok());
   EXPECT_EQ(CheckStartAt(now + 3'600'001, now).message(),
-            "--start-at 1764653600001: 1.0 h in the future; it must be unix ms within 1 h of "
-            "now (1764650000000), e.g. $(( $(date +%s%3N) + 5000 ))");
+            "--start-at 1764653600001: 60.0 min in the future (more than 1 h); it must be unix "
+            "ms within 1 h of now (1764650000000), e.g. $(( $(date +%s%3N) + 5000 ))");
+  EXPECT_EQ(CheckStartAt(now - 5'400'000, now).message().substr(0, 68),
+            "--start-at 1764644600000: 90.0 min in the past (more than 1 h); it m");
   EXPECT_EQ(CheckStartAt(1'764'650'003, now).message(),
             "--start-at 1764650003: 55.9 years in the past (seconds? --start-at takes unix ms: "
             "1764650003000); it must be unix ms within 1 h of now (1764650000000), e.g. $(( "

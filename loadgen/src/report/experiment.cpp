@@ -1,7 +1,10 @@
 // The experiment loop and one shard's run to a file (experiment.h).
 #include "bp/loadgen/experiment.h"
 
+#include <algorithm>
 #include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
 
 #include "bp/loadgen/metrics.h"
 #include "bp/loadgen/scenario_metrics.h"
@@ -49,6 +52,27 @@ Status RunExperiment(const std::vector<Workload>& workloads, RunOptions run,
   if (Status s = WriteComparison(options.out_dir, summaries); !s.ok()) return s;
   out << ComparisonMarkdown(summaries) << "\nresults in " << options.out_dir << "\n";
   return Status::Ok();
+}
+
+std::vector<std::string> ComparedWorkloadsDropped(const std::string& out_dir,
+                                                  const std::vector<Workload>& workloads) {
+  std::ifstream in(fs::path(out_dir) / "comparison.json");
+  if (!in) return {};
+  const nlohmann::json doc = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
+  std::vector<std::string> dropped;
+  if (!doc.is_object() || !doc.contains("workloads") || !doc["workloads"].is_array()) {
+    return dropped;
+  }
+  for (const nlohmann::json& w : doc["workloads"]) {
+    if (!w.is_object() || !w.contains("workload") || !w["workload"].is_string()) continue;
+    const std::string name = w["workload"].get<std::string>();
+    const bool kept = std::any_of(workloads.begin(), workloads.end(),
+                                  [&](const Workload& x) { return x.name == name; });
+    if (!kept && std::find(dropped.begin(), dropped.end(), name) == dropped.end()) {
+      dropped.push_back(name);
+    }
+  }
+  return dropped;
 }
 
 Status RunShardToFile(const Workload& workload, RunOptions run, const ShardInfo& shard,

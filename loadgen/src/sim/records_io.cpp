@@ -10,6 +10,10 @@ namespace {
 
 using nlohmann::json;
 constexpr const char* kFormat = "bp-loadgen-records/1";
+// A run's end, us after its start: at most 365 days (a run is capped by its
+// workload's run_length_cap_s; 1e18 was taken as a 31 700-year run).
+constexpr int64_t kMaxEndUs = 365LL * 86400 * 1'000'000;
+constexpr int64_t kMaxSlots = 100000;  // the workload reader's range for "slots"
 
 int VerdictNumber(GateVerdict v) { return static_cast<int>(v); }
 
@@ -208,13 +212,34 @@ Result<ShardRecords> ReadRecordsFile(const std::filesystem::path& path) {
     get("speedup", &r.speedup);
     get("cap_requests_per_s", &r.cap_requests_per_s);
     get("cap_tokens_per_s", &r.cap_tokens_per_s);
-    get("slots", &r.slots);
-    get("end_us", &r.end_us);
+    // Checked, not converted: nlohmann turns -7 into 2^64 - 7 for a count
+    // and 1.5 into 1 (new-user pass: the merged summary.json showed both).
+    auto integer = [&](const char* field, int64_t lo, int64_t hi, const char* note) -> int64_t {
+      where = field;
+      const json& v = doc.at(field);
+      const bool fits = v.is_number_unsigned() ? v.get<uint64_t>() <= static_cast<uint64_t>(hi)
+                                               : v.is_number_integer() && v.get<int64_t>() <= hi;
+      if (!fits || v.get<int64_t>() < lo) {
+        throw std::invalid_argument("must be an integer in [" + std::to_string(lo) + ", " +
+                                    std::to_string(hi) + "]" + note + ", got " + v.dump());
+      }
+      return v.get<int64_t>();
+    };
+    auto count = [&](const char* field, uint64_t* out) {
+      where = field;
+      const json& v = doc.at(field);
+      if (!v.is_number_unsigned()) {
+        throw std::invalid_argument("must be a whole count >= 0, got " + v.dump());
+      }
+      *out = v.get<uint64_t>();
+    };
+    r.slots = static_cast<int>(integer("slots", 1, kMaxSlots, ""));
+    r.end_us = integer("end_us", 0, kMaxEndUs, " (us after the run's start)");
     get("start_unix_us", &r.start_unix_us);
-    get("gate_fail_opens", &r.gate_fail_opens);
+    count("gate_fail_opens", &r.gate_fail_opens);
     // Absent from records written before the breaker and the release drain.
-    if (doc.contains("gate_breaker_opens")) get("gate_breaker_opens", &r.gate_breaker_opens);
-    if (doc.contains("gate_unreleased")) get("gate_unreleased", &r.gate_unreleased);
+    if (doc.contains("gate_breaker_opens")) count("gate_breaker_opens", &r.gate_breaker_opens);
+    if (doc.contains("gate_unreleased")) count("gate_unreleased", &r.gate_unreleased);
     get("gate_target", &r.gate_target);
     where = "shard";
     const json& sh = doc.at("shard");

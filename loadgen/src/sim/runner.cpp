@@ -83,9 +83,10 @@ Status ValidateRunOptions(const RunOptions& o) {
   if (o.gate_command_timeout_ms < 1) {
     return Status::InvalidArgument("gate command timeout must be >= 1 ms");
   }
-  if (o.gate_breaker_cool_off_ms < 0) {
-    return Status::InvalidArgument("--gate-breaker-ms must be >= 0, got " +
-                                   std::to_string(o.gate_breaker_cool_off_ms));
+  if (o.gate_breaker_cool_off_ms < 0 || o.gate_breaker_cool_off_ms > kMaxGateBreakerMs) {
+    return Status::InvalidArgument(
+        "--gate-breaker-ms must be in [0, " + std::to_string(kMaxGateBreakerMs) +
+        "] ms (0 = no circuit breaker), got " + std::to_string(o.gate_breaker_cool_off_ms));
   }
   return Status::Ok();
 }
@@ -212,6 +213,7 @@ Result<RunRecords> RunOnce(const Workload& workload, const RunOptions& options) 
   eo.valkey_pid = options.valkey_pid;
   eo.valkey_pidfile = options.valkey_pidfile;
   eo.label = workload.name + " " + options.configuration + " #" + std::to_string(options.repeat);
+  if (!options.part.empty()) eo.label += " " + options.part;
   Engine engine(workload, eo, *configuration);
   if (options.start_at_unix_ms > 0) {
     WaitUntilUnixMs(options.start_at_unix_ms, eo.label, options.progress);

@@ -69,7 +69,11 @@ Status CheckStartAt(int64_t start_at_unix_ms, int64_t now_unix_ms) {
   if (std::abs(ahead_ms) <= static_cast<double>(kStartAtWindowMs)) return Status::Ok();
   const double s = std::abs(ahead_ms) / 1000;
   char far[64];
-  if (s < 2 * 86400) {
+  // Just over the hour: minutes, and "more than 1 h" ("1.0 h in the future;
+  // it must be ... within 1 h" read as self-contradictory).
+  if (s < 2 * 3600) {
+    std::snprintf(far, sizeof far, "%.1f min", s / 60);
+  } else if (s < 2 * 86400) {
     std::snprintf(far, sizeof far, "%.1f h", s / 3600);
   } else if (s < 2 * 365.25 * 86400) {
     std::snprintf(far, sizeof far, "%.1f days", s / 86400);
@@ -85,11 +89,11 @@ Status CheckStartAt(int64_t start_at_unix_ms, int64_t now_unix_ms) {
   } else if (fits(static_cast<double>(start_at_unix_ms) / 10)) {
     hint = " (an extra digit? " + std::to_string(start_at_unix_ms / 10) + " is within the hour)";
   }
-  return Status::InvalidArgument("--start-at " + std::to_string(start_at_unix_ms) + ": " + far +
-                                 (ahead_ms > 0 ? " in the future" : " in the past") + hint +
-                                 "; it must be unix ms within 1 h of now (" +
-                                 std::to_string(now_unix_ms) +
-                                 "), e.g. $(( $(date +%s%3N) + 5000 ))");
+  return Status::InvalidArgument(
+      "--start-at " + std::to_string(start_at_unix_ms) + ": " + far +
+      (ahead_ms > 0 ? " in the future" : " in the past") +
+      (s < 2 * 3600 ? " (more than 1 h)" : "") + hint + "; it must be unix ms within 1 h of now (" +
+      std::to_string(now_unix_ms) + "), e.g. $(( $(date +%s%3N) + 5000 ))");
 }
 
 Result<Workload> ShardWorkload(const Workload& full, ShardInfo* shard) {
@@ -150,6 +154,7 @@ Result<ShardRecords> RunShard(const Workload& full, RunOptions options, ShardInf
   options.configure_upstream = false;
   options.configure_gate = false;
   options.seed += 7919 * static_cast<uint64_t>(shard.index);
+  options.part = "part " + std::to_string(shard.index) + "/" + std::to_string(shard.count);
   auto records = RunOnce(*part, options);
   if (!records.ok()) return records.status();
   ShardRecords out;

@@ -43,6 +43,13 @@ struct ExperimentOptions {
 Status RunExperiment(const std::vector<Workload>& workloads, RunOptions run,
                      const ExperimentOptions& options, std::ostream& out);
 
+// The workloads that OUT/comparison.json (written with comparison.md by an
+// earlier experiment into `out_dir`) covers and `workloads` do not: the
+// comparison this experiment writes replaces both files and drops them (their
+// OUT/<workload>/ folders stay). Empty when the file is absent or unreadable.
+std::vector<std::string> ComparedWorkloadsDropped(const std::string& out_dir,
+                                                  const std::vector<Workload>& workloads);
+
 // Runs part `shard` of one run of `workload` under run.configuration
 // (RunShard; part 0 sets up the upstream and the gate) and writes its records
 // to OUT/<workload>/<configuration>/r0/shard-<index>.records.json, naming the

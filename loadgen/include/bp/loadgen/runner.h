@@ -25,6 +25,13 @@
 
 namespace bp::loadgen {
 
+// --gate-breaker-ms's upper bound, real ms: a cool-off this long already
+// ungates a minute of the run after one gate timeout; INT_MAX used to be
+// taken (one pause then ungated the rest of the run). 0 = no breaker.
+inline constexpr int kMaxGateBreakerMs = 60000;
+// --valkey-pid's upper bound: Linux's PID_MAX_LIMIT (2^22).
+inline constexpr int kMaxValkeyPid = 4194304;
+
 struct RunOptions {
   std::string configuration = "naive";  // naive|tn|litellm|bp|bp-no-drf|bp-no-priority
   int repeat = 0;
@@ -32,11 +39,12 @@ struct RunOptions {
   uint64_t seed = 1;     // jitter; the run uses seed + repeat
   std::string upstream_url = "http://127.0.0.1:8080";
   std::string valkey_url = "redis://127.0.0.1:6379";
-  bool configure_upstream = true;     // false: leave mockapi's config alone (tests)
-  bool progress = false;              // live line on stderr once a second
-  int gate_threads = 4;               // bp: threads (and Valkey connections) for gate calls
-  int gate_command_timeout_ms = 100;  // bp: real ms before Admit fails open
-  int gate_breaker_cool_off_ms = 1000;  // bp: real ms (BpOptions::breaker_cool_off_ms)
+  bool configure_upstream = true;       // false: leave mockapi's config alone (tests)
+  bool progress = false;                // live line on stderr once a second
+  int gate_threads = 4;                 // bp: threads (and Valkey connections) for gate calls
+  int gate_command_timeout_ms = 100;    // bp: real ms before Admit fails open
+  int gate_breaker_cool_off_ms = 1000;  // bp: real ms in [0, kMaxGateBreakerMs]
+                                        // (BpOptions::breaker_cool_off_ms)
   SdkRetryAfterBound sdk_retry_after_bound = SdkRetryAfterBound::kInclusive60s;
   // The Valkey server that scenario state_outage events pause or stop: its
   // pid, or a pid file read at each outage (scenario.h). 0 / empty: none.
@@ -52,6 +60,10 @@ struct RunOptions {
   std::string gate_target;
   bool configure_gate = true;
   int64_t start_at_unix_ms = 0;
+  // "part I/N" when this process runs part of a run (RunShard sets it):
+  // added to the label of the progress and log lines, whose counts are the
+  // part's only.
+  std::string part;
 };
 
 Result<RunRecords> RunOnce(const Workload& workload, const RunOptions& options);
@@ -64,7 +76,7 @@ Status ConfigureUpstream(const Workload& workload, const RunOptions& options);
 // Checks what can be checked before any run starts: speedup in (0, 1000],
 // upstream_url (ParseHttpUrl) and valkey_url (bp::ParseValkeyUrl) well formed,
 // gate_threads in [1, 256], gate_command_timeout_ms >= 1,
-// gate_breaker_cool_off_ms >= 0. InvalidArgument
+// gate_breaker_cool_off_ms in [0, kMaxGateBreakerMs]. InvalidArgument
 // naming the flag ("--upstream: ...") otherwise. Does not connect.
 Status ValidateRunOptions(const RunOptions& options);
 

@@ -43,7 +43,8 @@ Result<ShardInfo> ParseShard(const std::string& text);
 // (seconds instead of ms, an extra digit, a stale variable), not a plan: a
 // start 55 years ago was taken with a warning, a start 9 days ahead waited
 // silently. InvalidArgument naming --start-at, the value, how far it is
-// from now (`now_unix_ms`, the caller's wall clock) and, when the value
+// from now (`now_unix_ms`, the caller's wall clock; in minutes below 2 h,
+// with "(more than 1 h)") and, when the value
 // x 1000 or / 10 would fit, that hint, e.g. "--start-at 1764650000: 55.9
 // years in the past (seconds? --start-at takes unix ms: 1764650000000)".
 inline constexpr int64_t kStartAtWindowMs = 3'600'000;
