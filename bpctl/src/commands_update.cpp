@@ -261,10 +261,11 @@ void CapFlags(po::options_description& d) {
       "burst-s", po::value<std::string>()->value_name("S"),
       "L1 burst in seconds of cap, in [0.001, 3600] (capacity = cap * S)")(
       "max-cost-requests", po::value<std::string>()->value_name("N"),
-      "largest admissible requests per call (the provider's limit per window), in [0, 1e9]; 0: "
-      "RPM")(
+      "largest admissible requests per call (the provider's limit per window), 0 or in [1, "
+      "1e9]; 0: RPM")(
       "max-cost-tokens", po::value<std::string>()->value_name("N"),
-      "largest admissible tokens per call (the provider's limit per window), in [0, 1e12]; 0: TPM");
+      "largest admissible tokens per call (the provider's limit per window), 0 or in [1, 1e12]; "
+      "0: TPM");
 }
 
 void ResetFlags(po::options_description& d) {
