@@ -6,6 +6,7 @@
 #include <spdlog/spdlog.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <boost/program_options.hpp>
 #include <charconv>
 #include <chrono>
@@ -288,6 +289,14 @@ int main(int argc, char** argv) {
       }
     }
     loaded.push_back(std::move(*w));
+  }
+  // The gate caps a bp run writes, at the run's speedup, within bpctl's
+  // ranges (bp/gate.h); the file's own units were checked when it was read.
+  if (std::any_of(configs->begin(), configs->end(),
+                  [](const std::string& c) { return c.rfind("bp", 0) == 0; })) {
+    for (const Workload& w : loaded) {
+      if (bp::Status s = CheckGateRanges(w, run.speedup); !s.ok()) return Usage(s.message());
+    }
   }
 
   // The results folder is checked before any run (a run of minutes used to

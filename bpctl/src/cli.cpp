@@ -232,8 +232,11 @@ std::unique_ptr<GateAdmin> Env::Connect(GateMode mode) const {
                                : url_source == "BP_VALKEY_URL"
                                    ? " (from BP_VALKEY_URL)"
                                    : " (the default; set --valkey or BP_VALKEY_URL)";
+    // InvalidArgument: the server answered but refused the URL's SELECT.
+    const bool refused = s.code() == StatusCode::kInvalidArgument;
     Fail(kExitServer,
-         "cannot reach Valkey at " + RedactValkeyUrl(url) + source + ": " + s.ToString());
+         (refused ? "Valkey at " : "cannot reach Valkey at ") + RedactValkeyUrl(url) + source +
+             (refused ? " refused the connection: " + s.message() : ": " + s.ToString()));
     return nullptr;
   }
   return gate;

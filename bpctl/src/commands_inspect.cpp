@@ -41,7 +41,8 @@ void Sleep(double seconds, const RunContext& c) {
 }
 
 int WatchCmd(const Invocation& in) {
-  auto interval = ParsePositive(in.Has("interval") ? in.Flag("interval") : "1", "--interval");
+  auto interval = ParseNumberIn(in.Has("interval") ? in.Flag("interval") : "1", "--interval",
+                                kWatchIntervalRange);
   if (!interval.ok()) return in.env.Fail(interval.status());
   auto count = ParseInteger(in.Has("count") ? in.Flag("count") : "0", "--count", 0, 1'000'000'000);
   if (!count.ok()) return in.env.Fail(count.status());
@@ -94,7 +95,7 @@ void StatusFlags(po::options_description& d) {
 
 void WatchFlags(po::options_description& d) {
   d.add_options()("interval", po::value<std::string>()->value_name("S"),
-                  "seconds between refreshes, > 0 (default 1)")(
+                  "seconds between refreshes, in [0.05, 86400] (default 1)")(
       "count", po::value<std::string>()->value_name("N"),
       "stop after N frames (default 0: until Ctrl-C)")(
       "json", "one status JSON object per line, with rates since the previous frame");

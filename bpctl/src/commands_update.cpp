@@ -54,15 +54,17 @@ int SetCap(const Invocation& in) {
     if (!v.ok()) return in.env.Fail(v.status());
     burst = *v;
   }
-  for (auto [flag, out, max] : {std::tuple{"max-cost-requests", &max_requests, kMaxRpm},
-                                std::tuple{"max-cost-tokens", &max_tokens, kMaxTpm}}) {
+  // A fraction would REJECT every call of one request or one token.
+  for (auto [flag, out, max] : {std::tuple{"max-cost-requests", &max_requests, kMaxCostRequests},
+                                std::tuple{"max-cost-tokens", &max_tokens, kMaxCostTokens}}) {
     if (!in.Has(flag)) continue;
     auto v = ParseInRange(in.Flag(flag), std::string("--") + flag, 0, max);
     if (!v.ok()) return in.env.Fail(v.status());
+    if (*v != 0 && *v < 1) {
+      return in.env.Fail(Status::InvalidArgument(
+          std::string("--") + flag + " must be 0 or >= 1, got '" + in.Flag(flag) + "'"));
+    }
     *out = *v;
-  }
-  if (max_requests && *max_requests != 0 && *max_requests < 1) {
-    return in.env.Fail(Status::InvalidArgument("--max-cost-requests must be 0 or >= 1"));
   }
   auto gate = in.env.Connect();
   if (!gate) return kExitServer;
@@ -259,10 +261,11 @@ void CapFlags(po::options_description& d) {
       "burst-s", po::value<std::string>()->value_name("S"),
       "L1 burst in seconds of cap, in [0.001, 3600] (capacity = cap * S)")(
       "max-cost-requests", po::value<std::string>()->value_name("N"),
-      "largest admissible requests per call (the provider's limit per window), in [0, 1e9]; 0: "
-      "RPM")(
+      "largest admissible requests per call (the provider's limit per window), 0 or in [1, "
+      "1e9]; 0: RPM")(
       "max-cost-tokens", po::value<std::string>()->value_name("N"),
-      "largest admissible tokens per call (the provider's limit per window), in [0, 1e12]; 0: TPM");
+      "largest admissible tokens per call (the provider's limit per window), 0 or in [1, 1e12]; "
+      "0: TPM");
 }
 
 void ResetFlags(po::options_description& d) {

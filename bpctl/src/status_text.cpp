@@ -1,6 +1,8 @@
 // bpctl status as text (status_view.h): a few summary lines, then the L2
 // classes and the active queues as aligned tables. Rendered from the JSON
 // model so text and --json never disagree.
+#include <algorithm>
+#include <cmath>
 #include <ctime>
 #include <sstream>
 #include <string>
@@ -14,18 +16,28 @@ namespace {
 
 using json = nlohmann::ordered_json;
 
+// Rounding noise of the scripts' double arithmetic (a lag of 7.1e-15 for
+// tag - V of equal sums, a level of -2.8e-14 after refills) shown as the
+// integer it stands for: within 1e-9 of an integer, relative to the value
+// when above 1. No -0. --json keeps the exact values.
+double Snap(double v) {
+  const double r = std::round(v);
+  if (std::fabs(v - r) <= 1e-9 * std::max(1.0, std::fabs(v))) return r == 0 ? 0 : r;
+  return v;
+}
+
 // A number for people: up to 6 significant digits, "-" when absent.
 std::string Num(const json& j, const char* key) {
   if (!j.contains(key) || !j.at(key).is_number()) return "-";
   char buf[32];
-  std::snprintf(buf, sizeof buf, "%.6g", j.at(key).get<double>());
+  std::snprintf(buf, sizeof buf, "%.6g", Snap(j.at(key).get<double>()));
   return buf;
 }
 
 std::string Percent(const json& j, const char* key) {
   if (!j.contains(key)) return "-";
   char buf[32];
-  std::snprintf(buf, sizeof buf, "%.1f%%", j.at(key).get<double>() * 100);
+  std::snprintf(buf, sizeof buf, "%.1f%%", Snap(j.at(key).get<double>() * 100));
   return buf;
 }
 
@@ -108,7 +120,8 @@ void Summary(std::ostream& o, const json& s) {
     sep = ", ";
   }
   if (!s.at("tenant_weights").empty()) o << " (others 1)";
-  o << "\nV        " << Num(s, "virtual_time") << " (virtual time: the admitted work per weight, at least the least backlogged tag)\n";
+  o << "\nV        " << Num(s, "virtual_time")
+    << " (virtual time: the admitted work per weight, at least the least backlogged tag)\n";
 }
 
 }  // namespace

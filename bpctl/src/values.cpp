@@ -82,8 +82,8 @@ Status CheckRanges(const GateConfig& c) {
           check("caps.tokens_per_s", c.caps.tokens_per_s, 0, kMaxTpm / 60, " (0 to 1e12 tpm)"),
           check("caps.burst_s", c.caps.burst_s, kMinBurstS, kMaxBurstS),
           // The ranges of `set cap --max-cost-requests / --max-cost-tokens`.
-          check("caps.max_cost_requests", c.caps.max_cost_requests, 0, kMaxRpm),
-          check("caps.max_cost_tokens", c.caps.max_cost_tokens, 0, kMaxTpm)}) {
+          check("caps.max_cost_requests", c.caps.max_cost_requests, 0, kMaxCostRequests),
+          check("caps.max_cost_tokens", c.caps.max_cost_tokens, 0, kMaxCostTokens)}) {
       if (!s.ok()) return s;
     }
   }

@@ -198,7 +198,26 @@ TEST_F(BpctlCli, BadValuesAreExit3AndChangeNothing) {
       {{"set", "weight", std::string(129, 'x'), "2"}, "TENANT: must be 1-128 bytes"},
       {{"unset", "weight", "nobody"}, "unset weight: tenant nobody has no weight set"},
       {{"unset", "weight", "a*"}, "TENANT: must be 1-128 bytes"},
-      {{"watch", "--interval", "0"}, "--interval: must be a positive finite number"},
+      {{"watch", "--interval", "0"}, "--interval: must be a number in [0.05, 86400], got '0'"},
+      // Beyond 9.2e9 s the conversion to a duration overflowed: thousands of
+      // frames per second instead of one.
+      {{"watch", "--interval", "1e10"},
+       "--interval: must be a number in [0.05, 86400], got '1e10'"},
+      {{"watch", "--interval", "9.3e9"},
+       "--interval: must be a number in [0.05, 86400], got '9.3e9'"},
+      {{"watch", "--interval", "1e13"},
+       "--interval: must be a number in [0.05, 86400], got '1e13'"},
+      {{"watch", "--interval", "1e300"},
+       "--interval: must be a number in [0.05, 86400], got '1e300'"},
+      {{"watch", "--interval", "86401"},
+       "--interval: must be a number in [0.05, 86400], got '86401'"},
+      {{"watch", "--interval", "0.01"},
+       "--interval: must be a number in [0.05, 86400], got '0.01'"},
+      // A fraction would REJECT every call (tokens was accepted).
+      {{"set", "cap", "--rpm", "60", "--max-cost-tokens", "0.5"},
+       "--max-cost-tokens must be 0 or >= 1, got '0.5'"},
+      {{"set", "cap", "--rpm", "60", "--max-cost-requests", "0.25"},
+       "--max-cost-requests must be 0 or >= 1, got '0.25'"},
       {{"watch", "--count", "-1"}, "--count: must be an integer in [0, "},
       {{"admit", "--tenant", "acme", "--priority", "0"}, "--priority: must be an integer in [1, "},
       // Was clamped to 1000000 and admitted (a queue at priority 1000000).
@@ -247,6 +266,17 @@ TEST_F(BpctlCli, UnreachableServerIsExit4) {
     EXPECT_EQ(r.rc, kExitServer) << args[0] << ": " << r.err;
     EXPECT_NE(r.err.find("bpctl: cannot reach Valkey at " + closed), std::string::npos) << r.err;
   }
+}
+
+// A db the server does not have: exit 4, saying the server refused the
+// SELECT (was "cannot reach Valkey").
+TEST_F(BpctlCli, RefusedDbIsExit4SayingSo) {
+  const std::string url = server_->url() + "/99";
+  BpctlRun r = BpctlRaw({"--valkey", url, "--target", target_, "status"});
+  EXPECT_EQ(r.rc, kExitServer);
+  EXPECT_EQ(r.err, "bpctl: Valkey at " + url +
+                       " refused the connection: valkey: the server refused SELECT 99 (the db 99 "
+                       "of the URL): ERR DB index is out of range\n");
 }
 
 TEST_F(BpctlCli, UnconfiguredTargetAdmitIsExit4) {
@@ -315,6 +345,10 @@ TEST_F(BpctlCli, ImportFileErrors) {
        "caps.max_cost_requests: must be in [0, 1e+09], got 1e+300"},
       {R"({"version":1,"caps":{"requests_per_s":1,"max_cost_tokens":2e12}})",
        "caps.max_cost_tokens: must be in [0, 1e+12], got 2e+12"},
+      {R"({"version":1,"caps":{"requests_per_s":1,"max_cost_tokens":0.5}})",
+       "caps: max_cost_tokens must be 0 (default) or a finite number >= 1, got 0.5"},
+      {R"({"version":1,"caps":{"requests_per_s":1,"max_cost_requests":0.25}})",
+       "caps: max_cost_requests must be 0 (default) or a finite number >= 1, got 0.25"},
   };
   for (size_t i = 0; i < bad_files.size(); ++i) {
     const std::string name = "bad" + std::to_string(i) + ".json";

@@ -84,6 +84,32 @@ expect 2 "cannot run over processes" "$L" --workload "$SRC/configs/scenarios/joi
 expect 2 "1 tenants cannot be split over 2 processes" "$L" --workload "$W" --workload "$SRC/configs/workloads/uncongested.json" --processes 2
 expect 2 "--out DIR is required" "$L" merge somewhere
 expect 2 "no such file or directory" "$L" merge --out /tmp /nonexistent/bp-shards
+# A workload whose gate caps fall outside bpctl's ranges (bp/gate.h): was run,
+# configuring a burst of 1e299 s that `bpctl import` refuses.
+TMPW="$(mktemp -d)"
+trap 'rm -rf "$TMPW"' EXIT
+python3 - "$W" "$TMPW/burst.json" <<'PY'
+import json, sys
+w = json.load(open(sys.argv[1]))
+w.setdefault("gate", {})["burst_s"] = 1e300
+json.dump(w, open(sys.argv[2], "w"))
+PY
+expect 2 "$TMPW/burst.json: gate.burst_s: 1e+300 gives the gate a burst_s (paper seconds) of 1e+300, must be in [0.001, 3600]" \
+  "$L" --workload "$TMPW/burst.json" --out ""
+# 0.1 paper s at speedup 1000 (1e-4 real s of 1000x the cap) is in range: a
+# bp run at 1000 gets as far as the --out check.
+expect 2 "--out must name a directory" "$L" --workload "$W" --config naive,bp --speedup 1000 --out ""
+expect 2 "--out must name a directory" "$L" --workload "$W" --config naive --speedup 1000 --out ""
+
+# bpctl: bad values are exit 3 before connecting (port 1: nothing listens).
+B="$BUILD/apps/bpctl"
+for i in 1e10 9.3e9 1e13 1e300 0.01; do
+  expect 3 "--interval: must be a number in [0.05, 86400], got '$i'" \
+    "$B" --valkey redis://127.0.0.1:1 watch --interval "$i"
+done
+expect 3 "--max-cost-tokens must be 0 or >= 1, got '0.5'" \
+  "$B" --valkey redis://127.0.0.1:1 set cap --rpm 60 --max-cost-tokens 0.5
+
 # New-user pass: a usage error is its line and where the help is, not the
 # whole help (two lines exactly); --help still prints it all.
 expect_lines() {

@@ -83,5 +83,63 @@ TEST(WorkloadSpeedup, WhatMockapiRefusesAfterScalingIsRefusedNamingTheFlag) {
             "--speedup 1000: w.json: events[0].limits[0].window_s");
 }
 
+// The gate caps a bp run derives must be inside bp/gate.h's ranges, the ones
+// bpctl enforces: loadgen configured a burst of 1e299 s, 1e8 s, and 1.1e19
+// requests per second, which `bpctl import` of the same target refuses.
+TEST(WorkloadGateRanges, DerivedCapsOutsideBpctlsRangesAreRefusedWithTheField) {
+  json d = Doc();
+  d["gate"] = {{"burst_s", 1e300}};
+  EXPECT_EQ(Error(d),
+            "w.json: gate.burst_s: 1e+300 gives the gate a burst_s (paper seconds) of 1e+300, must "
+            "be in [0.001, "
+            "3600] (bp/gate.h, as bpctl)");
+  d["gate"]["burst_s"] = 1e9;
+  EXPECT_EQ(
+      Error(d),
+      "w.json: gate.burst_s: 1e+09 gives the gate a burst_s (paper seconds) of 1e+09, must be in "
+      "[0.001, "
+      "3600] (bp/gate.h, as bpctl)");
+  d["gate"]["burst_s"] = 3600;  // the bounds are in
+  EXPECT_EQ(Error(d), "");
+  d["gate"]["burst_s"] = 0.001;
+  EXPECT_EQ(Error(d), "");
+  d["gate"]["burst_s"] = 0.0009;
+  EXPECT_NE(Error(d).find("gate.burst_s: 0.0009 gives"), std::string::npos);
+  // 1125899906842624 requests per 0.001 s: 1.1e18 req/s (1e9 rpm is the most).
+  d = Doc();
+  d["upstream"]["limits"][0]["limit"] = 1125899906842624;
+  d["upstream"]["limits"][0]["window_s"] = 0.001;
+  EXPECT_EQ(Error(d),
+            "w.json: upstream.limits (requests per s x gate.cap_factor): 1.1259e+18 gives the "
+            "gate a requests_per_s of 1.1259e+18, must be in [1.66667e-05, 1.66667e+07] (0.001 "
+            "to 1e9 rpm) (bp/gate.h, as bpctl)");
+  // A tokens limit beyond 1e12 tpm.
+  d = Doc();
+  d["upstream"]["limits"].push_back(
+      {{"dimension", "tokens"}, {"limit", int64_t{2000000000000}}, {"window_s", 1}});
+  EXPECT_EQ(Error(d),
+            "w.json: upstream.limits (tokens per s x gate.cap_factor): 2e+12 gives the gate a "
+            "tokens_per_s of 2e+12, must be in [0, 1.66667e+10] (0 to 1e12 tpm) (bp/gate.h, as "
+            "bpctl)");
+  // 2e9 requests per 600 s: 2e8 rpm is inside, but one call of 2e9 requests
+  // is beyond the largest cost bpctl takes.
+  d = Doc();
+  d["upstream"]["limits"][0]["limit"] = 2000000000;
+  d["upstream"]["limits"][0]["window_s"] = 600;
+  EXPECT_EQ(Error(d),
+            "w.json: upstream.limits (the largest requests limit): 2e+09 gives the gate a "
+            "max_cost_requests of 2e+09, must be in [0, 1e+09] (bp/gate.h, as bpctl)");
+  // At the run's speedup: rates x speedup are checked; burst_s in paper
+  // seconds (the gate gets burst_s / speedup, the same bucket content).
+  d = Doc();
+  d["gate"] = {{"burst_s", 0.1}};
+  auto w = ParseWorkload(d, "w.json");
+  ASSERT_TRUE(w.ok()) << w.status().message();
+  EXPECT_TRUE(CheckGateRanges(*w, 1000).ok());         // 1e-4 s of 1000x the cap
+  EXPECT_EQ(GateCapsOf(*w, 10).requests_per_s, 10.0);  // 1 req/s x 10
+  EXPECT_EQ(GateCapsOf(*w, 10).burst_s, 0.01);
+  EXPECT_EQ(GateCapsOf(*w, 10).max_cost_requests, 60.0);
+}
+
 }  // namespace
 }  // namespace bp::loadgen

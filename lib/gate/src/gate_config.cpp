@@ -79,9 +79,11 @@ Status ValidateCaps(const GateCaps& caps) {
         "max_cost_requests must be 0 (default) or a finite number >= 1, got " +
         FormatDouble(caps.max_cost_requests));
   }
-  if (!std::isfinite(caps.max_cost_tokens) || caps.max_cost_tokens < 0) {
+  // As for requests: a fraction would REJECT every call of one token or more.
+  if (!std::isfinite(caps.max_cost_tokens) ||
+      (caps.max_cost_tokens != 0 && caps.max_cost_tokens < 1)) {
     return Status::InvalidArgument(
-        "max_cost_tokens must be a finite number >= 0 (0 = default), got " +
+        "max_cost_tokens must be 0 (default) or a finite number >= 1, got " +
         FormatDouble(caps.max_cost_tokens));
   }
   return Status::Ok();

@@ -239,7 +239,9 @@ Status ValkeyConnection::Connect(int connect_timeout_ms) {
     if (!r.ok()) return r.status();
     if (r->is_error()) {
       Close();
-      return Status::InvalidArgument("valkey SELECT: " + r->str);
+      const std::string db = std::to_string(url->db);
+      return Status::InvalidArgument("valkey: the server refused SELECT " + db + " (the db " + db +
+                                     " of the URL): " + r->str);
     }
   }
   redisSetTimeout(ctx_->c, Tv(options_.command_timeout_ms));

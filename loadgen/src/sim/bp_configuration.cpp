@@ -205,16 +205,9 @@ Status ConfigureGateTarget(const Workload& workload, const TimeScale& scale,
                                s.message());
   }
   if (!options.configure) return Status::Ok();
-  GateCaps caps;
-  caps.requests_per_s = scale.RateToReal(workload.caps.requests_per_s * workload.gate_cap_factor);
-  caps.tokens_per_s = scale.RateToReal(workload.caps.tokens_per_s * workload.gate_cap_factor);
-  caps.burst_s = scale.ToReal(workload.gate_burst_s);
-  // The largest call the upstream serves (limits per window are unchanged
-  // by the speedup): above it the gate REJECTs, below it a call larger
-  // than the burst is admitted into debt (README "The gate").
-  caps.max_cost_requests = workload.caps.max_requests_per_call;
-  caps.max_cost_tokens = workload.caps.max_tokens_per_call;
-  if (Status s = setup.SetCaps(caps); !s.ok()) return s;
+  // Never a cap outside bpctl's ranges (loadgen refused it before the run).
+  if (Status s = CheckGateRanges(workload, scale.speedup()); !s.ok()) return s;
+  if (Status s = setup.SetCaps(GateCapsOf(workload, scale.speedup())); !s.ok()) return s;
   if (workload.gate_adapt) {  // else the tuning stays unset: the paper's gate
     GateTuning t;
     t.adapt = true;

@@ -161,6 +161,9 @@ Result<Workload> ParseWorkload(const json& doc, const std::string& source) {
   ParseUpstream(doc["upstream"], &w.caps, &error);
   if (!error.empty()) return fail(error);
   w.upstream = doc["upstream"];
+  // The gate caps a bp run derives, in the file's own units (the run's
+  // speedup is checked before the run).
+  if (Status s = CheckGateRanges(w, 1); !s.ok()) return s;
   if (doc.contains("events")) {
     auto events = ParseEvents(doc["events"], w.tenants, w.priority_classes(), w.run_length_cap_s);
     if (!events.ok()) return fail(events.status().message());

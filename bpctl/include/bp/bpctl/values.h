@@ -35,17 +35,21 @@ Result<double> ParseNumberIn(const std::string& text, const std::string& what, c
 Result<double> ParseInRange(const std::string& text, const std::string& what, double min,
                             double max);
 
-// The ranges bpctl accepts, on the command line and in an import. Beyond
-// them the gate's double arithmetic loses its meaning (a weight of 1e300
-// makes the quantum sigma / (w_t * omega_k) underflow to 0, a cap of 1e300
-// overflows the bucket refill); every real provider limit is far inside.
-inline constexpr double kMinRpm = 1e-3;  // requests per minute
-inline constexpr double kMaxRpm = 1e9;
-inline constexpr double kMaxTpm = 1e12;     // tokens per minute (0 = no token cap)
-inline constexpr double kMinBurstS = 1e-3;  // bucket depth, seconds of the cap
-inline constexpr double kMaxBurstS = 3600;
+// The ranges bpctl accepts, on the command line and in an import: gate.h's
+// (the one definition, shared with loadgen; see there why).
+inline constexpr double kMinRpm = kMinGateRpm;  // requests per minute
+inline constexpr double kMaxRpm = kMaxGateRpm;
+inline constexpr double kMaxTpm = kMaxGateTpm;        // tokens per minute (0 = no token cap)
+inline constexpr double kMinBurstS = kMinGateBurstS;  // bucket depth, seconds of the cap
+inline constexpr double kMaxBurstS = kMaxGateBurstS;
+inline constexpr double kMaxCostRequests = kMaxGateCostRequests;  // 0 or >= 1
+inline constexpr double kMaxCostTokens = kMaxGateCostTokens;      // 0 or >= 1
 inline constexpr double kMinWeight = kMinGateWeight;  // tenant weights and omega_k (gate.h)
 inline constexpr double kMaxWeight = kMaxGateWeight;
+// `watch --interval`, seconds: at least one frame per day, at most 20 per
+// second (beyond 1e9 s the conversion to a duration used to overflow and
+// `watch` flooded Valkey).
+inline constexpr Range kWatchIntervalRange{0.05, 86400};
 // `set adapt` and an import's tuning: the adaptive rule's parameters (README
 // "Adaptive caps"; their defaults, 0.7, 120000 ms, 2000 ms and 4, are
 // lib/gate/lua/prelude.lua's). Beyond these the rule is meaningless in

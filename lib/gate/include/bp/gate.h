@@ -106,6 +106,22 @@ bool ValidTenantName(std::string_view tenant);
 // quantum sigma / (w_t * omega_k) underflow to 0. Real weights are far inside.
 inline constexpr double kMinGateWeight = 1e-6;
 inline constexpr double kMaxGateWeight = 1e6;
+// The ranges of GateCaps that tools accept before calling the gate (bpctl's
+// `set cap` and imports, loadgen's workload gate section and the caps it
+// derives from upstream limits): the one definition. As with the weights, the
+// scripts take wider values, but beyond these a cap of 1e300 overflows the
+// bucket refill and a burst of 1e299 s never empties; every real provider
+// limit is far inside. Rates are given per minute as providers state them
+// (requests_per_s must lie in [kMinGateRpm / 60, kMaxGateRpm / 60]).
+inline constexpr double kMinGateRpm = 1e-3;  // requests per minute
+inline constexpr double kMaxGateRpm = 1e9;
+inline constexpr double kMaxGateTpm = 1e12;     // tokens per minute (0 = no token cap)
+inline constexpr double kMinGateBurstS = 1e-3;  // bucket depth, seconds of the cap
+inline constexpr double kMaxGateBurstS = 3600;
+// max_cost_requests / max_cost_tokens: 0 (no limit) or in [1, max]; a
+// fraction would REJECT every call of one request or one token.
+inline constexpr double kMaxGateCostRequests = kMaxGateRpm;
+inline constexpr double kMaxGateCostTokens = kMaxGateTpm;
 
 enum class Verdict { kAdmit, kDefer, kReject, kFailOpen };
 const char* VerdictName(Verdict v);  // "ADMIT", "DEFER", "REJECT", "FAIL_OPEN"
@@ -141,6 +157,7 @@ struct GateCaps {
   // it is admitted when the bucket is full and leaves a debt (README "The
   // gate"). 0 = default: one minute of cap (C_d * 60, i.e. RPM / TPM), and
   // never less than the L1 capacity. Independent of time compression.
+  // Else at least 1 (SetCaps refuses a fraction: InvalidArgument).
   double max_cost_requests = 0;
   double max_cost_tokens = 0;
 };

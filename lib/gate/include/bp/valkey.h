@@ -94,6 +94,9 @@ class ValkeyConnection {
   ValkeyConnection& operator=(const ValkeyConnection&) = delete;
 
   // Connects (closing any previous connection), authenticates, selects the db.
+  // Unavailable when the server cannot be reached or refuses AUTH;
+  // InvalidArgument when it refuses the SELECT ("valkey: the server refused
+  // SELECT 99 (the db 99 of the URL): ERR DB index is out of range").
   // connect_timeout_ms = 0 uses options().connect_timeout_ms.
   Status Connect(int connect_timeout_ms = 0);
   bool connected() const;

@@ -92,4 +92,18 @@ Result<Workload> ParseWorkload(const nlohmann::json& doc, const std::string& sou
 // Reads and parses a file; NotFound if unreadable, InvalidArgument if bad.
 Result<Workload> LoadWorkload(const std::string& path);
 
+// The gate caps a bp run writes for `workload` at `speedup` (real time:
+// ConfigureGateTarget): rates = caps * gate_cap_factor * speedup, burst_s =
+// gate_burst_s / speedup, max costs = the largest call the upstream limits
+// admit (UpstreamCaps::max_*_per_call, not scaled).
+GateCaps GateCapsOf(const Workload& workload, double speedup);
+// InvalidArgument when GateCapsOf(workload, speedup) falls outside the gate
+// configuration ranges of bp/gate.h (kMinGateRpm.., the ranges bpctl
+// enforces), naming the file, the workload field it comes from, the value
+// and the range, e.g. "w.json: gate.burst_s: 1e+300 gives the gate a burst_s
+// of 1e+300, must be in [0.001, 3600]". A speedup other than 1 is named too.
+// ParseWorkload checks speedup 1 (the file's own units); loadgen checks the
+// run's speedup before any bp run, and ConfigureGateTarget before writing.
+Status CheckGateRanges(const Workload& workload, double speedup);
+
 }  // namespace bp::loadgen
