@@ -3,6 +3,7 @@
 #include "bp/decimal.h"
 
 #include <charconv>
+#include <cstdio>
 
 namespace bp {
 namespace {
@@ -39,6 +40,12 @@ std::optional<int64_t> ParseDecimalInt(std::string_view text) {
     v = v * 10 + (c - '0');
   }
   return v;
+}
+
+std::string FormatShort(double v) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%g", v);
+  return text;
 }
 
 }  // namespace bp

@@ -247,7 +247,11 @@ end
 local before_holder = hold_q and hold_q ~= qid and now < hold_us and hold_f <= Fnext + 1e-12
 local keepr, keept = 0, 0  -- the holder's need, left in L1 for it
 if before_holder and fair then keepr, keept = hold_r, hold_t end
-local l1_ok = r - keepr >= needr - 1e-9 and (Ct == 0 or t - keept >= needt - 1e-9)
+local own_ok = r >= needr - 1e-9 and (Ct == 0 or t >= needt - 1e-9)  -- L1 holds this cost
+local l1_ok = own_ok
+if keepr > 0 or keept > 0 then
+  l1_ok = r - keepr >= needr - 1e-9 and (Ct == 0 or t - keept >= needt - 1e-9)
+end
 local lent = false
 if l1_ok and not fair and (now >= hold_us or hold_q == qid) then
   -- Per dimension: after the debit L1 keeps lend_fraction of its capacity, or
@@ -340,7 +344,7 @@ local oversized = creq > capr or (Ct > 0 and tdebit > capt)
 -- A due caller kept out only by the holder's need (L1 holds its own cost)
 -- keeps its place too: it is next after the holder, and behind its line it
 -- would leave the refill to nobody.
-local kept_out = (keepr > 0 or keept > 0) and r >= needr - 1e-9 and (Ct == 0 or t >= needt - 1e-9)
+local kept_out = own_ok and not l1_ok
 if fair and not l1_ok and (oversized or holds or kept_out) then line = nil end
 if line and line > now and X < math.huge then
   delta = math.max(delta, line - now + quantum / X * 1e6)

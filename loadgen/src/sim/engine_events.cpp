@@ -11,7 +11,6 @@
 
 #include <algorithm>
 #include <condition_variable>
-#include <cstdio>
 #include <deque>
 #include <fstream>
 #include <mutex>
@@ -19,6 +18,7 @@
 #include <optional>
 #include <thread>
 
+#include "bp/decimal.h"
 #include "bp/gate.h"
 #include "bp/gate_admin.h"
 #include "bp/loadgen/engine.h"
@@ -34,17 +34,6 @@ using internal::ProcessRunning;
 using internal::RestartCommandOf;
 using internal::ServerPid;
 using internal::SpawnDetached;
-
-namespace {
-
-// "12", "7.5" (paper req/s).
-std::string Rate(double v) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%g", v);
-  return buf;
-}
-
-}  // namespace
 
 class ScenarioDriver {
  public:
@@ -113,7 +102,7 @@ class ScenarioDriver {
         outside_prompt_ = ev.prompt_tokens;
         outside_max_tokens_ = ev.max_tokens;
         RestartOutside();
-        return Log(Record(a, true, "outside client at " + Rate(OutsideRate()) + " req/s"));
+        return Log(Record(a, true, "outside client at " + FormatShort(OutsideRate()) + " req/s"));
       case EventType::kUpstreamLimits:
         return PutLimits(a);
       case EventType::kTenantWeight:

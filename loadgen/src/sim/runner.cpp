@@ -5,9 +5,9 @@
 #include <spdlog/spdlog.h>
 
 #include <chrono>
-#include <cstdio>
 #include <thread>
 
+#include "bp/decimal.h"
 #include "bp/loadgen/bp_configuration.h"
 #include "bp/loadgen/configurations.h"
 #include "bp/loadgen/engine.h"
@@ -105,8 +105,7 @@ std::string MockapiRefusal(nlohmann::json section, double speedup) {
 }  // namespace
 
 Status ValidateSpeedupFor(const Workload& workload, double speedup) {
-  char shown[32];
-  std::snprintf(shown, sizeof shown, "%g", speedup);
+  const std::string shown = FormatShort(speedup);
   auto check = [&](const nlohmann::json& section, const std::string& path) -> Status {
     if (!section.is_object() || !MockapiRefusal(section, 1.0).empty()) return Status::Ok();
     const std::string why = MockapiRefusal(section, speedup);

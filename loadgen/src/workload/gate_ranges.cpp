@@ -1,21 +1,12 @@
 // The gate caps a workload configures, and their check against bp/gate.h's
 // ranges (workload.h GateCapsOf, CheckGateRanges).
-#include <cstdio>
 #include <string>
 
+#include "bp/decimal.h"
 #include "bp/gate.h"
 #include "bp/loadgen/workload.h"
 
 namespace bp::loadgen {
-namespace {
-
-std::string G(double v) {
-  char text[32];
-  std::snprintf(text, sizeof text, "%g", v);
-  return text;
-}
-
-}  // namespace
 
 GateCaps GateCapsOf(const Workload& workload, double speedup) {
   GateCaps caps;
@@ -32,7 +23,7 @@ GateCaps GateCapsOf(const Workload& workload, double speedup) {
 
 Status CheckGateRanges(const Workload& workload, double speedup) {
   const GateCaps caps = GateCapsOf(workload, speedup);
-  const std::string at = speedup == 1 ? "" : " at speedup " + G(speedup);
+  const std::string at = speedup == 1 ? "" : " at speedup " + FormatShort(speedup);
   struct Check {
     const char* field;  // where the value comes from in the workload
     double given;       // that field's value
@@ -60,10 +51,10 @@ Status CheckGateRanges(const Workload& workload, double speedup) {
   };
   for (const Check& c : checks) {
     if (c.value >= c.min && c.value <= c.max) continue;
-    return Status::InvalidArgument(workload.source + ": " + c.field + ": " + G(c.given) +
-                                   " gives the gate a " + c.name + " of " + G(c.value) + at +
-                                   ", must be in [" + G(c.min) + ", " + G(c.max) + "]" + c.unit +
-                                   " (bp/gate.h, as bpctl)");
+    return Status::InvalidArgument(workload.source + ": " + c.field + ": " + FormatShort(c.given) +
+                                   " gives the gate a " + c.name + " of " + FormatShort(c.value) +
+                                   at + ", must be in [" + FormatShort(c.min) + ", " +
+                                   FormatShort(c.max) + "]" + c.unit + " (bp/gate.h, as bpctl)");
   }
   return Status::Ok();
 }

@@ -3,10 +3,10 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
 #include <map>
 #include <set>
 
+#include "bp/decimal.h"
 #include "bp/limit_json.h"
 #include "bp/limiter.h"
 #include "bp/loadgen/workload.h"
@@ -16,13 +16,6 @@ namespace bp::loadgen {
 namespace {
 
 using nlohmann::json;
-
-// Shortest readable form of a number ("20", "0.25", "1e+06").
-std::string Num(double v) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%g", v);
-  return buf;
-}
 
 using internal::FieldReader;
 
@@ -132,8 +125,8 @@ Result<std::vector<ScenarioEvent>> ParseEvents(const json& events,
     r.OnlyKeys(KeysOf(ev.type), " for type " + type);
     r.Number("at_s", 0, true, &ev.at_s, true);
     if (r.ok() && ev.at_s >= run_length_cap_s) {
-      r.Fail("at_s", "must be before the run length cap (" + Num(run_length_cap_s) + " s), got " +
-                         Num(ev.at_s));
+      r.Fail("at_s", "must be before the run length cap (" + FormatShort(run_length_cap_s) +
+                         " s), got " + FormatShort(ev.at_s));
     }
     r.String("label", &ev.label, false);
     r.Number("window_s", 0, false, &ev.window_s, false);
@@ -160,7 +153,8 @@ Result<std::vector<ScenarioEvent>> ParseEvents(const json& events,
           if (left_at.count(ev.tenant)) r.Fail("tenant", ev.tenant + " already leaves earlier");
           auto j = joined_at.find(ev.tenant);
           if (j != joined_at.end() && j->second >= ev.at_s) {
-            r.Fail("at_s", ev.tenant + " must leave after it joins (at " + Num(j->second) + " s)");
+            r.Fail("at_s",
+                   ev.tenant + " must leave after it joins (at " + FormatShort(j->second) + " s)");
           }
           left_at[ev.tenant] = ev.at_s;
         }
@@ -186,7 +180,8 @@ Result<std::vector<ScenarioEvent>> ParseEvents(const json& events,
       }
       case EventType::kOutsideTraffic: {
         r.Number("share", 0, true, &ev.share, true);
-        if (r.ok() && ev.share >= 1) r.Fail("share", "must be below 1, got " + Num(ev.share));
+        if (r.ok() && ev.share >= 1)
+          r.Fail("share", "must be below 1, got " + FormatShort(ev.share));
         r.Int("prompt_tokens", 1, 1000000, &ev.prompt_tokens, false);
         r.Int("max_tokens", 1, 1000000, &ev.max_tokens, false);
         break;
@@ -210,8 +205,8 @@ Result<std::vector<ScenarioEvent>> ParseEvents(const json& events,
   for (const auto& [tenant, at] : left_at) {
     auto j = joined_at.find(tenant);
     if (j != joined_at.end() && j->second >= at) {
-      return Status::InvalidArgument("events: " + tenant + " leaves at " + Num(at) +
-                                     " s, not after it joins at " + Num(j->second) + " s");
+      return Status::InvalidArgument("events: " + tenant + " leaves at " + FormatShort(at) +
+                                     " s, not after it joins at " + FormatShort(j->second) + " s");
     }
   }
   // State outages must not overlap (one server, one outage at a time).
@@ -222,9 +217,10 @@ Result<std::vector<ScenarioEvent>> ParseEvents(const json& events,
   std::sort(outages.begin(), outages.end());
   for (size_t i = 1; i < outages.size(); ++i) {
     if (outages[i].first < outages[i - 1].second) {
-      return Status::InvalidArgument("events: the state_outage at " + Num(outages[i].first) +
-                                     " s starts before the one at " + Num(outages[i - 1].first) +
-                                     " s is restored (at " + Num(outages[i - 1].second) + " s)");
+      return Status::InvalidArgument(
+          "events: the state_outage at " + FormatShort(outages[i].first) +
+          " s starts before the one at " + FormatShort(outages[i - 1].first) +
+          " s is restored (at " + FormatShort(outages[i - 1].second) + " s)");
     }
   }
   return out;
@@ -257,20 +253,20 @@ std::string EventText(const ScenarioEvent& e) {
     case EventType::kLeave:
       return "leave " + e.tenant;
     case EventType::kTenantWeight:
-      return "weight " + e.tenant + " = " + Num(e.weight);
+      return "weight " + e.tenant + " = " + FormatShort(e.weight);
     case EventType::kClassOmega:
-      return "omega P" + std::to_string(e.priority) + " = " + Num(e.omega);
+      return "omega P" + std::to_string(e.priority) + " = " + FormatShort(e.omega);
     case EventType::kUpstreamLimits: {
-      std::string s = "upstream limits: " + Num(e.caps.requests_per_s) + " req/s";
-      if (e.caps.tokens_per_s > 0) s += ", " + Num(e.caps.tokens_per_s) + " tok/s";
+      std::string s = "upstream limits: " + FormatShort(e.caps.requests_per_s) + " req/s";
+      if (e.caps.tokens_per_s > 0) s += ", " + FormatShort(e.caps.tokens_per_s) + " tok/s";
       return s;
     }
     case EventType::kOutsideTraffic:
-      return e.share > 0 ? "outside traffic " + Num(100 * e.share) + " % of the cap"
+      return e.share > 0 ? "outside traffic " + FormatShort(100 * e.share) + " % of the cap"
                          : "outside traffic stops";
     case EventType::kStateOutage:
       return std::string("valkey ") + (e.mode == OutageMode::kPause ? "paused" : "stopped") +
-             " for " + Num(e.duration_s) + " s";
+             " for " + FormatShort(e.duration_s) + " s";
   }
   return "?";
 }

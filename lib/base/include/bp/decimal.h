@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <string_view>
 
 namespace bp {
@@ -18,5 +19,9 @@ std::optional<double> ParseDecimal(std::string_view text);
 // DIGITS only, at most 18 of them (so no overflow) -> the value, >= 0;
 // anything else ("1.0", "+1", "0x1F90", " 1") -> nullopt.
 std::optional<int64_t> ParseDecimalInt(std::string_view text);
+
+// The shortest readable form of a number for messages and labels, printf's
+// "%g": "20", "0.25", "1e+06", "1e-07".
+std::string FormatShort(double v);
 
 }  // namespace bp
