@@ -1,5 +1,5 @@
 // bpctl: inspect and hot-update the gate's state in Valkey. Flags only; the
-// work is in bp::bpctl (bpctl/include/bp/bpctl/bpctl.h, README "bpctl").
+// work is in bp::bpctl (bpctl/include/bp/bpctl/bpctl.h, docs/bpctl.md).
 #include "bp/bpctl/bpctl.h"
 
 #include <spdlog/spdlog.h>

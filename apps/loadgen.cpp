@@ -312,7 +312,7 @@ int main(int argc, char** argv) {
   }
 
   // An earlier experiment's comparison is replaced, not extended: say which
-  // workloads drop out of it before the runs (README "Outputs").
+  // workloads drop out of it before the runs (docs/metrics.md, "Outputs").
   if (shard_text.empty()) {
     const std::vector<std::string> dropped = ComparedWorkloadsDropped(out_dir, loaded);
     if (!dropped.empty()) {

@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Where admit.lua's server time goes, section by section (issue 11).
+"""Where admit.lua's server time goes, section by section (docs/gate.md,
+"Cost per admission").
 
   bench/admit_sections.py [--queues 1000] [--iters 2000] [--rounds 9] [--rev REV]
 

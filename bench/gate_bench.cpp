@@ -1,5 +1,6 @@
 // Gate cost per admission versus the number of active queues, next to a
-// trivial EVALSHA script on the same server in the same run (issue 3, 11).
+// trivial EVALSHA script on the same server in the same run, so the ratio
+// holds whatever the machine's load (docs/benchmarks.md).
 //
 //   build/bench/gate_bench --benchmark_repetitions=5
 //       --benchmark_enable_random_interleaving=true --benchmark_report_aggregates_only=true
@@ -153,7 +154,7 @@ void BM_Admit(benchmark::State& state) {
   }
   // Now every call is admitted, or (overloaded) about `cap` per second are
   // and the rest deferred, as under a real cap where each call served takes a
-  // few Admit calls (README "Scale": 3-15 Admit calls per OK).
+  // few Admit calls (docs/results.md, "Scale": 3-15 Admit calls per OK).
   const double cap = state.range(1) > 0 ? static_cast<double>(state.range(1)) : 1e9;
   setup.SetCaps(bp::GateCaps{cap, 1e12, 1.0});
   bp::ValkeyConnection admin(AdminOptions());

@@ -1,4 +1,4 @@
-// Gate admissions per second against the number of shards (issue 11): the
+// Gate admissions per second against the number of shards: the
 // same closed-loop load on one Redis primary and on a 3-primary Redis
 // Cluster, targets spread evenly over the shards.
 //

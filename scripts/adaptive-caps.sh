@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Adaptive caps (README "Adaptive caps"): bp with the gate's learned caps off
+# Adaptive caps (docs/gate.md, "Adaptive caps"): bp with the gate's learned caps off
 # and on, against the real mockapi and Valkey (both started here on free
 # loopback ports and stopped on exit), in two situations the paper assumes
 # away:

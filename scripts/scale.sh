@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The scale scenario (issue 11, README "Scale"): configs/scale/scale.json
+# The scale scenario (docs/results.md, "Scale"): configs/scale/scale.json
 # (4 heavy tenants of weight 500 with 100 workflows at once, and L light
 # tenants of weight 1 with one call at a time, all backlogged for the whole
 # 45 s run, 400 req/s) under bp, once per L (default 100, 1000, 10000),

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The scenarios (configs/scenarios/*.json, issue 10): runs each under naive
+# The scenarios (configs/scenarios/*.json): runs each under naive
 # and bp against a Valkey/Redis and a mockapi it starts itself on free
 # loopback ports (scripts/lib/servers.sh), passes loadgen the Valkey pid file
 # so state_outage events can pause or restart that server, prints the

@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
 # OK tokens / token cap over the contention window, per run and as the mean
-# with a 95 % Student-t half-width per workload and configuration (issue 12:
-# reservation mode's target). Reads what scripts/experiment.sh wrote: each
+# with a 95 % Student-t half-width per workload and configuration
+# (reservation mode's target: >= 90 % of the token cap). Reads what scripts/experiment.sh wrote: each
 # run's summary.json (contention_window_s, cap_tokens_per_s) and
 # activities.csv (OK activities answered inside the window, prompt +
 # completion tokens). Paper units, as the reports.
 #
-#   scripts/token-share.sh results/issue12-reservation-r3
+#   scripts/token-share.sh results/reservation-r3
 set -euo pipefail
 
 usage() { echo "usage: scripts/token-share.sh RESULTS_DIR (an experiment.sh --out folder)"; }

@@ -1,6 +1,6 @@
 // bpctl admit: ask the gate as a worker would (admit.lua) and print the
 // decision. With --dry-run the same script runs on a scratch copy of the
-// target's keys (bp::Gate::DryRunAdmit), so the answer is exactly what the
+// target's keys (bp::GateAdmin::DryRunAdmit), so the answer is exactly what the
 // worker would get now and the target is left unchanged.
 #include <nlohmann/json.hpp>
 

@@ -3,7 +3,7 @@
 // target) do not pile up keys. Keys of a target: bp:{T}:state, :bl, :bx,
 // :seen, :rsv and tickets bp:{T}:tk:<n> (tickets expire on their own). A target's
 // last use is the server time of its last admission (GateState::l1_at_ms,
-// read with bp::Gate::State on the node holding it); a target never admitted
+// read with bp::GateAdmin::State on the node holding it); a target never admitted
 // to (configured only) is kept.
 #include <algorithm>
 #include <cstdio>

@@ -90,7 +90,7 @@ int ExportCmd(const Invocation& in) {
 }
 
 void StatusFlags(po::options_description& d) {
-  d.add_options()("json", "print the status as JSON (fields in README \"bpctl\")");
+  d.add_options()("json", "print the status as JSON (fields in docs/bpctl.md)");
 }
 
 void WatchFlags(po::options_description& d) {

@@ -327,7 +327,7 @@ std::vector<Command> UpdateCommands() {
        UnsetWeight},
       {"set adapt",
        "on|off [--beta B] [--recover-ms MS] [--window-ms MS] [--min-429 N]",
-       "adaptive caps on or off (README \"Adaptive caps\")",
+       "adaptive caps on or off (docs/gate.md, \"Adaptive caps\")",
        "on: the gate learns a cap per dimension from the 429s that workers report at\n"
        "release (AIMD: times beta once per overload episode, back to the configured cap\n"
        "over recover-ms) and uses it for L1 and equation (1), never above the configured\n"

@@ -124,7 +124,7 @@ nlohmann::ordered_json StatusJson(const std::string& target, const GateState& st
           cap_t, rate_t);
       // Reservation mode: O, the max_tokens reserved by admitted, unreleased
       // calls beyond their prompts; the token level refills up to capacity +
-      // O (README "The gate", reservation mode). 0 in the other modes.
+      // O (docs/gate.md, reservation mode). 0 in the other modes.
       l1["tokens"]["reserved"] = st.reserved_tokens;
     }
     j["l1"] = std::move(l1);

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Prints the issue-10 target figures of a scenarios run as a Markdown table.
+"""Prints the scenario target figures of a scenarios run as a Markdown table.
 
 usage: scenario_targets.py OUT CONFIGS
 

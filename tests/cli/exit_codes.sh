@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Bad command lines of the binaries and scripts exit 2 with a message, before
-# any server is started or any run begins (issue 13). Usage:
+# any server is started or any run begins, so a typo costs no run. Usage:
 #   tests/cli/exit_codes.sh BUILD_DIR
 # Each case must finish within 10 s (nothing here connects anywhere).
 set -uo pipefail
@@ -67,7 +67,7 @@ expect 2 "too many positional options" "$L" --workload "$W" stray
 expect 2 "--out must name a directory" "$L" --workload "$W" --out ""
 expect 2 "workload name \"overload\" twice" "$L" --workload "$W" --workload "$W"
 expect 2 "cannot create or write the results directory" "$L" --workload "$W" --out "$W"
-# Cooperating processes (issue 11): flag checks before any run.
+# Cooperating processes: flag checks before any run.
 expect 2 "--shard must be I/N with 0 <= I < N <= 256" "$L" --workload "$W" --shard 2/2 --start-at 1
 expect 2 "--shard needs --start-at UNIX_MS" "$L" --workload "$W" --config naive --shard 0/2
 # A --start-at that is given but not a positive unix ms says so (it said
@@ -110,7 +110,7 @@ done
 expect 3 "--max-cost-tokens must be 0 or >= 1, got '0.5'" \
   "$B" --valkey redis://127.0.0.1:1 set cap --rpm 60 --max-cost-tokens 0.5
 
-# New-user pass: a usage error is its line and where the help is, not the
+# A usage error is its line and where the help is, not the
 # whole help (two lines exactly); --help still prints it all.
 expect_lines() {
   local want="$1" second="$2"

@@ -1,4 +1,4 @@
-// Adaptive caps (README "Adaptive caps"): the AIMD arithmetic of release.lua
+// Adaptive caps (docs/gate.md, "Adaptive caps"): the AIMD arithmetic of release.lua
 // and its effect on admit.lua's L1, with an explicit clock so every fraction,
 // hold and delta is exact. The learned state 'ad' is read raw from the server:
 // "fr tr_us ft tt_us tau_us ws_us nr nt hr_us ht_us".

@@ -1,4 +1,4 @@
-// Reservation mode (issue 12): refunds and refill above the bucket capacity by
+// Reservation mode: refunds and refill above the bucket capacity by
 // the outstanding reservations O (GateState::reserved_tokens), O's expiry with
 // the tickets, the L1 hold of a due call that only L1 holds back, and P1 with
 // the bound of gate.h. Exact levels via an explicit clock (now_ms).
@@ -120,7 +120,7 @@ TEST_F(GateReservation, TheL1HolderWakesAtItsRefillTimeNotBehindItsLine) {
   EXPECT_EQ(c.delta_ms, 1400);
   // b wakes on time, but a's release debited 200 meanwhile: 200 + 600 - 200
   // = 600 < 800. Its hold is due, so it holds again and waits 200 ms (behind
-  // the line, as before issue 12, 1400 - 600 + 800 = 1600 ms).
+  // its queue's line it would wait 1400 - 600 + 800 = 1600 ms).
   ASSERT_TRUE(gate->Release(a.ticket, {1, 1000}, kT0 + 300).ok());
   Decision b2 = gate->Admit(At("a", kT0 + 600, 800, 0));
   ASSERT_EQ(b2.verdict, Verdict::kDefer);
@@ -131,8 +131,8 @@ TEST_F(GateReservation, TheL1HolderWakesAtItsRefillTimeNotBehindItsLine) {
 // The reservation workload (configs/workloads/reservation.json) in the
 // simulator: 2 tenants per class (omega 0.5/0.3/0.2), 8 workers each,
 // 400-token prompts reserving 600 more and using 670 tokens in all, 60 req/s
-// and 12 000 tok/s with a 0.1 s bucket, wake-ups up to 20 ms late. Before
-// issue 12: 45 % of the token cap.
+// and 12 000 tok/s with a 0.1 s bucket, wake-ups up to 20 ms late. With
+// clipped refunds and the holder sent behind its line: 45 % of the token cap.
 TEST_F(GateReservation, TheReservationWorkloadServesTheTokenCapFairly) {
   auto gate = MakeGate(GateCaps{60, 12000, 0.1}, {0.5, 0.3, 0.2}, Reserve());
   std::vector<SimQueue> queues;
@@ -237,7 +237,7 @@ TEST_F(GateReservation, NoSpanUsesMoreThanTheBound) {
       "  %zu calls, used %.3f of the token cap; tightest span %.3f of the bound, "
       "largest excess over C span + max(B, largest) %.0f tokens\n",
       calls.size(), used_share, worst, beyond_plain);
-  EXPECT_GT(used_share, 0.9);  // the credit is used (0.80 before issue 12)
+  EXPECT_GT(used_share, 0.9);  // the credit is used (0.80 with refunds clipped at B_t)
   EXPECT_GT(worst, 0.6);       // and the check is not vacuous
 }
 

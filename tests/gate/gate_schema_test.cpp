@@ -1,4 +1,4 @@
-// The key schema's one owner is lib/gate/lua/prelude.lua (issue 14). C++ keeps two
+// The key schema's one owner is lib/gate/lua/prelude.lua. C++ keeps two
 // documented mirrors of it, compared here with the scripts themselves: the
 // tenant-name rule (bp::ValidTenantName) and the tuning defaults
 // (bp::GateTuning's initializers). State() and ReplaceConfig() are one

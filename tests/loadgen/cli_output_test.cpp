@@ -1,4 +1,4 @@
-// What the loadgen binary writes where (new-user pass): log lines (warnings,
+// What the loadgen binary writes where: log lines (warnings,
 // the wait for a shared start) on stderr at every --quiet setting, the
 // progress line of a part of a run labelled as that part, and a warning when
 // a run replaces a comparison.md that covered other workloads. Against a

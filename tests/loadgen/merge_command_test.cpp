@@ -112,9 +112,9 @@ TEST_F(MergeCommandTest, ARecordNamingNoTenantIsRefusedWithItsFileAndRow) {
   EXPECT_FALSE(fs::exists(out_));
 }
 
-// New-user pass: `gate_fail_opens: -7` became 18446744073709551609 in the
-// merged summary.json, 1.5 breaker opens became 1, slots -5 or 0 and end_us
-// -100 or 1e18 were taken. Each is refused with the file and the field.
+// Taken as read, `gate_fail_opens: -7` would become 18446744073709551609 in
+// the merged summary.json, 1.5 breaker opens 1, and slots -5 or 0 and end_us
+// -100 or 1e18 would pass. Each is refused with the file and the field.
 TEST_F(MergeCommandTest, ACorruptRunFieldIsRefusedWithItsFileAndField) {
   const std::string range = "must be an integer in [";
   const std::vector<std::pair<std::string, std::string>> cases = {

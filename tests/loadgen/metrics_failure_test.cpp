@@ -1,4 +1,4 @@
-// Failed activities in the metrics and reports (issue 16), on the hand-made
+// Failed activities in the metrics and reports, on the hand-made
 // run of metrics_fixture.h plus a tenant c whose every call was REJECTed by
 // the gate early on. Values follow by hand (speedup 2: paper = 2 x real).
 #include <gtest/gtest.h>

@@ -31,7 +31,7 @@ TEST(RunOptions, BadValuesNameTheFlag) {
       {[](RunOptions* o) { o->gate_threads = 257; }, "--gate-threads must be in [1, 256], got 257"},
       {[](RunOptions* o) { o->gate_breaker_cool_off_ms = -1; },
        "--gate-breaker-ms must be in [0, 60000] ms (0 = no circuit breaker), got -1"},
-      // New-user pass: INT_MAX was taken (one pause ungated the rest of the run).
+      // Above the range, INT_MAX would leave the rest of a run ungated after one pause.
       {[](RunOptions* o) { o->gate_breaker_cool_off_ms = 60001; },
        "--gate-breaker-ms must be in [0, 60000] ms (0 = no circuit breaker), got 60001"},
       {[](RunOptions* o) { o->gate_breaker_cool_off_ms = 2147483647; },

@@ -202,7 +202,7 @@ TEST(ShardMerge, RejectsMissingDuplicateAndMismatchedParts) {
   EXPECT_FALSE(MergeShards({Part(0, 0), target}).ok());
 }
 
-// New-user pass: each wrong set of parts has its own message, naming the
+// Each wrong set of parts has its own message, naming the
 // parts (and their files).
 TEST(ShardMerge, NamesThePartGivenTwiceTheMissingOnesAndAnotherCount) {
   ShardRecords a = Part(1, 0), b = Part(1, 0);

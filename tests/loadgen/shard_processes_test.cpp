@@ -225,7 +225,7 @@ TEST_F(ShardProcesses, ProcessesFlagForksTheFleetNaiveIsUnfairBpFair) {
   EXPECT_EQ(s["bp"]["gate_fail_opens"].get<int>(), 0);
 }
 
-// New-user pass: a start ahead used to wait silently. One naive part of one
+// A start ahead must not wait silently. One naive part of one
 // (a tenant cut to 2 calls), its start 1.5 s ahead, without --quiet: one
 // line says how long it waits.
 TEST_F(ShardProcesses, AStartAheadSaysHowLongItWaits) {

@@ -1,4 +1,4 @@
-// The workload fields of the scale scenario (issue 11): tenants[].count and
+// The workload fields of the scale scenario: tenants[].count and
 // gate.queue_ttl_s, and the shipped configs/scale/scale.json.
 #include <gtest/gtest.h>
 
@@ -69,7 +69,7 @@ TEST(WorkloadScale, ShippedScaleScenarioHas10004Tenants) {
   EXPECT_EQ(w->tenants[3].weight, 500);
   EXPECT_EQ(w->tenants[10003].id, "light-9999");
   EXPECT_EQ(w->caps.requests_per_s, 400);
-  EXPECT_GT(w->gate_queue_ttl_s, 30);  // above the lights' fair wait (README "Scale")
+  EXPECT_GT(w->gate_queue_ttl_s, 30);  // above the lights' fair wait (docs/results.md, "Scale")
 }
 
 }  // namespace

@@ -338,7 +338,7 @@ Status Gate::Release(const std::string& ticket, const Cost& actual, const Upstre
   const bool throttled = report.outcome == UpstreamReport::Outcome::kThrottled;
   std::vector<std::string> args = {ticket, std::to_string(actual.requests),
                                    std::to_string(actual.tokens), std::to_string(now_ms)};
-  if (throttled) {  // release.lua's report arguments (README "Script protocol")
+  if (throttled) {  // release.lua's report arguments (docs/gate.md, "Script protocol")
     const char* bound = report.bound == UpstreamReport::Bound::kRequests ? "requests"
                         : report.bound == UpstreamReport::Bound::kTokens ? "tokens"
                                                                          : "";

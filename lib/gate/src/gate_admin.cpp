@@ -1,7 +1,7 @@
 // bp::GateAdmin operations for tools (bpctl), not for the admission path: read and
 // replace a target's whole configuration, reset its buckets while keeping the
 // configuration, and a dry-run admission on a scratch copy of its keys.
-// Key schema: README "The gate".
+// Key schema: docs/gate.md.
 #include <cstdlib>
 #include <random>
 

@@ -1,5 +1,5 @@
 // ComputeRunMetrics: SPEC section 6 from one run's RunRecords. Each metric's
-// exact definition is in metrics.h and the README "Metrics" section; the
+// exact definition is in metrics.h and the docs/metrics.md; the
 // heatmap lives in metrics_heatmap.cpp, the flat list in metrics_scalar.cpp.
 #include "bp/loadgen/metrics.h"
 

@@ -1,5 +1,5 @@
 // Where a class's time goes: durable timers per cause and 429 retry waits
-// (metrics.h, ClassMetrics; issue 12).
+// (metrics.h, ClassMetrics).
 #include <algorithm>
 #include <map>
 #include <vector>

@@ -213,7 +213,7 @@ Result<ShardRecords> ReadRecordsFile(const std::filesystem::path& path) {
     get("cap_requests_per_s", &r.cap_requests_per_s);
     get("cap_tokens_per_s", &r.cap_tokens_per_s);
     // Checked, not converted: nlohmann turns -7 into 2^64 - 7 for a count
-    // and 1.5 into 1 (new-user pass: the merged summary.json showed both).
+    // and 1.5 into 1, and the merged summary.json would show both.
     auto integer = [&](const char* field, int64_t lo, int64_t hi, const char* note) -> int64_t {
       where = field;
       const json& v = doc.at(field);

@@ -15,7 +15,7 @@ GateCaps GateCapsOf(const Workload& workload, double speedup) {
   caps.burst_s = workload.gate_burst_s / speedup;
   // The largest call the upstream serves (limits per window are unchanged
   // by the speedup): above it the gate REJECTs, below it a call larger
-  // than the burst is admitted into debt (README "The gate").
+  // than the burst is admitted into debt (docs/gate.md).
   caps.max_cost_requests = workload.caps.max_requests_per_call;
   caps.max_cost_tokens = workload.caps.max_tokens_per_call;
   return caps;

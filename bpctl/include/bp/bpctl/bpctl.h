@@ -1,5 +1,5 @@
 // bpctl - inspect and hot-update a Backpressure gate target in Valkey
-// (SPEC section 2, README "bpctl"). The whole tool as a library call, so
+// (SPEC section 2, docs/bpctl.md). The whole tool as a library call, so
 // tests drive it without a process: apps/bpctl.cpp only forwards argv.
 //
 //   bpctl [--valkey URL] [--target T] COMMAND [ARGS...] [--help]
@@ -22,7 +22,7 @@
 
 namespace bp::bpctl {
 
-// Process exit codes (documented in `bpctl --help` and README "bpctl").
+// Process exit codes (documented in `bpctl --help` and docs/bpctl.md).
 enum ExitCode : int {
   kExitOk = 0,
   kExitInternal = 1,  // an unexpected failure (a bug)

@@ -1,5 +1,5 @@
 // The JSON form of a gate target's configuration: what `bpctl export` prints
-// and `bpctl import` reads (README "bpctl"). Export then import restores the
+// and `bpctl import` reads (docs/bpctl.md). Export then import restores the
 // same configuration, and exporting again gives the same text.
 //
 //   {"version": 1,

@@ -1,7 +1,7 @@
 // What `bpctl status` and `bpctl watch` show: a target's configuration and
 // state as JSON (the model, printed by --json) and as text rendered from it.
 //
-// Fields (README "bpctl" has the full list): caps (per second and per minute),
+// Fields (docs/bpctl.md, "Status", has the full list): caps (per second and per minute),
 // priority and tenant weights, tuning, the L1 buckets (level refilled to the
 // server's time, capacity, refill rate), V, the L2 classes (omega, nominal
 // share and rates, admitted totals) and each active queue (weight, tag, lag

@@ -50,7 +50,7 @@ inline constexpr double kMaxWeight = kMaxGateWeight;
 // second (beyond 1e9 s the conversion to a duration used to overflow and
 // `watch` flooded Valkey).
 inline constexpr Range kWatchIntervalRange{0.05, 86400};
-// `set adapt` and an import's tuning: the adaptive rule's parameters (README
+// `set adapt` and an import's tuning: the adaptive rule's parameters (docs/gate.md,
 // "Adaptive caps"; their defaults, 0.7, 120000 ms, 2000 ms and 4, are
 // lib/gate/lua/prelude.lua's). Beyond these the rule is meaningless in
 // practice: a recovery longer than a day never recovers within a run, a

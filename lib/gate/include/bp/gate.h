@@ -15,7 +15,7 @@
 //   REJECT(reason)   the provider itself would refuse the call: its cost is
 //                    above GateCaps::max_cost_* (the limit per window; a
 //                    cost above the L1 bucket but within it is admitted
-//                    into debt, README "The gate"); or the priority is above
+//                    into debt, docs/gate.md); or the priority is above
 //                    the configured classes 1..K (a class without omega_k
 //                    would get weight 1 and outrank P1);
 //   FAIL_OPEN        Valkey was slow or unreachable: call the API ungated
@@ -30,7 +30,7 @@
 // breaker is consulted before that mutex and again under it, so while it is
 // open callers fail open without queueing behind a call in flight, and a
 // caller that queued behind the call that opened it fails open at once.
-// The key schema and script protocol are documented in README ("The gate").
+// The key schema and script protocol are documented in docs/gate.md.
 // Configuration, inspection and resets are bp::GateAdmin (gate_admin.h).
 #pragma once
 
@@ -60,7 +60,7 @@ enum class GateMode {
   kReconcile,    // debit the estimate; Release debits or refunds the difference
   kReservation,  // debit prompt + max_tokens; Release refunds the unused part
 };
-// Reservation mode and P1 (issue 12). Let O be the max_tokens that admitted,
+// Reservation mode and P1. Let O be the max_tokens that admitted,
 // not yet released calls reserved beyond their prompts (GateState::
 // reserved_tokens; a ticket that expires unreleased leaves O at the next
 // release). The token level refills up to B_t + O (B_t = C_t * burst_s); a
@@ -154,8 +154,8 @@ struct GateCaps {
   // (not per second): the provider's own capacity for one window, e.g. a
   // fixed window's `limit`. A cost above it is REJECTed ("Request too large",
   // which the provider would answer); a cost above the L1 capacity but within
-  // it is admitted when the bucket is full and leaves a debt (README "The
-  // gate"). 0 = default: one minute of cap (C_d * 60, i.e. RPM / TPM), and
+  // it is admitted when the bucket is full and leaves a debt (docs/gate.md,
+  // "The rule"). 0 = default: one minute of cap (C_d * 60, i.e. RPM / TPM), and
   // never less than the L1 capacity. Independent of time compression.
   // Else at least 1 (SetCaps refuses a fraction: InvalidArgument).
   double max_cost_requests = 0;
@@ -192,8 +192,8 @@ struct GateOptions {
   const Clock* clock = nullptr;
 };
 
-// Tuning of the fairness rule, stored in Valkey next to the caps (README "The
-// gate"). Defaults apply to fields never set; their owner is
+// Tuning of the fairness rule, stored in Valkey next to the caps (docs/gate.md,
+// "The rule"). Defaults apply to fields never set; their owner is
 // lib/gate/lua/prelude.lua (DEFAULT_*), which the scripts apply. The initializers
 // below mirror them for a GateTuning built in C++, compared with the prelude
 // by GateSchema.TuningDefaultsMirrorThePrelude.
@@ -209,7 +209,7 @@ struct GateTuning {
   double grace_ms = 200;
   int64_t ticket_ttl_ms = 600000;  // an unreleased ticket expires after this
 
-  // Adaptive caps (README "Adaptive caps"; beyond the paper, its future work):
+  // Adaptive caps (docs/gate.md, "Adaptive caps"; beyond the paper, its future work):
   // AIMD (Chiu & Jain 1989; RFC 5681 3.1 halves, RFC 9438 CUBIC uses 0.7) on
   // a learned fraction f_d in [0.05, 1] of each cap, fed by the 429s that
   // Release reports. Off by default (the paper's gate). Turning it off drops
@@ -310,8 +310,8 @@ class Gate final : public Admission {
   // is at hand; without feeding adaptive caps) and the caller will ask
   // again for the same call: L1 keeps the debit (the provider's window was
   // full), the queue's virtual tag gives back the call's dominant share
-  // sigma / w, so a queue is charged once per call served (DRFQ, README "The
-  // gate"). Idempotent like Release; a no-op in estimate mode. now_ms: tests.
+  // sigma / w, so a queue is charged once per call served (DRFQ, docs/gate.md,
+  // "The rule"). Idempotent like Release; a no-op in estimate mode. now_ms: tests.
   Status ReleaseRefused(const std::string& ticket, int64_t now_ms = 0) override;
 
   uint64_t fail_open_count() const;

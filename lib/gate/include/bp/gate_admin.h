@@ -7,7 +7,7 @@
 // through one connection. Units as in gate.h: counts, per-second caps, ms.
 // Thread-safety: every method is thread-safe (the Gate's mutex serializes
 // them with its Admit and Release calls).
-// Key schema and script protocol: README "The gate".
+// Key schema and script protocol: docs/gate.md.
 #pragma once
 
 #include <map>
@@ -21,7 +21,7 @@
 namespace bp {
 
 // A target's whole configuration, and nothing of its bucket or queue state:
-// what bpctl exports and imports (README "The gate", key schema).
+// what bpctl exports and imports (docs/gate.md, key schema).
 struct GateConfig {
   bool configured = false;                       // caps are set (else the gate fails open)
   GateCaps caps;                                 // meaningful only when configured
@@ -60,7 +60,7 @@ struct GateState {
   bool has_bucket_state = false;
   // Reservation mode: O, the max_tokens that admitted, unreleased calls
   // reserved beyond their prompts. The token level may refill up to
-  // C_t * burst_s + O (README "The gate", reservation mode); 0 otherwise.
+  // C_t * burst_s + O (docs/gate.md, reservation mode); 0 otherwise.
   double reserved_tokens = 0;
   double server_time_ms = 0;  // the server's TIME when State() read it
   double virtual_time = 0;    // V: admitted work per weight, >= least backlogged tag

@@ -21,7 +21,7 @@
 namespace bp::loadgen {
 
 // The OpenAI-dialect rate-limit headers of an answer (docs/providers.md,
-// README mockapi): x-ratelimit-remaining-{requests,tokens} (counts) and
+// docs/mockapi.md): x-ratelimit-remaining-{requests,tokens} (counts) and
 // x-ratelimit-reset-{requests,tokens} (a Go duration such as "19.75s",
 // "750ms", "6m0s": time until the limit resets), real milliseconds.
 struct RateLimitHeaders {

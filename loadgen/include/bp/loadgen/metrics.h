@@ -81,7 +81,7 @@ struct ClassMetrics {
   double in_activity_ms = 0;       // mean slot time of the succeeding execution
   LatencySummary workflow;         // workflow start -> end, completed workflows
                                    // (values in ms; divide by 1000 for seconds)
-  // Where the time goes (issue 12), all activities of the class:
+  // Where the time goes, all activities of the class:
   // durable timers by DeferralRecord::cause ("fair", "l1:requests",
   // "l1:tokens", "429", ...), timer lengths summed ...
   std::map<std::string, WaitTotal> deferrals_by_cause;

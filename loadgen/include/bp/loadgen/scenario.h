@@ -1,4 +1,4 @@
-// Scenarios: timed events in a workload (issue 10, part 1). A workload may
+// Scenarios: timed events in a workload. A workload may
 // carry an `events` list; each event happens at a paper-time offset from the
 // run start (`at_s`, divided by --speedup like every other duration) and
 // changes the world the configurations run in:

@@ -1,4 +1,4 @@
-// One run as N cooperating loadgen processes (issue 11): every process is a
+// One run as N cooperating loadgen processes: every process is a
 // worker of the same fleet, sharing one upstream (mockapi) and, for bp, one
 // gate target; the workload's tenants are partitioned between them and their
 // records are merged into the records of one run, from which the usual

@@ -1,8 +1,8 @@
-// Costs above the L1 bucket (issue 16): a full bucket admits one call larger
+// Costs above the L1 bucket: a full bucket admits one call larger
 // than its capacity and goes into debt; the next call waits exactly the
 // refill of the debt plus its own cost; REJECT only above the provider's
 // limit per window (GateCaps::max_cost_*); P1 over every span with the bound
-// C_d * span + max(capacity, largest cost) (<= the README's burst + largest).
+// C_d * span + max(capacity, largest cost) (<= docs/gate.md's burst + largest).
 // Script clocks are explicit (AdmitRequest::now_ms), so values are exact.
 #include <algorithm>
 #include <cstdio>
@@ -16,7 +16,7 @@
 namespace bp::test {
 namespace {
 
-class GateDebt : public GateSuite {};
+class GateLargeCalls : public GateSuite {};
 
 AdmitRequest At(const std::string& tenant, int64_t t_ms, Cost cost) {
   return AdmitRequest{tenant, 1, cost, 0, kT0 + t_ms};
@@ -29,7 +29,7 @@ GateCaps Caps(double rps, double tps, double burst_s, double max_r, double max_t
   return c;
 }
 
-TEST_F(GateDebt, FullBucketAdmitsOneOversizedCallAndTheNextWaitsDebtPlusCost) {
+TEST_F(GateLargeCalls, FullBucketAdmitsOneOversizedCallAndTheNextWaitsDebtPlusCost) {
   // 10 req/s, 1000 tok/s, 1 s of burst: the bucket holds 1000 tokens; the
   // provider takes up to 5000 per window.
   auto gate = MakeGate(Caps(10, 1000, 1.0, 0, 5000), {});
@@ -56,7 +56,7 @@ TEST_F(GateDebt, FullBucketAdmitsOneOversizedCallAndTheNextWaitsDebtPlusCost) {
   EXPECT_NEAR(GateAdmin(*gate).State()->l1_tokens, -2000, 1e-9);
 }
 
-TEST_F(GateDebt, RefusedCallKeepsTheDebitAndGivesBackItsTag) {
+TEST_F(GateLargeCalls, RefusedCallKeepsTheDebitAndGivesBackItsTag) {
   auto gate = MakeGate(Caps(10, 1000, 1.0, 0, 5000), {});
   Decision d = gate->Admit(At("a", 0, {1, 3000}));
   ASSERT_EQ(d.verdict, Verdict::kAdmit);
@@ -76,7 +76,7 @@ TEST_F(GateDebt, RefusedCallKeepsTheDebitAndGivesBackItsTag) {
   EXPECT_NEAR(GateAdmin(*gate).State()->l1_tokens, -2000, 1e-9);
 }
 
-TEST_F(GateDebt, RequestDimensionDebtToo) {
+TEST_F(GateLargeCalls, RequestDimensionDebtToo) {
   // 10 req/s, 0.1 s of burst: one request of bucket. A 3-request call
   // (a batch) is admitted full and leaves 1 - 3 = -2.
   auto gate = MakeGate(Caps(10, 0, 0.1, 0, 0), {});
@@ -89,7 +89,7 @@ TEST_F(GateDebt, RequestDimensionDebtToo) {
   EXPECT_EQ(gate->Admit(At("b", 300, {1, 0})).verdict, Verdict::kAdmit);
 }
 
-TEST_F(GateDebt, RejectsOnlyAboveTheProvidersLimitAndSaysByHowMuch) {
+TEST_F(GateLargeCalls, RejectsOnlyAboveTheProvidersLimitAndSaysByHowMuch) {
   auto gate = MakeGate(Caps(10, 1000, 1.0, 5, 5000), {});
   Decision d = gate->Admit(At("a", 0, {1, 5001}));
   EXPECT_EQ(d.verdict, Verdict::kReject);
@@ -107,7 +107,7 @@ TEST_F(GateDebt, RejectsOnlyAboveTheProvidersLimitAndSaysByHowMuch) {
   EXPECT_EQ(gate->Admit(At("a", 0, {1, 5000})).verdict, Verdict::kAdmit);  // exactly the limit
 }
 
-TEST_F(GateDebt, DefaultLargestCostIsOneMinuteOfCap) {
+TEST_F(GateLargeCalls, DefaultLargestCostIsOneMinuteOfCap) {
   // No max cost set: one minute of cap, 1000 tok/s * 60 = 60000 tokens
   // (the TPM), while the bucket holds only 100 (0.1 s of burst).
   auto gate = MakeGate(Caps(10, 1000, 0.1, 0, 0), {});
@@ -118,7 +118,7 @@ TEST_F(GateDebt, DefaultLargestCostIsOneMinuteOfCap) {
   EXPECT_NEAR(GateAdmin(*gate).State()->l1_tokens, -59900, 1e-9);
 }
 
-TEST_F(GateDebt, ReservationRejectNamesPromptPlusMaxTokens) {
+TEST_F(GateLargeCalls, ReservationRejectNamesPromptPlusMaxTokens) {
   GateOptions o;
   o.mode = GateMode::kReservation;
   auto gate = MakeGate(Caps(10, 1000, 1.0, 0, 2000), {}, o);
@@ -135,7 +135,7 @@ TEST_F(GateDebt, ReservationRejectNamesPromptPlusMaxTokens) {
 // deferred worker asks again anywhere in (0, delta], so the script is probed
 // early as well as on time. Over every span [t_i, t_j] between two
 // admissions, admitted cost <= C_d (t_j - t_i) + max(capacity, largest cost).
-TEST_F(GateDebt, NoSpanAdmitsMoreThanCapTimesSpanPlusBurstPlusLargestCall) {
+TEST_F(GateLargeCalls, NoSpanAdmitsMoreThanCapTimesSpanPlusBurstPlusLargestCall) {
   const double kRps = 100, kTps = 20000, kBurst = 0.05;  // bucket: 5 requests, 1000 tokens
   auto gate = MakeGate(Caps(kRps, kTps, kBurst, 0, 4000), {});
   std::mt19937 rng(7);
@@ -184,7 +184,7 @@ TEST_F(GateDebt, NoSpanAdmitsMoreThanCapTimesSpanPlusBurstPlusLargestCall) {
       const double limit_t = kTps * span_s + bound_t;
       const double limit_r = kRps * span_s + cap_r;
       ASSERT_LE(tokens, limit_t + 1e-6) << "span " << i << ".." << j;
-      ASSERT_LE(tokens, kTps * span_s + cap_t + static_cast<double>(largest));  // README form
+      ASSERT_LE(tokens, kTps * span_s + cap_t + static_cast<double>(largest));  // docs/gate.md's form
       ASSERT_LE(requests, limit_r + 1e-6) << "span " << i << ".." << j;
       worst_t = std::max(worst_t, tokens / limit_t);
       worst_r = std::max(worst_r, requests / limit_r);
@@ -208,9 +208,9 @@ TEST_F(GateDebt, NoSpanAdmitsMoreThanCapTimesSpanPlusBurstPlusLargestCall) {
 // 75-90 % of the ideal is reachable, and both lose the same fraction. Lending
 // never starves the large tenant: while it waits for a full bucket nobody
 // borrows the refill. With a 1 s bucket the ideal is reached.
-class GateDebtShares : public GateSuite, public ::testing::WithParamInterface<double> {};
+class GateLargeCallShares : public GateSuite, public ::testing::WithParamInterface<double> {};
 
-TEST_P(GateDebtShares, LargeCallsGetTheSameFractionOfTheirDominantShare) {
+TEST_P(GateLargeCallShares, LargeCallsGetTheSameFractionOfTheirDominantShare) {
   const double burst_s = GetParam();
   auto gate = MakeGate(Caps(60, 12000, burst_s, 0, 12000), {});
   constexpr int64_t kRun = 60'000, kWarm = 5'000;
@@ -229,7 +229,7 @@ TEST_P(GateDebtShares, LargeCallsGetTheSameFractionOfTheirDominantShare) {
             12000 * (1 + 1.0 / span) + std::max(12000 * burst_s, 6000.0) / span);  // P1
 }
 
-INSTANTIATE_TEST_SUITE_P(Burst, GateDebtShares, ::testing::Values(0.1, 1.0));
+INSTANTIATE_TEST_SUITE_P(Burst, GateLargeCallShares, ::testing::Values(0.1, 1.0));
 
 }  // namespace
 }  // namespace bp::test

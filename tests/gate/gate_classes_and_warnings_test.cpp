@@ -1,4 +1,4 @@
-// Issue 13 edge cases of the gate: a priority beyond the configured classes
+// Two rules at the edges of the gate: a priority beyond the configured classes
 // is refused (it would get weight 1 and outrank P1), and fail-open warnings
 // are limited per process and target, not per Gate object.
 #include <spdlog/sinks/ostream_sink.h>
@@ -13,13 +13,14 @@
 namespace bp::test {
 namespace {
 
-class GateHardening : public GateSuite {};
+class GatePriorityClasses : public GateSuite {};
+class GateFailOpenWarning : public GateSuite {};
 
 AdmitRequest At(const std::string& tenant, int priority, int64_t t_ms) {
   return AdmitRequest{tenant, priority, Cost{1, 0}, 0, kT0 + t_ms};
 }
 
-TEST_F(GateHardening, PriorityAboveTheClassesIsRejected) {
+TEST_F(GatePriorityClasses, PriorityAboveTheClassesIsRejected) {
   auto gate = MakeGate(GateCaps{10, 0, 1.0}, {0.5, 0.3, 0.2});
   Decision d = gate->Admit(At("a", 4, 0));
   EXPECT_EQ(d.verdict, Verdict::kReject);
@@ -34,12 +35,12 @@ TEST_F(GateHardening, PriorityAboveTheClassesIsRejected) {
   EXPECT_EQ(gate->counters().rejects, 2u);
 }
 
-TEST_F(GateHardening, WithoutPriorityWeightsEveryClassHasWeightOne) {
+TEST_F(GatePriorityClasses, WithoutPriorityWeightsEveryClassHasWeightOne) {
   auto gate = MakeGate(GateCaps{10, 0, 1.0}, {});
   EXPECT_EQ(gate->Admit(At("a", 7, 0)).verdict, Verdict::kAdmit);
 }
 
-TEST_F(GateHardening, NoPriorityAblationMapsEveryClassToOne) {
+TEST_F(GatePriorityClasses, NoPriorityAblationMapsEveryClassToOne) {
   GateOptions o;
   o.ablation = GateAblation::kNoPriority;
   auto gate = MakeGate(GateCaps{10, 0, 1.0}, {0.5, 0.5}, o);
@@ -52,7 +53,7 @@ size_t Count(const std::string& text, const std::string& what) {
   return n;
 }
 
-TEST_F(GateHardening, OneFailOpenWarningPerTargetAcrossGatesAndThreads) {
+TEST_F(GateFailOpenWarning, OneFailOpenWarningPerTargetAcrossGatesAndThreads) {
   std::ostringstream log;
   auto logger = std::make_shared<spdlog::logger>(
       "test", std::make_shared<spdlog::sinks::ostream_sink_mt>(log));

@@ -1,5 +1,5 @@
-// Many single-caller queues against a few heavy ones (issue 11, the scale
-// scenario's defect): a deterministic simulation against the real admit
+// Many single-caller queues against a few heavy ones (the scale scenario,
+// where start-tag fair queuing starved the heavy ones): a deterministic simulation against the real admit
 // script (gate_fixture.h). Every queue is backlogged from t = 0 (all arrive
 // together, the worst case for start-tag fair queuing), so the weighted fair
 // share is exact: C * w_q / sum(w).
@@ -13,7 +13,7 @@
 namespace bp::test {
 namespace {
 
-class GateManyQueues : public GateSuite {};
+class GateFinishTagOrder : public GateSuite {};
 
 AdmitRequest At(const std::string& tenant, int64_t t_ms) {
   return AdmitRequest{tenant, 1, Cost{1, 0}, 0, kT0 + t_ms};
@@ -24,7 +24,7 @@ AdmitRequest At(const std::string& tenant, int64_t t_ms) {
 // 8.33 req/s, a light 0.083 req/s (one call per 12 s). Before the fix the
 // heavies got about a tenth of that: the lights, all due at once, won L1's
 // refills until each had been served (twice, with the slack of one quantum).
-TEST_F(GateManyQueues, HeavyQueuesKeepTheirShareAmongManyLightOnes) {
+TEST_F(GateFinishTagOrder, HeavyQueuesKeepTheirShareAmongManyLightOnes) {
   auto gate = MakeGate(GateCaps{50, 0, 0.1}, {});
   constexpr int kLights = 400;
   constexpr int64_t kRunMs = 40'000, kWarmupMs = 4'000;
@@ -54,7 +54,7 @@ TEST_F(GateManyQueues, HeavyQueuesKeepTheirShareAmongManyLightOnes) {
 // eligible caller with a later (or the same) one leaves the holder's need in L1 (WF2Q+'s
 // order among eligible callers). 10 req/s, burst 1 s; h has weight 10
 // (quantum 0.01), l1 and l2 weight 1 (quantum 0.1).
-TEST_F(GateManyQueues, TheEarliestFinishTagHoldsL1) {
+TEST_F(GateFinishTagOrder, TheEarliestFinishTagHoldsL1) {
   auto gate = MakeGate(GateCaps{10, 0, 1.0}, {});
   ASSERT_TRUE(GateAdmin(*gate).SetTenantWeight("h", 10).ok());
   for (int i = 0; i < 10; ++i) ASSERT_EQ(gate->Admit(At("l1", 0)).verdict, Verdict::kAdmit);
