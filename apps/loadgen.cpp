@@ -278,8 +278,8 @@ int main(int argc, char** argv) {
                    "--shard)");
     }
     // Every workload must split over the processes before any run starts
-    // (a later workload with fewer tenants than processes used to stop the
-    // experiment after the earlier runs, with no comparison written).
+    // (otherwise a later workload with fewer tenants than processes would stop
+    // the experiment after the earlier runs, with no comparison written).
     const int parts = shard_text.empty() ? processes : shard.count;
     if (parts > 1) {
       ShardInfo check;
@@ -299,8 +299,8 @@ int main(int argc, char** argv) {
     }
   }
 
-  // The results folder is checked before any run (a run of minutes used to
-  // end in "cannot create directory" with nothing written).
+  // The results folder is checked before any run (else a run of minutes
+  // could end in "cannot create directory" with nothing written).
   if (out_dir.empty()) return Usage("--out must name a directory");
   {
     std::error_code ec;

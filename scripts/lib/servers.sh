@@ -11,9 +11,34 @@
 #                              # sets BP_VALKEY_URL to redis+cluster://...
 #   bp_start_mockapi CONFIG    # sets BP_MOCKAPI_URL
 #   (trap installed by bp_servers_init stops both)
+#   bp_server_bin / bp_cli_bin # the server and cli all of them (and
+#                              # scripts/stack.sh) use
 
 BP_STARTED_PIDS=()
 BP_TMP="$(mktemp -d -t bp.XXXXXX)"
+
+# The one lookup of the server binary: the Valkey scripts/setup.sh builds into
+# ${XDG_CACHE_HOME:-$HOME/.cache}/backpressure/valkey-9/bin when present, else
+# valkey-server, then redis-server, on PATH.
+bp_server_bin() {
+  local cached="${XDG_CACHE_HOME:-$HOME/.cache}/backpressure/valkey-9/bin/valkey-server"
+  if [ -x "$cached" ]; then echo "$cached"; return 0; fi
+  command -v valkey-server || command -v redis-server ||
+    { echo "neither valkey-server nor redis-server found (run scripts/setup.sh)" >&2; return 1; }
+}
+
+# The cli beside the server (valkey-cli or redis-cli), else one on PATH.
+bp_cli_bin() {
+  local server dir
+  server=$(bp_server_bin) || return 1
+  dir=$(dirname "$server")
+  case "$(basename "$server")" in
+    valkey-server*) [ -x "$dir/valkey-cli" ] && { echo "$dir/valkey-cli"; return 0; } ;;
+    redis-server*) [ -x "$dir/redis-cli" ] && { echo "$dir/redis-cli"; return 0; } ;;
+  esac
+  command -v valkey-cli || command -v redis-cli ||
+    { echo "neither valkey-cli nor redis-cli found (run scripts/setup.sh)" >&2; return 1; }
+}
 
 bp_free_port() {
   python3 - <<'PY' 2>/dev/null && return 0
@@ -67,8 +92,7 @@ bp_servers_init() {
 
 bp_start_valkey() {
   local bin port
-  bin=$(command -v valkey-server || command -v redis-server || true)
-  [ -n "$bin" ] || { echo "neither valkey-server nor redis-server found (run scripts/setup.sh)" >&2; return 1; }
+  bin=$(bp_server_bin) || return 1
   port=$(bp_free_port)
   "$bin" --port "$port" --bind 127.0.0.1 --save "" --appendonly no \
     --daemonize no --loglevel warning --logfile "$BP_TMP/valkey.log" \
@@ -97,8 +121,8 @@ bp_free_port_block() {  # n: a base p with p..p+n-1 and their bus ports (+10000)
 
 bp_start_valkey_cluster() {  # [primaries]
   local n=${1:-3} bin cli port i attempt base pid ok
-  bin=$(command -v valkey-server || command -v redis-server || true)
-  cli=$(command -v valkey-cli || command -v redis-cli || true)
+  bin=$(bp_server_bin || true)
+  cli=$(bp_cli_bin || true)
   [ -n "$bin" ] && [ -n "$cli" ] || { echo "valkey/redis server and cli needed (run scripts/setup.sh)" >&2; return 1; }
   local ports=() pids=() addrs=() seeds=""
   for attempt in 1 2 3 4 5; do  # a port taken between the check and the bind: try others

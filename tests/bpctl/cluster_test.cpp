@@ -69,7 +69,7 @@ TEST(BpctlCluster, ConfiguresAndAdmitsOnTheOwningPrimary) {
 }
 
 // gc scans every primary: with one target on each, all three idle targets
-// are found (it used to SCAN one node and miss the targets of the others).
+// are found (a SCAN of one node would miss the targets of the others).
 TEST(BpctlCluster, GcScansEveryPrimary) {
   ValkeyTestCluster cluster;
   ASSERT_TRUE(cluster.ok()) << cluster.error();

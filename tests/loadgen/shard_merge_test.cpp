@@ -213,7 +213,7 @@ TEST(ShardMerge, NamesThePartGivenTwiceTheMissingOnesAndAnotherCount) {
   EXPECT_EQ(r.status().message(),
             "cross-priority bp #0: part 1/2 given twice (x/shard-1.records.json and "
             "y/shard-1.records.json)");
-  r = MergeShards({Part(1, 0), Part(1, 0)});  // used to say "a different shard numbering"
+  r = MergeShards({Part(1, 0), Part(1, 0)});  // not "a different shard numbering"
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.status().message(), "cross-priority bp #0: part 1/2 given twice");
   // Parts 1 and 3 of 3 (0/3 and 2/3): the second one is missing.
@@ -258,7 +258,7 @@ TEST(ShardMerge, RefusesStartsFartherApartThanTenSeconds) {
 TEST(ShardMerge, RefusesRecordsNamingNoTenantOrActivityAndATenantInTwoParts) {
   ShardRecords p = Part(1, 0);
   p.records.attempts[1].activity_id = 99;  // part 1 has activities 0..2
-  auto r = MergeShards({Part(0, 0), p});   // used to read out of bounds
+  auto r = MergeShards({Part(0, 0), p});   // an index past the part's activities
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.status().message(),
             "cross-priority bp #0: part 1/2: attempts[1].activity_id: 99 names no activity (the "

@@ -47,8 +47,8 @@ inline constexpr double kMaxCostTokens = kMaxGateCostTokens;      // 0 or >= 1
 inline constexpr double kMinWeight = kMinGateWeight;  // tenant weights and omega_k (gate.h)
 inline constexpr double kMaxWeight = kMaxGateWeight;
 // `watch --interval`, seconds: at least one frame per day, at most 20 per
-// second (beyond 1e9 s the conversion to a duration used to overflow and
-// `watch` flooded Valkey).
+// second (beyond 1e9 s the conversion to a duration would overflow and
+// `watch` would flood Valkey).
 inline constexpr Range kWatchIntervalRange{0.05, 86400};
 // `set adapt` and an import's tuning: the adaptive rule's parameters (docs/gate.md,
 // "Adaptive caps"; their defaults, 0.7, 120000 ms, 2000 ms and 4, are

@@ -51,8 +51,8 @@ Status WriteRecordsFile(const std::filesystem::path& path, const ShardRecords& p
 // Reads a file written by WriteRecordsFile and checks it (ValidateRecords).
 // The run's fields are checked as read: slots an integer in [1, 100000],
 // end_us an integer in [0, 365 days in us], gate_fail_opens,
-// gate_breaker_opens and gate_unreleased whole counts >= 0 (a -7 or a 1.5
-// used to become 2^64 - 7 or 1). InvalidArgument "PATH: FIELD: why" for a
+// gate_breaker_opens and gate_unreleased whole counts >= 0 (read unchecked,
+// a -7 or a 1.5 would become 2^64 - 7 or 1). InvalidArgument "PATH: FIELD: why" for a
 // bad file.
 Result<ShardRecords> ReadRecordsFile(const std::filesystem::path& path);
 

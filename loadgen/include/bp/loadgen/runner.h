@@ -26,8 +26,8 @@
 namespace bp::loadgen {
 
 // --gate-breaker-ms's upper bound, real ms: a cool-off this long already
-// ungates a minute of the run after one gate timeout; INT_MAX used to be
-// taken (one pause then ungated the rest of the run). 0 = no breaker.
+// ungates a minute of the run after one gate timeout; INT_MAX would let
+// one pause ungate the rest of the run. 0 = no breaker.
 inline constexpr int kMaxGateBreakerMs = 60000;
 // --valkey-pid's upper bound: Linux's PID_MAX_LIMIT (2^22).
 inline constexpr int kMaxValkeyPid = 4194304;
