@@ -17,6 +17,7 @@
 
 #include "bp/gate_admin.h"
 #include "gate/gate_diff_steps.h"
+#include "gate/gate_model_cases.h"
 #include "gate/gate_model_store.h"
 #include "gate_fixture.h"
 
@@ -109,6 +110,55 @@ TEST_F(GateModelDiff, ScriptsAgreeWithTheModelOnRandomSequences) {
   const int64_t first = EnvInt("BP_GATE_DIFF_FIRST_SEED", 1);
   for (int64_t seed = first; seed < first + seeds; ++seed) {
     RunSeed(static_cast<uint32_t>(seed), steps);
+  }
+}
+
+
+// The named cases of the rule (gate_model_cases.cpp), through the scripts
+// beside the model: their boundaries (a lend at exactly lend_fraction of the
+// bucket, tied finish tags, the hold's hand-over) are rarely hit exactly by
+// random sequences.
+TEST_F(GateModelDiff, ScriptsDecideTheNamedCasesAsTheModel) {
+  using gate_model::Mode;
+  for (const gate_model::Case& c : gate_model::Cases()) {
+    SCOPED_TRACE(c.name);
+    GateOptions options;
+    options.mode = c.mode == Mode::kEstimate    ? GateMode::kEstimate
+                   : c.mode == Mode::kReconcile ? GateMode::kReconcile
+                                                : GateMode::kReservation;
+    auto gate = MakeGate(options);
+    DiffHarness h(*gate, server_->url());
+    const gate_model::Config& cf = c.config;
+    std::vector<DiffStep> steps(2);
+    steps[0].kind = DiffStep::Kind::kTuning;
+    GateTuning& t = steps[0].tuning;
+    t.slack_ms = cf.slack_ms, t.lend_fraction = cf.lend_fraction, t.grace_ms = cf.grace_ms;
+    t.ticket_ttl_ms = static_cast<int64_t>(cf.ticket_ttl_ms), t.adapt = cf.adapt;
+    t.adapt_beta = cf.adapt_beta, t.adapt_recover_ms = cf.adapt_recover_ms;
+    t.adapt_window_ms = cf.adapt_window_ms;
+    t.adapt_min_429 = static_cast<int64_t>(cf.adapt_min_429);
+    steps[1].kind = DiffStep::Kind::kCaps;
+    steps[1].caps = {cf.requests_per_s, cf.tokens_per_s, cf.burst_s, cf.max_cost_requests,
+                     cf.max_cost_tokens};
+    if (!cf.omega.empty()) {
+      steps.emplace_back().kind = DiffStep::Kind::kOmega;
+      steps.back().omega = cf.omega;
+    }
+    for (const auto& [tenant, weight] : cf.tenant_weights) {
+      steps.emplace_back().kind = DiffStep::Kind::kTenantWeight;
+      steps.back().tenant = tenant, steps.back().weight = weight;
+    }
+    for (const gate_model::Call& call : c.calls) {
+      DiffStep& s = steps.emplace_back();
+      s.now_ms = gate_model::kCaseT0 + call.at_ms;
+      if (call.release) {
+        s.kind = DiffStep::Kind::kRelease, s.release = gate_model::ReleaseOf(call);
+      } else {
+        s.kind = DiffStep::Kind::kAdmit, s.admit = gate_model::AdmitOf(call, c.mode);
+      }
+    }
+    for (const DiffStep& s : steps) ASSERT_EQ(h.Apply(s), "") << s.Describe();
+    c.check(h.model());
   }
 }
 
