@@ -156,9 +156,14 @@ struct State {
   std::optional<int64_t> reserved;  // 'rsv' = O
   std::optional<Learned> learned;   // 'ad'
   SortedSet backlog, expiry, seen, reservations;  // ':bl', ':bx', ':seen', ':rsv'
-  std::map<std::string, Ticket> tickets;          // by ticket number (no expiry)
+  // By ticket number. The store expires tickets after ticket_ttl_ms of real
+  // time (PX); the model keeps them until released.
+  std::map<std::string, Ticket> tickets;
 };
 
+// One admission's arguments, as admit.lua's ARGV. The tenant is assumed
+// valid (bp::ValidTenantName); a priority < 1 or a negative cost gives
+// kError, an unconfigured target (requests_per_s <= 0) too.
 struct AdmitInput {
   std::string tenant;
   int64_t priority = 1;
@@ -179,6 +184,8 @@ struct AdmitOutput {
   std::string reason;    // REJECT / ERROR
 };
 
+// One release's arguments, as release.lua's ARGV (the 429 report's numbers:
+// -1 = absent).
 struct ReleaseInput {
   std::string ticket;
   int64_t requests = 0, tokens = 0;  // actual usage
