@@ -13,25 +13,34 @@ using gate_model::Mode;
 using gate_model::Verdict;
 
 const char* ModeName(GateMode m) {
-  return m == GateMode::kEstimate ? "estimate" : m == GateMode::kReconcile ? "reconcile"
-                                                                           : "reservation";
+  return m == GateMode::kEstimate    ? "estimate"
+         : m == GateMode::kReconcile ? "reconcile"
+                                     : "reservation";
 }
 
 const char* VerdictName(Verdict v) {
   switch (v) {
-    case Verdict::kAdmit: return "ADMIT";
-    case Verdict::kDefer: return "DEFER";
-    case Verdict::kReject: return "REJECT";
-    default: return "ERROR";
+    case Verdict::kAdmit:
+      return "ADMIT";
+    case Verdict::kDefer:
+      return "DEFER";
+    case Verdict::kReject:
+      return "REJECT";
+    default:
+      return "ERROR";
   }
 }
 
 Verdict FromGate(bp::Verdict v) {
   switch (v) {
-    case bp::Verdict::kAdmit: return Verdict::kAdmit;
-    case bp::Verdict::kDefer: return Verdict::kDefer;
-    case bp::Verdict::kReject: return Verdict::kReject;
-    default: return Verdict::kError;
+    case bp::Verdict::kAdmit:
+      return Verdict::kAdmit;
+    case bp::Verdict::kDefer:
+      return Verdict::kDefer;
+    case bp::Verdict::kReject:
+      return Verdict::kReject;
+    default:
+      return Verdict::kError;
   }
 }
 
@@ -77,8 +86,8 @@ std::string DiffStep::Describe() const {
         << admit.tokens << " max_tokens " << admit.max_tokens;
       break;
     case Kind::kRelease:
-      o << "release #" << release.ticket << " actual " << release.requests << "/"
-        << release.tokens << " " << release.outcome;
+      o << "release #" << release.ticket << " actual " << release.requests << "/" << release.tokens
+        << " " << release.outcome;
       if (release.outcome == "429") {
         o << " bound '" << release.bound << "' retry_after " << release.retry_after_ms
           << " remaining " << release.remaining_requests << "/" << release.remaining_tokens
@@ -157,12 +166,15 @@ DiffStep DiffGenerator::Next(const gate_model::Model& model) {
     s.caps.burst_s = burst[Uniform(0, 4)];
     s.caps.max_cost_requests = Chance(0.8) ? 0 : static_cast<double>(Uniform(1, 100));
     s.caps.max_cost_tokens =
-        Chance(0.8) ? 0 : static_cast<double>(Uniform(1, 60 * static_cast<int64_t>(s.caps.tokens_per_s) + 1));
+        Chance(0.8)
+            ? 0
+            : static_cast<double>(Uniform(1, 60 * static_cast<int64_t>(s.caps.tokens_per_s) + 1));
     bucket_tokens_ = s.caps.tokens_per_s * s.caps.burst_s;
   } else if (n == 2 || k < 0.02) {
     s.kind = DiffStep::Kind::kOmega;
     classes_ = static_cast<int>(Uniform(1, run_.classes));
-    for (int c = 0; c < classes_; ++c) s.omega.push_back(0.25 * static_cast<double>(Uniform(1, 16)));
+    for (int c = 0; c < classes_; ++c)
+      s.omega.push_back(0.25 * static_cast<double>(Uniform(1, 16)));
   } else if (k < 0.04) {
     s.kind = DiffStep::Kind::kTenantWeight;
     s.tenant = TenantName(Uniform(0, run_.tenants - 1));
@@ -282,9 +294,8 @@ std::string DiffHarness::ApplyToBoth(const DiffStep& step) {
       break;
     case DiffStep::Kind::kAdmit: {
       const auto& a = step.admit;
-      Decision d = gate_.Admit(
-          AdmitRequest{a.tenant, static_cast<int>(a.priority), Cost{a.requests, a.tokens},
-                       a.max_tokens, a.now_ms});
+      Decision d = gate_.Admit(AdmitRequest{a.tenant, static_cast<int>(a.priority),
+                                            Cost{a.requests, a.tokens}, a.max_tokens, a.now_ms});
       gate_model::AdmitOutput m = model_.Admit(a);
       std::ostringstream o;
       const std::string reason = d.verdict == bp::Verdict::kDefer ? "" : d.reason;

@@ -7,15 +7,15 @@ namespace {
 
 constexpr double kCaseT0us = 1'700'000'000'000'000.0;
 
-Call Make(int64_t at, std::string tenant, int64_t requests, int64_t tokens, int64_t k,
-          Verdict want, std::string text) {
+Call Make(int64_t at, std::string tenant, int64_t requests, int64_t tokens, int64_t k, Verdict want,
+          std::string text) {
   Call c;
   c.at_ms = at, c.tenant = std::move(tenant), c.k = k, c.requests = requests, c.tokens = tokens;
   c.want = want, c.text = std::move(text);
   return c;
 }
-Call Admit(int64_t at, std::string tenant, int64_t requests, std::string ticket,
-           int64_t tokens = 0, int64_t k = 1) {
+Call Admit(int64_t at, std::string tenant, int64_t requests, std::string ticket, int64_t tokens = 0,
+           int64_t k = 1) {
   return Make(at, std::move(tenant), requests, tokens, k, Verdict::kAdmit, std::move(ticket));
 }
 Call Defer(int64_t at, std::string tenant, int64_t requests, int64_t delta, std::string binding,
@@ -53,14 +53,14 @@ std::vector<Call> TwoBacklogged() {
 
 std::vector<Case> Cases() {
   std::vector<Case> out;
-  out.push_back({"fits", Caps(10, 0, 1), Mode::kReconcile, {Admit(0, "a", 1, "1")},
-                 [](const Model& m) {
-                   // r = 10 - 1; sigma = 1/10, alone: V and F_a advance by 0.1.
-                   EXPECT_EQ(m.state.g->r, 9);
-                   EXPECT_EQ(m.state.g->V, 0.1);
-                   EXPECT_EQ(m.state.queues.at("1:a").F, 0.1);
-                   EXPECT_EQ(m.state.tickets.at("1").Text(), "1 1 0 0 1:a 0");
-                 }});
+  out.push_back(
+      {"fits", Caps(10, 0, 1), Mode::kReconcile, {Admit(0, "a", 1, "1")}, [](const Model& m) {
+         // r = 10 - 1; sigma = 1/10, alone: V and F_a advance by 0.1.
+         EXPECT_EQ(m.state.g->r, 9);
+         EXPECT_EQ(m.state.g->V, 0.1);
+         EXPECT_EQ(m.state.queues.at("1:a").F, 0.1);
+         EXPECT_EQ(m.state.tickets.at("1").Text(), "1 1 0 0 1:a 0");
+       }});
   {
     // a is admitted at t0+100 (its hold), F_a = 1.1, V = 1 + 1/20 = 1.05;
     // its next call is 0.05 ahead of V at X* = 10/20: 100 ms, binding fair.
@@ -79,7 +79,9 @@ std::vector<Case> Cases() {
     // As above with lend_fraction 0.5 and b in class 2 backlogged but idle:
     // at t0+700 L1 holds 6 = 1 + 0.5 x 10, so a (ahead of V) borrows it;
     // then 5 - 1 < 5: a waits for its turn, (1.2 - 1.05) / 0.5 s.
-    Case c{"lends to a backlogged class", Caps(10, 0, 1, 0, 0.5, 2000), Mode::kReconcile,
+    Case c{"lends to a backlogged class",
+           Caps(10, 0, 1, 0, 0.5, 2000),
+           Mode::kReconcile,
            {Admit(0, "z", 10, "1"), Defer(0, "a", 1, 100, "l1:requests"),
             Defer(0, "b", 1, 200, "l1:requests", 0, 2), Admit(100, "a", 1, "2"),
             Defer(100, "a", 1, 100, "fair"), Admit(700, "a", 1, "3"),
@@ -95,7 +97,9 @@ std::vector<Case> Cases() {
   {
     // a (cost 2, finish tag 1.2) takes the hold; b (cost 1, finish tag
     // 1.1 < 1.2) takes it over; after b's admission a takes it back.
-    Case c{"the L1 hold taken", Caps(10, 0, 1), Mode::kReconcile,
+    Case c{"the L1 hold taken",
+           Caps(10, 0, 1),
+           Mode::kReconcile,
            {Admit(0, "z", 10, "1"), Defer(0, "a", 2, 200, "l1:requests")}};
     c.check = [](const Model& m) {
       ASSERT_TRUE(m.state.hold.has_value());
@@ -123,7 +127,9 @@ std::vector<Case> Cases() {
     };
     out.push_back(c);
   }
-  out.push_back({"debt for a call above the burst", Caps(10, 1000, 1), Mode::kReconcile,
+  out.push_back({"debt for a call above the burst",
+                 Caps(10, 1000, 1),
+                 Mode::kReconcile,
                  // needs the whole bucket (1000), debits 2500: level -1500;
                  // the next 100 tokens wait (1500 + 100) / 1000 s.
                  {Admit(0, "a", 1, "1", 2500), Defer(0, "a", 1, 1600, "l1:tokens", 100)},
@@ -132,7 +138,9 @@ std::vector<Case> Cases() {
                    EXPECT_EQ(m.state.g->V, 2.5);  // binding tokens: 2500 / 1000
                  }});
   {
-    Case c{"reject above max cost", Caps(10, 1000, 1), Mode::kReconcile,
+    Case c{"reject above max cost",
+           Caps(10, 1000, 1),
+           Mode::kReconcile,
            {Reject(0, 601, 0,
                    "request too large: 601 requests exceed max_cost_requests 600 (the "
                    "provider's limit per window) by 1"),
@@ -146,7 +154,9 @@ std::vector<Case> Cases() {
   }
   {
     // Debits 100 + 400 (O = 400); the release of 150 refunds 350 and O goes.
-    Case c{"reservation debit and refund", Caps(10, 1000, 1), Mode::kReservation,
+    Case c{"reservation debit and refund",
+           Caps(10, 1000, 1),
+           Mode::kReservation,
            {Admit(0, "a", 1, "1", 100), Release(0, "1", 1, 150)}};
     c.calls[0].max_tokens = 400;
     c.check = [](const Model& m) {
@@ -170,7 +180,9 @@ std::vector<Case> Cases() {
   {
     // One 429 (min_429 1, beta 0.5) halves C_r: draining L1, the next
     // request waits 1 / 5 s, not 1 / 10 s; recovery is linear over 10 s.
-    Case c{"adaptive cap drop and recovery", Caps(10, 0, 1), Mode::kReconcile,
+    Case c{"adaptive cap drop and recovery",
+           Caps(10, 0, 1),
+           Mode::kReconcile,
            {Admit(0, "a", 1, "1"), Release(0, "1", 1, 0, "429"), Admit(0, "a", 9, "2"),
             Defer(0, "a", 1, 200, "l1:requests")}};
     c.config.adapt = true, c.config.adapt_min_429 = 1, c.config.adapt_beta = 0.5;
@@ -185,7 +197,9 @@ std::vector<Case> Cases() {
     };
     out.push_back(c);
   }
-  out.push_back({"clock going back", Caps(10, 0, 1), Mode::kReconcile,
+  out.push_back({"clock going back",
+                 Caps(10, 0, 1),
+                 Mode::kReconcile,
                  // Back 0.5 s: no refill, the refill time stays; back 2 s
                  // (more than 1 s): the refill restarts from the new now.
                  {Admit(0, "a", 1, "1"), Admit(-500, "a", 1, "2"), Admit(-2000, "a", 1, "3"),
@@ -198,8 +212,8 @@ std::vector<Case> Cases() {
 }
 
 AdmitInput AdmitOf(const Call& call, Mode mode) {
-  return {call.tenant, call.k, call.requests, call.tokens, call.max_tokens, mode,
-          Ablation::kNone, 10000, kCaseT0 + call.at_ms};
+  return {call.tenant, call.k,          call.requests, call.tokens,         call.max_tokens,
+          mode,        Ablation::kNone, 10000,         kCaseT0 + call.at_ms};
 }
 
 ReleaseInput ReleaseOf(const Call& call) {

@@ -71,8 +71,8 @@ class GateModelDiff : public GateSuite {
     auto [at, reason] = Replay(run, failing);
     std::ostringstream o;
     o << "seed " << seed << " (" << run.Describe() << "): model and scripts disagree at step "
-      << steps.size() - 1 << ": " << why << "\nshortest failing sequence found ("
-      << failing.size() << " steps, disagreeing at its last: " << reason << "):\n";
+      << steps.size() - 1 << ": " << why << "\nshortest failing sequence found (" << failing.size()
+      << " steps, disagreeing at its last: " << reason << "):\n";
     for (const DiffStep& s : failing) o << "  " << s.Describe() << "\n";
     ADD_FAILURE() << o.str();
   }
@@ -112,7 +112,6 @@ TEST_F(GateModelDiff, ScriptsAgreeWithTheModelOnRandomSequences) {
     RunSeed(static_cast<uint32_t>(seed), steps);
   }
 }
-
 
 // The named cases of the rule (gate_model_cases.cpp), through the scripts
 // beside the model: their boundaries (a lend at exactly lend_fraction of the

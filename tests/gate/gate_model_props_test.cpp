@@ -62,8 +62,8 @@ std::vector<Admission> Simulate(Model& m, const std::vector<SimQueue>& queues, M
     }
     const int64_t prompt =
         sq.tokens + std::uniform_int_distribution<int64_t>(0, sq.token_jitter)(rng);
-    AdmitInput in{sq.tenant, sq.k, sq.requests, prompt, sq.max_tokens, mode, Ablation::kNone,
-                  10000, now};
+    AdmitInput in{sq.tenant,       sq.k,  sq.requests, prompt, sq.max_tokens, mode,
+                  Ablation::kNone, 10000, now};
     const double o = static_cast<double>(m.state.reserved.value_or(0));
     AdmitOutput d = m.Admit(in);
     if (d.verdict == Verdict::kAdmit) {
@@ -89,8 +89,8 @@ std::vector<Admission> Simulate(Model& m, const std::vector<SimQueue>& queues, M
 
 // The largest excess over any span [x, y] of admission times of
 // sum(cost) - rate * (y - x) - 2 * O(x), where `cost` picks a dimension.
-double MaxSpanExcess(const std::vector<Admission>& a, double rate,
-                     double (*cost)(const Admission&), bool count_reserved) {
+double MaxSpanExcess(const std::vector<Admission>& a, double rate, double (*cost)(const Admission&),
+                     bool count_reserved) {
   double best = -std::numeric_limits<double>::infinity();
   double max_start = -std::numeric_limits<double>::infinity();  // max_i -S_{i-1} + r t_i - 2 O_i
   double sum = 0;

@@ -69,9 +69,8 @@ Result<State> ReadStoreState(ValkeyConnection& conn, const std::string& target) 
       st.reserved = std::stoll(v);
     } else if (f == "ad") {
       gate_model::Learned a;
-      if (std::sscanf(v.c_str(), "%lf %lf %lf %lf %lf %lf %lf %lf %lf %lf", &a.fr, &a.tr_us,
-                      &a.ft, &a.tt_us, &a.tau_us, &a.ws_us, &a.nr, &a.nt, &a.hr_us,
-                      &a.ht_us) == 10) {
+      if (std::sscanf(v.c_str(), "%lf %lf %lf %lf %lf %lf %lf %lf %lf %lf", &a.fr, &a.tr_us, &a.ft,
+                      &a.tt_us, &a.tau_us, &a.ws_us, &a.nr, &a.nt, &a.hr_us, &a.ht_us) == 10) {
         st.learned = a;
       }
     }

@@ -1,5 +1,7 @@
 // The named cases (gate_model_cases.cpp) on the reference model, no server:
 // each call's decision, then the case's exact checks of the state.
+#include "bp/gate_model.h"
+
 #include <gtest/gtest.h>
 
 #include <cctype>
@@ -8,7 +10,6 @@
 #include <string>
 #include <vector>
 
-#include "bp/gate_model.h"
 #include "gate/gate_model_cases.h"
 
 namespace bp::gate_model {
@@ -44,12 +45,11 @@ TEST_P(GateModelCase, DecidesAsTheRuleSays) {
   c.check(m);
 }
 
-INSTANTIATE_TEST_SUITE_P(Table, GateModelCase, ::testing::ValuesIn(Cases()),
-                         [](const auto& param) {
-                           std::string n;
-                           for (char ch : param.param.name) n += std::isalnum(static_cast<unsigned char>(ch)) ? ch : '_';
-                           return n;
-                         });
+INSTANTIATE_TEST_SUITE_P(Table, GateModelCase, ::testing::ValuesIn(Cases()), [](const auto& param) {
+  std::string n;
+  for (char ch : param.param.name) n += std::isalnum(static_cast<unsigned char>(ch)) ? ch : '_';
+  return n;
+});
 
 }  // namespace
 }  // namespace bp::gate_model

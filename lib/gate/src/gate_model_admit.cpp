@@ -209,9 +209,9 @@ AdmitOutput Model::Admit(const AdmitInput& in) {
   }
   bool lent = false;
   if (l1_ok && !fair && (now >= hold_us || hold_q == qid)) {
-    lent = ((g.r - creq) >= lend * capr || (g.r >= capr - 1e-9 && creq <= capr)) &&
-           (Ct == 0 || (g.t - tdebit) >= lend * capt ||
-            (g.t >= capt + rsv - 1e-9 && tdebit <= capt));
+    lent =
+        ((g.r - creq) >= lend * capr || (g.r >= capr - 1e-9 && creq <= capr)) &&
+        (Ct == 0 || (g.t - tdebit) >= lend * capt || (g.t >= capt + rsv - 1e-9 && tdebit <= capt));
   }
 
   if (l1_ok && (fair || lent)) {
@@ -238,8 +238,8 @@ AdmitOutput Model::Admit(const AdmitInput& in) {
     if (in.mode != Mode::kEstimate) {
       g.seq = g.seq + 1;
       ticket = std::to_string(static_cast<int64_t>(g.seq));
-      Ticket tk{kstr, in.requests, static_cast<int64_t>(tdebit),
-                no_drf ? 1 : (no_priority ? 2 : 0), qid, in.tokens};
+      Ticket tk{kstr, in.requests, static_cast<int64_t>(tdebit), no_drf ? 1 : (no_priority ? 2 : 0),
+                qid,  in.tokens};
       st.tickets[ticket] = tk;
       if (tdebit > ttag) {
         st.reservations.Add(ticket + " " + std::to_string(static_cast<int64_t>(tdebit - ttag)),

@@ -88,10 +88,10 @@ int Model::Release(const ReleaseInput& in) {
   std::optional<Learned> a = st.learned;
   std::optional<double> tau;
   if (a) tau = a->tau_us;
-  double fr = LearnedFraction(a ? std::optional<double>(a->fr) : std::nullopt,
-                              a ? a->tr_us : 0, tau, now);
-  double ft = LearnedFraction(a ? std::optional<double>(a->ft) : std::nullopt,
-                              a ? a->tt_us : 0, tau, now);
+  double fr =
+      LearnedFraction(a ? std::optional<double>(a->fr) : std::nullopt, a ? a->tr_us : 0, tau, now);
+  double ft =
+      LearnedFraction(a ? std::optional<double>(a->ft) : std::nullopt, a ? a->tt_us : 0, tau, now);
   if (cf.adapt && in.outcome == "429") {
     const double tau_us = tau ? *tau : cf.adapt_recover_ms * 1000;
     const double win = cf.adapt_window_ms * 1000, beta = cf.adapt_beta, m = cf.adapt_min_429;
@@ -126,9 +126,16 @@ int Model::Release(const ReleaseInput& in) {
         }
       }
     }
-    st.learned = Learned{base[0].value_or(f[0]), Trunc(t[0]), base[1].value_or(f[1]),
-                         Trunc(t[1]), Trunc(tau_us), Trunc(ws), Trunc(n[0]), Trunc(n[1]),
-                         Trunc(h[0]), Trunc(h[1])};
+    st.learned = Learned{base[0].value_or(f[0]),
+                         Trunc(t[0]),
+                         base[1].value_or(f[1]),
+                         Trunc(t[1]),
+                         Trunc(tau_us),
+                         Trunc(ws),
+                         Trunc(n[0]),
+                         Trunc(n[1]),
+                         Trunc(h[0]),
+                         Trunc(h[1])};
     fr = f[0], ft = f[1];
   }
   Cr = Cr * fr, Ct = Ct * ft;

@@ -65,12 +65,12 @@ namespace bp::gate_model {
 // The configuration admit.lua and release.lua read (configure.lua's fields
 // with its defaults applied). Units as in bp::GateCaps / bp::GateTuning.
 struct Config {
-  double requests_per_s = 0;       // C_r; the target is configured when > 0
-  double tokens_per_s = 0;         // C_t; 0 = no token dimension
-  double burst_s = 1;              // L1 capacity C_d * burst_s
-  double max_cost_requests = 0;    // 0 = max(60 C_r, capacity): REJECT above
-  double max_cost_tokens = 0;      // 0 = max(60 C_t, capacity)
-  std::vector<double> omega;       // omega_1..omega_K; empty = no priority weights
+  double requests_per_s = 0;                     // C_r; the target is configured when > 0
+  double tokens_per_s = 0;                       // C_t; 0 = no token dimension
+  double burst_s = 1;                            // L1 capacity C_d * burst_s
+  double max_cost_requests = 0;                  // 0 = max(60 C_r, capacity): REJECT above
+  double max_cost_tokens = 0;                    // 0 = max(60 C_t, capacity)
+  std::vector<double> omega;                     // omega_1..omega_K; empty = no priority weights
   std::map<std::string, double> tenant_weights;  // w_t; absent = 1
   double lend_fraction = 0.5, slack_ms = 50, grace_ms = 200;
   double ticket_ttl_ms = 600000;
@@ -106,21 +106,21 @@ class SortedSet {
 
 // 'g': the L1 levels and the fair-queuing globals.
 struct Bucket {
-  double r = 0, t = 0;   // L1 levels (requests, tokens); negative = debt
-  double ts_us = 0;      // time of the last refill
-  double V = 0;          // virtual time
-  double Dr = 0, Dt = 0; // eq. (1) sums over the backlog
-  double seq = 0;        // ticket counter
-  double evt_us = 0;     // time of the last eviction pass
+  double r = 0, t = 0;    // L1 levels (requests, tokens); negative = debt
+  double ts_us = 0;       // time of the last refill
+  double V = 0;           // virtual time
+  double Dr = 0, Dt = 0;  // eq. (1) sums over the backlog
+  double seq = 0;         // ticket counter
+  double evt_us = 0;      // time of the last eviction pass
 };
 
 // 'q:<k>:<tenant>': one queue.
 struct Queue {
-  double F = 0;          // virtual tag (finish tag; start tag while backlogged)
-  double T_us = 0;       // last promised wake-up
-  double dr = 0, dt = 0; // this queue's part of D_r, D_t while backlogged
-  double bl = 0;         // backlogged: 1 / 0
-  double zs_us = 0;      // last refresh of its seen-set score
+  double F = 0;           // virtual tag (finish tag; start tag while backlogged)
+  double T_us = 0;        // last promised wake-up
+  double dr = 0, dt = 0;  // this queue's part of D_r, D_t while backlogged
+  double bl = 0;          // backlogged: 1 / 0
+  double zs_us = 0;       // last refresh of its seen-set score
   double admits = 0, defers = 0, lent = 0;
 };
 
@@ -138,12 +138,12 @@ struct Learned {
 
 // A ticket: what an admission debited, for its release.
 struct Ticket {
-  std::string k;           // class, as text
-  int64_t requests = 0;    // debited requests
-  int64_t debited = 0;     // debited tokens (reservation: prompt + max_tokens)
-  int ablation = 0;        // 0 none, 1 no-DRF, 2 no-priority
-  std::string queue;       // "<k>:<tenant>"
-  int64_t tag_tokens = 0;  // tokens charged on the tag (the estimate)
+  std::string k;             // class, as text
+  int64_t requests = 0;      // debited requests
+  int64_t debited = 0;       // debited tokens (reservation: prompt + max_tokens)
+  int ablation = 0;          // 0 none, 1 no-DRF, 2 no-priority
+  std::string queue;         // "<k>:<tenant>"
+  int64_t tag_tokens = 0;    // tokens charged on the tag (the estimate)
   std::string Text() const;  // the stored form
 };
 
@@ -153,8 +153,8 @@ struct State {
   std::map<std::string, Queue> queues;                       // by queue id
   std::map<std::string, std::pair<double, double>> classes;  // by class text: requests, tokens
   std::optional<Hold> hold;
-  std::optional<int64_t> reserved;  // 'rsv' = O
-  std::optional<Learned> learned;   // 'ad'
+  std::optional<int64_t> reserved;                // 'rsv' = O
+  std::optional<Learned> learned;                 // 'ad'
   SortedSet backlog, expiry, seen, reservations;  // ':bl', ':bx', ':seen', ':rsv'
   // By ticket number. The store expires tickets after ticket_ttl_ms of real
   // time (PX); the model keeps them until released.
@@ -190,8 +190,8 @@ struct ReleaseInput {
   std::string ticket;
   int64_t requests = 0, tokens = 0;  // actual usage
   int64_t now_ms = 0;
-  std::string outcome = "ok";        // "ok", "429", "refused"
-  std::string bound;                 // "", "requests", "tokens"
+  std::string outcome = "ok";  // "ok", "429", "refused"
+  std::string bound;           // "", "requests", "tokens"
   double retry_after_ms = -1, remaining_requests = -1, reset_requests_ms = -1;
   double remaining_tokens = -1, reset_tokens_ms = -1;
 };
