@@ -1,23 +1,40 @@
 -- admit.lua - one atomic multi-resource admission (paper Algorithm 1, SPEC 4).
 --
--- Rule (README "The gate"): L1 is a token bucket per dimension (rate C_d,
--- capacity C_d * burst_s). Fairness is fair queuing in dominant-share units
--- (DRFQ) over the set of backlogged queues, with queue weight w_t * omega_k,
--- in the manner of WF2Q+ (Bennett and Zhang 1997): eligibility by start tag,
--- order by finish tag. Each queue q = (k, tenant) carries a virtual tag F_q
--- that an admission advances by sigma / w_q, sigma = max_d c_d / C_d. The
--- system virtual time V advances by the work admitted (c_b / D_b per fair
--- admission, b the binding dimension of eq. 1), and never stays below the
--- least backlogged tag. A queue's start tag is S_q = F_q while it is
--- backlogged (a queue that lost turns keeps its claim) and max(F_q, V) when it
--- (re)joins. A call is eligible when S_q <= V + slack, and admitted when L1
--- holds its cost (the whole bucket for a cost above the bucket's capacity,
--- which leaves a debt) plus what the L1 holder waits for, if the holder's
--- finish tag is the smaller (or when L1 is so full that nobody backlogged is
--- using it: lending). Otherwise it is DEFERred until its turn, at the
--- virtual-clock speed X* of equation (1). L2 (the class split
--- omega_k / sum(omega)) is realized by the weights; per-class admitted totals
--- are kept for bpctl.
+-- Notation (paper section IV; docs/gate.md "The rule"; d = r, t for requests
+-- and tokens):
+--   C_d      cap per second (the learned cap f_d * C_d with adaptive caps on)
+--   B_d      L1 capacity C_d * burst_s; the L1 level L_d refills at C_d up
+--            to B_d and may go below 0 (a debt)
+--   c_d      this call's cost (tokens: the L1 debit; reservation mode debits
+--            prompt + max_tokens, the fair rule charges the prompt)
+--   w_q      queue weight w_t * omega_k of queue q = (class k, tenant t)
+--   sigma    dominant share of the call, max_d c_d / C_d (seconds of cap)
+--   F_q      the queue's virtual tag; S_q its start tag: F_q while the
+--            queue is backlogged, else max(F_q, V)
+--   V        system virtual time, never below the least backlogged tag
+--   D_d      eq. (1): the sum over backlogged queues of w_q c_d / sigma
+--   X*       the virtual clock's speed, min_d C_d / D_d (per second)
+--   slack    slack_ms of time in virtual units, slack_ms * X*
+--
+-- The algorithm: fair queuing in dominant-share units (DRFQ) over the
+-- backlogged queues, eligibility by start tag and order by finish tag as in
+-- WF2Q+ (Bennett and Zhang 1997), in front of a token bucket per dimension
+-- (L1). A call is
+--   fair      when its queue is alone, or S_q <= V + slack (its turn);
+--   admitted  when fair, or lent (L1 so full that no backlogged queue is
+--             using it), and L1 holds its need (its cost, or the whole
+--             bucket for a cost above B_d, which leaves a debt) plus the
+--             need of the L1 holder if the holder's finish tag is the
+--             smaller;
+--   deferred  otherwise, for the later of its turn ((S_q - V - slack) / X*)
+--             and L1's refill of its need; a due call that only L1 holds
+--             back takes the L1 hold, so nobody borrows the refill it waits
+--             for.
+-- An admission advances F_q by sigma / w_q and a fair one V by c_b / D_b (b
+-- the binding dimension of eq. 1). L2 (the class split omega_k / sum(omega))
+-- is realized by the weights; per-class admitted totals are kept for bpctl.
+-- bp::gate_model (lib/gate/include/bp/gate_model.h) is the same rule in C++;
+-- tests/gate/gate_model_diff_test.cpp checks the two agree.
 --
 -- Cost: 5-7 Valkey commands per call (TIME, an HMGET of eight fields and an
 -- HSET of three records of the state hash, a ZRANGE of the two least tags,
@@ -53,10 +70,11 @@ if not creq or not ctok or creq < 0 or ctok < 0 or maxtok < 0 or creq ~= math.fl
   return redis.error_reply('ERR bp: costs must be integers >= 0')
 end
 if now <= 0 then now = server_us() end
+local no_drf, no_priority = ablation == 'nodrf', ablation == 'nopriority'
 -- The class as text: ARGV[2] itself when canonical (formatting a number
 -- costs more than this match), else the number formatted.
 local kstr = ARGV[2]
-if ablation == 'nopriority' then
+if no_priority then
   k, kstr = 1, '1'
 elseif not string.find(kstr, '^[1-9]%d*$') then
   kstr = string.format('%d', k)
@@ -65,7 +83,7 @@ end
 -- never admits more than the cap). The fair rule charges ttag, the estimate
 -- (prompt tokens), in every mode: release corrects the tag to the actual
 -- usage, so shares and the virtual-clock speed follow the tokens used, not
--- the reserved ones (issue 12; reserved costs paced the fair rule at
+-- the reserved ones (reserved costs would pace the fair rule at
 -- C_t / (prompt + max_tokens) calls per second).
 local tdebit, ttag = ctok, ctok
 if mode == 'reservation' then tdebit = ctok + maxtok end
@@ -75,17 +93,20 @@ local qfield, cfield = 'q:' .. qid, 'c:' .. kstr
 ---------------------------------------------------------------- one read
 -- 'ad' rides along (read only with adapt on; absent until a 429 taught a
 -- cap): with adapt on, one command instead of two; off, one more field.
-local s = redis.call('HMGET', H, 'cfg', 'tw:' .. tenant, 'g', qfield, cfield, 'l1hold', 'rsv', 'ad')
+local cfg_rec, tw_text, g_rec, q_rec, c_rec, hold_rec, rsv_text, ad_text = unpack(redis.call(
+  'HMGET', H, 'cfg', 'tw:' .. tenant, 'g', qfield, cfield, 'l1hold', 'rsv', 'ad'))
+
+---------------------------------------------------------------- configuration
 -- cfg (configure.lua; read on every call: hot updates, I2), with omega_k
 local Cr, Ct, burst, omega_sum, lend, slack_us, grace_us, ticket_ttl, maxr, maxt, adapt,
-  classes = rec(CFGREC, CFGLEN, s[1])
+  classes = rec(CFGREC, CFGLEN, cfg_rec)
 if not Cr or Cr <= 0 then
   return redis.error_reply('ERR bp: target not configured (set caps)')
 end
 slack_us, grace_us = slack_us * 1000, grace_us * 1000
 local omega
-if k <= classes and #s[1] >= CFGLEN + 8 * k then
-  omega = struct.unpack('<d', s[1], CFGLEN + 1 + 8 * (k - 1))
+if k <= classes and #cfg_rec >= CFGLEN + 8 * k then
+  omega = struct.unpack('<d', cfg_rec, CFGLEN + 1 + 8 * (k - 1))
 end
 -- A class beyond the configured omega_1..omega_K would get the default weight
 -- 1 and could outrank P1 (omega_1 < 1): refuse it. Without priority weights
@@ -94,13 +115,13 @@ if not omega and omega_sum > 0 then
   return {'REJECT', string.format('priority %d above the configured classes 1..%s',
     k, redis.call('HGET', H, 'classes') or '?')}
 end
-local w = queue_weight(s[2], omega, ablation == 'nopriority')
-local capr, capt = Cr * burst, Ct * burst
+local w = queue_weight(tw_text, omega, no_priority)
+local capr, capt = Cr * burst, Ct * burst  -- B_r, B_t
 -- Largest admissible cost per dimension: the provider's own capacity for one
 -- window (max_cost_*, set by the operator), else one minute of cap (RPM, TPM),
 -- never less than the bucket. Only a cost the provider itself would refuse
 -- ("Request too large") is REJECTed; a cost above the bucket capacity is
--- admitted into debt (see "L1 need" below).
+-- admitted into debt (see the L1 need below).
 if maxr <= 0 then maxr = math.max(Cr * 60, capr) end
 if maxt <= 0 then maxt = math.max(Ct * 60, capt) end
 if creq > maxr then
@@ -112,12 +133,12 @@ if Ct > 0 and tdebit > maxt then
     .. '(the provider\'s limit per window) by %g', tdebit,
     mode == 'reservation' and ' (prompt + max_tokens)' or '', maxt, tdebit - maxt)}
 end
--- Adaptive caps (README "Adaptive caps"; written by release.lua when the
--- tuning switch adapt is on): the learned fraction f_d of each cap. L1
+-- Adaptive caps (docs/gate.md "Adaptive caps"; written by release.lua when
+-- the tuning switch adapt is on): the learned fraction f_d of each cap. L1
 -- refills and equation (1) use the learned caps; the burst capacity (and so
 -- REJECT) stays at the configured ones.
 if adapt == 1 then
-  local a = ad_unpack(s[8])
+  local a = ad_unpack(ad_text)
   if a then
     Cr = Cr * learned(a[1], a[2], a[5], now)
     Ct = Ct * learned(a[3], a[4], a[5], now)
@@ -125,18 +146,18 @@ if adapt == 1 then
 end
 
 ---------------------------------------------------------------- L1 refill
-local r, t, ts, V, Dr, Dt, seq, evt = rec(GREC, GLEN, s[3])
+local r, t, ts, V, Dr, Dt, seq, evt = rec(GREC, GLEN, g_rec)
 r, t, ts = r or capr, t or capt, ts or now
 V, Dr, Dt, seq = V or 0, Dr or 0, Dt or 0, seq or 0
 local el = math.max(0, now - ts)
--- Reservation mode (issue 12): 'rsv' = O, the max_tokens that admitted calls
--- not yet released have reserved beyond their prompts (release.lua takes a
--- call's part out, and drops expired tickets). The token level refills up to
--- capt + O: the reserved part is mostly refunded later, and a bucket capped at
--- capt would throw away the refill (and the refunds) that the pending refunds
+-- Reservation mode: 'rsv' = O, the max_tokens that admitted calls not yet
+-- released have reserved beyond their prompts (release.lua takes a call's
+-- part out, and drops expired tickets). The token level refills up to
+-- B_t + O: the reserved part is mostly refunded later, and a bucket capped at
+-- B_t would throw away the refill (and the refunds) that the pending refunds
 -- already stand for. A level above the top (after a release) is not lowered.
--- Bound: README "The gate", P1 in reservation mode.
-local rsv = tonumber(s[7]) or 0
+-- Bound: gate.h (GateMode), P1 in reservation mode.
+local rsv = tonumber(rsv_text) or 0
 r = math.min(capr, r + Cr * el / 1e6)
 if t < capt + rsv then t = math.min(capt + rsv, t + Ct * el / 1e6) end
 -- ts only moves forward, except when the clock went back by more than 1 s
@@ -150,7 +171,7 @@ if ts < now or ts > now + 1000000 then ts = now end
 -- at most once per 10 ms. Leaving the backlog subtracts the queue's share of
 -- D_d (eq. 1). SEEN scores are refreshed every ttl / 8, so an idle queue is
 -- evicted after between 7/8 and 1 times the TTL.
-local qF, qT, qdr, qdt, qbl, qzs, qna, qnd, qnl = rec(QREC, QLEN, s[4])
+local qF, qT, qdr, qdt, qbl, qzs, qna, qnd, qnl = rec(QREC, QLEN, q_rec)
 if not evt or now >= evt + 10000 or now < evt then
   local function leave_backlog(id)
     local F, T, dr, dt, _, zs, na, nd, nl
@@ -182,88 +203,111 @@ end
 
 ---------------------------------------------------------------- queue state
 local sigma = creq / Cr
-if ablation ~= 'nodrf' and Ct > 0 then sigma = math.max(sigma, ttag / Ct) end
-local quantum = sigma / w
+if not no_drf and Ct > 0 then sigma = math.max(sigma, ttag / Ct) end
+local quantum = sigma / w  -- what an admission adds to F_q
 local in_bl = qbl == 1
-local first = redis.call('ZRANGE', BL, '0', '1', 'WITHSCORES')
-if #first == 0 then Dr, Dt = 0, 0 end  -- empty backlog: no float drift
-local others = #first > 0 and not (first[1] == qid and #first == 2)
-if #first > 0 then V = math.max(V, tonumber(first[2])) end
+-- The two least backlogged tags: the head (id, tag) and the one after it.
+local head_id, head_tag, next_id, next_tag = unpack(redis.call('ZRANGE', BL, '0', '1',
+  'WITHSCORES'))
+head_tag, next_tag = tonumber(head_tag), tonumber(next_tag)
+if not head_id then Dr, Dt = 0, 0 end  -- empty backlog: no float drift
+local others = head_id ~= nil and not (head_id == qid and not next_id)
+if head_id then V = math.max(V, head_tag) end
 -- S: a backlogged queue keeps its tag, even below V (the turns it lost to
 -- other callers are owed: WF2Q+); a queue that (re)joins starts at V at the
--- earliest. Start-tag fair queuing's S = max(F, V) for every call let 10 000
--- light queues that arrived together take the cap for 25 s (issue 11).
+-- earliest. Start-tag fair queuing's S = max(F, V) for every call would let
+-- 10 000 light queues that arrived together take the cap for 25 s.
 local F = qF or V
 local S = F
 if not in_bl then S = math.max(F, V) end
+local Fnext = S + quantum  -- this call's finish tag
 local zs = qzs
 if not zs or now - zs >= ttl / 8 or now < zs then
   redis.call('ZADD', SEEN, now, qid)
   zs = now
 end
-
--- Virtual-clock speed X* (eq. 1, per second) over the backlog plus this queue.
+-- X* (eq. 1, per second) over the backlog plus this queue; Db, cb: the
+-- binding dimension's D and this call's cost in it.
 local my_dr, my_dt = 0, 0
 if sigma > 0 then
   my_dr = w * creq / sigma
-  if ablation ~= 'nodrf' then my_dt = w * ttag / sigma end
+  if not no_drf then my_dt = w * ttag / sigma end
 end
 local Dr_all, Dt_all = Dr, Dt
 if not in_bl then Dr_all, Dt_all = Dr + my_dr, Dt + my_dt end
-local X, Db, cb = math.huge, 0, 0  -- Db, cb: the binding dimension's D and cost
+local X, Db, cb = math.huge, 0, 0
 if Dr_all > 0 then X, Db, cb = Cr / Dr_all, Dr_all, creq end
 if Ct > 0 and Dt_all > 0 and Ct / Dt_all < X then X, Db, cb = Ct / Dt_all, Dt_all, ttag end
--- slack: the time slack (slack_ms) in virtual time. Not floored at a
--- quantum: a quantum of a light queue is its whole fair gap (30 s at 10 000
--- light tenants), which let every light queue take two turns at once.
+-- slack in virtual time. Not floored at a quantum: a quantum of a light
+-- queue is its whole fair gap (30 s at 10 000 light tenants), which would
+-- let every light queue take two turns at once.
 local slack = slack_us / 1e6 * X
 if slack == math.huge then slack = quantum end
-
----------------------------------------------------------------- decision
-local fair = (not others) or sigma == 0 or (S - V) <= slack + 1e-12
-local Fnext = S + quantum  -- this call's finish tag
 -- L1 need: the cost, or the whole bucket for a cost above its capacity. The
 -- debit may then leave a negative level (a debt): a later call of cost c at
 -- level -D waits (D + c) / C_d, so admitted cost over any span stays within
--- C_d * span + max(capacity, largest cost) (README "The gate"; the same
--- bound as GCRA's, ITU-T I.371, with tolerance = the bucket).
+-- C_d * span + max(B_d, largest cost) (docs/gate.md; the same bound as
+-- GCRA's, ITU-T I.371, with tolerance = the bucket).
 local needr, needt = math.min(creq, capr), math.min(tdebit, capt)
--- l1hold (HOLDREC, then the queue id): a due caller that waits for L1 to
--- refill, until until_us, with its finish tag and its L1 need. Nobody borrows
--- that refill meanwhile, and an eligible caller with a later finish tag
--- (or the same) leaves the holder's need in L1 (WF2Q+'s order among eligible callers:
--- without it, a thousand single-caller queues polling every refill won L1
--- against a heavy queue's few due callers, issue 11). The smallest finish
--- tag takes the hold from a later one.
+-- The L1 holder (l1hold: HOLDREC, then the queue id): a due caller that
+-- waits for L1 to refill, until hold_us, with its finish tag and its need.
 local hold_us, hold_q, hold_f, hold_r, hold_t = 0, nil, 0, 0, 0
-if s[6] and #s[6] > HOLDLEN and string.byte(s[6]) == 1 then
-  hold_us, hold_f, hold_r, hold_t = rec(HOLDREC, HOLDLEN, s[6])
-  hold_q = string.sub(s[6], HOLDLEN + 1)
+if hold_rec and #hold_rec > HOLDLEN and string.byte(hold_rec) == 1 then
+  hold_us, hold_f, hold_r, hold_t = rec(HOLDREC, HOLDLEN, hold_rec)
+  hold_q = string.sub(hold_rec, HOLDLEN + 1)
   -- A hold lasts at most the longest delta (60 s) plus grace; one further
   -- ahead is from a clock that went back: it holds nothing.
   if hold_us > now + 61000000 + grace_us then hold_us = 0 end
 end
--- (A tie keeps the holder's need too: it was first.)
-local before_holder = hold_q and hold_q ~= qid and now < hold_us and hold_f <= Fnext + 1e-12
+local holder_is_me = hold_q == qid
+local hold_active = now < hold_us
+
+---------------------------------------------------------------- decision
+-- Every predicate the admission and the deferral use, in one place.
+-- fair: its turn (alone, a zero cost, or S_q within the slack of V).
+local fair = (not others) or sigma == 0 or (S - V) <= slack + 1e-12
+-- before_holder: an active holder with the smaller finish tag (a tie keeps
+-- the holder's place: it was first). A fair caller then leaves the holder's
+-- need in L1 (WF2Q+'s order among eligible callers: without it, a thousand
+-- single-caller queues polling every refill win L1 against a heavy queue's
+-- few due callers).
+local before_holder = hold_q and not holder_is_me and hold_active
+  and hold_f <= Fnext + 1e-12
 local keepr, keept = 0, 0  -- the holder's need, left in L1 for it
 if before_holder and fair then keepr, keept = hold_r, hold_t end
-local own_ok = r >= needr - 1e-9 and (Ct == 0 or t >= needt - 1e-9)  -- L1 holds this cost
+-- own_ok: L1 holds this call's need; l1_ok: and the holder's need kept.
+local own_ok = r >= needr - 1e-9 and (Ct == 0 or t >= needt - 1e-9)
 local l1_ok = own_ok
 if keepr > 0 or keept > 0 then
   l1_ok = r - keepr >= needr - 1e-9 and (Ct == 0 or t - keept >= needt - 1e-9)
 end
-local lent = false
-if l1_ok and not fair and (now >= hold_us or hold_q == qid) then
-  -- Per dimension: after the debit L1 keeps lend_fraction of its capacity, or
-  -- L1 is full (at its top: its refill is being thrown away, so the cap
-  -- idles, P3) and the cost fits in the bucket (no debt is lent). The second
-  -- case matters for costs above (1 - lend_fraction) of the bucket, e.g.
-  -- reservations (issue 12).
-  lent = ((r - creq) >= lend * capr or (r >= capr - 1e-9 and creq <= capr))
-    and (Ct == 0 or (t - tdebit) >= lend * capt or (t >= capt + rsv - 1e-9 and tdebit <= capt))
-end
+-- lent: not its turn, but no holder waits and, per dimension, after the
+-- debit L1 keeps lend_fraction of its capacity, or L1 is full (at its top:
+-- its refill is being thrown away, so the cap idles, P3) and the cost fits
+-- in the bucket (no debt is lent). The second case matters for costs above
+-- (1 - lend_fraction) of the bucket, e.g. reservations.
+local lent = l1_ok and not fair and (not hold_active or holder_is_me)
+  and ((r - creq) >= lend * capr or (r >= capr - 1e-9 and creq <= capr))
+  and (Ct == 0 or (t - tdebit) >= lend * capt or (t >= capt + rsv - 1e-9 and tdebit <= capt))
+local admit = l1_ok and (fair or lent)
+-- holds: due, and only L1 is short: it takes the L1 hold when nobody holds
+-- it, when its own queue's hold has reached its wake-up (the holder is back,
+-- or late), or from a holder with a later finish tag.
+local holds = fair and not l1_ok
+  and (not hold_active or (holder_is_me and now + grace_us >= hold_us)
+    or (not holder_is_me and hold_f > Fnext + 1e-12))
+-- A deferred caller wakes behind its queue's line of promised wake-ups,
+-- except a due caller that only L1 holds back when it holds L1, when its
+-- cost is above the bucket, or when only the holder's need keeps it out (it
+-- is next after the holder): the holder wakes when L1 holds its cost, as
+-- lending is off until then, and behind its line it would idle the cap (a
+-- reservation of most of a 0.1 s bucket would wait about 8 fair gaps).
+local oversized = creq > capr or (Ct > 0 and tdebit > capt)
+local kept_out = own_ok and not l1_ok
+local skips_line = fair and not l1_ok and (oversized or holds or kept_out)
 
-if l1_ok and (fair or lent) then
+if admit then
+  ---------------------------------------------------------------- admit
   r = r - creq
   if Ct > 0 then t = t - tdebit end
   -- Tags: F advances one quantum; V stays at least the least backlogged tag.
@@ -275,10 +319,10 @@ if l1_ok and (fair or lent) then
   if fair and Db > 0 then V = V + cb / Db end
   if in_bl then
     redis.call('ZADD', BL, F, qid)
-    local m = F
-    if first[1] ~= qid then m = tonumber(first[2])
-    elseif #first == 4 then m = math.min(F, tonumber(first[4])) end
-    V = math.max(V, m)
+    local least = F
+    if head_id ~= qid then least = head_tag
+    elseif next_id then least = math.min(F, next_tag) end
+    V = math.max(V, least)
   elseif not others then
     V = math.max(V, S)
   end
@@ -288,7 +332,7 @@ if l1_ok and (fair or lent) then
     ticket = string.format('%d', seq)
     -- The ticket's text from the arguments' own text where it can (no
     -- number formatting); release.lua reads it with tonumber.
-    local abl = (ablation == 'nodrf' and ' 1 ') or (ablation == 'nopriority' and ' 2 ') or ' 0 '
+    local abl = (no_drf and ' 1 ') or (no_priority and ' 2 ') or ' 0 '
     local debit_text = ARGV[4]
     if tdebit ~= ctok then debit_text = string.format('%d', tdebit) end
     redis.call('SET', P .. ':tk:' .. ticket, kstr .. ' ' .. ARGV[3] .. ' ' .. debit_text .. abl
@@ -298,8 +342,8 @@ if l1_ok and (fair or lent) then
       rsv_f = {'rsv', string.format('%d', rsv + tdebit - ttag)}
     end
   end
-  local cr, ct = rec(CREC, CLEN, s[5])  -- per-class admitted requests and tokens (L2 view)
-  if hold_q == qid then redis.call('HDEL', H, 'l1hold') end  -- the holder got its turn
+  local cr, ct = rec(CREC, CLEN, c_rec)  -- per-class admitted requests and tokens (L2 view)
+  if holder_is_me then redis.call('HDEL', H, 'l1hold') end  -- the holder got its turn
   redis.call('HSET', H, 'g', struct.pack(GREC, 1, r, t, ts, V, Dr, Dt, seq, evt),
     qfield, struct.pack(QREC, 1, F, qT or 0, qdr or 0, qdt or 0, qbl or 0, zs, (qna or 0) + 1,
       qnd or 0, (qnl or 0) + (lent and 1 or 0)),
@@ -309,17 +353,16 @@ end
 
 ---------------------------------------------------------------- defer
 -- delta = the later of: the time until this queue's start tag is within the
--- slack of V at speed X*, and the time until L1 holds the cost. Deferred
--- callers of one queue then queue up in a line: while the last promised
--- wake-up T_q is in the future, the next caller wakes one fair gap
+-- slack of V at speed X*, and the time until L1 holds the need (and the
+-- holder's, left for it): (debt + cost) / C_d when the level is -debt.
+-- Deferred callers of one queue then queue up in a line: while the last
+-- promised wake-up T_q is in the future, the next caller wakes one fair gap
 -- (quantum / X*) after it, so a cohort of workers does not wake at once.
 local delta, binding = 0, 'fair'  -- microseconds
 if S - V > slack and X < math.huge then
   delta = (S - V - slack) / X * 1e6
 end
 if not l1_ok then
-  -- Refill time of the need (and of the holder's, left for it): (debt +
-  -- cost) / C_d when the level is -debt.
   local dr_us = math.max(0, (needr + keepr - r) / Cr * 1e6)
   local dt_us = 0
   if Ct > 0 then dt_us = math.max(0, (needt + keept - t) / Ct * 1e6) end
@@ -328,30 +371,12 @@ if not l1_ok then
     binding = (dt_us > dr_us) and 'l1:tokens' or 'l1:requests'
   end
 end
-local line = qT
--- A due call that only L1 holds back takes the L1 hold (l1hold: nobody lends
--- the refill it waits for) when nobody holds it, or when its own queue's hold
--- has reached its wake-up (the holder is back, or late). The holder wakes
--- when L1 holds its cost, not behind its queue's line: lending is off until
--- then, so a later wake-up would idle the cap (issue 12: a reservation of
--- most of a 0.1 s bucket held it for the whole line, about 8 fair gaps).
--- Other callers of the holding queue line up and leave the hold alone. A due
--- call above the bucket waits only for the full bucket for the same reason.
-local holds = fair and not l1_ok
-  and (now >= hold_us or (hold_q == qid and now + grace_us >= hold_us)
-    or (hold_q ~= qid and hold_f > Fnext + 1e-12))
-local oversized = creq > capr or (Ct > 0 and tdebit > capt)
--- A due caller kept out only by the holder's need (L1 holds its own cost)
--- keeps its place too: it is next after the holder, and behind its line it
--- would leave the refill to nobody.
-local kept_out = own_ok and not l1_ok
-if fair and not l1_ok and (oversized or holds or kept_out) then line = nil end
-if line and line > now and X < math.huge then
-  delta = math.max(delta, line - now + quantum / X * 1e6)
+if not skips_line and qT and qT > now and X < math.huge then
+  delta = math.max(delta, qT - now + quantum / X * 1e6)
 end
 local delta_ms = math.max(1, math.min(60000, math.ceil(delta / 1000 - 1e-6)))
 if holds then
-  -- Due, and only L1 is short: hold lending off until this wake-up (+ grace).
+  -- Hold lending off until this wake-up (+ grace).
   redis.call('HSET', H, 'l1hold',
     struct.pack(HOLDREC, 1, now + delta_ms * 1000 + grace_us, Fnext, needr, needt) .. qid)
 end

@@ -14,7 +14,7 @@
 -- script declares (it exists while the target is configured). The others
 -- are named from it and share its hash tag {T}, hence its cluster slot:
 -- "bp:{T}:bl", ":bx", ":seen", ":rsv" (reservation mode's outstanding
--- reservations, issue 12) and the tickets ":tk:<n>" (whose numbers
+-- reservations) and the tickets ":tk:<n>" (whose numbers
 -- admit.lua picks, so they cannot be declared beforehand). Declaring the
 -- zsets too would make a slot migration answer TRYAGAIN whenever one of them
 -- is empty (absent), so they are not.

@@ -14,7 +14,7 @@
 -- L1 and the class totals keep the debit (the provider's window was full,
 -- the gate's view of it stays conservative), and the queue's tag gives back
 -- the call's whole dominant share, so a queue is charged once per call served
--- (a large call refused by a window edge keeps its turn; issue 16).
+-- (a large call refused by a window edge keeps its turn).
 --
 -- Adaptive caps (README "Adaptive caps"), when the tuning field adapt = 1:
 -- the upstream's answer feeds an AIMD rule (Chiu & Jain 1989; the halving of
@@ -115,7 +115,7 @@ local dr, dt = areq - dreq, atok - dtok
 if Ct == 0 or refused then dt = 0 end
 if refused then dr = 0 end
 
--- Reservation mode (issue 12): O ('rsv') is the max_tokens reserved beyond
+-- Reservation mode: O ('rsv') is the max_tokens reserved beyond
 -- the prompts by calls not yet released; the ZSET bp:{target}:rsv holds one
 -- "<ticket> <tokens>" entry per such call, scored by its ticket's expiry.
 -- This ticket's part leaves O, and so do expired tickets (a worker that died
@@ -137,8 +137,8 @@ end
 -- a debt that later admissions wait out). The token level tops out at
 -- capt + O (admit.lua), O still counting this call; then the call leaves O.
 -- So a refund that finds the bucket at capt is kept as credit, up to the
--- call's reserved part, that the next admissions spend (issue 12: clipped at
--- capt, most refunds of a 0.1 s bucket were lost), and the level stays within
+-- call's reserved part, that the next admissions spend (clipped at capt,
+-- most refunds of a 0.1 s bucket would be lost), and the level stays within
 -- capt + O + the largest max_tokens (P1 bound: gate.h). Outside reservation
 -- mode O = 0: the plain bucket, clipped at capt.
 local r, t, ts, V, Dr, Dt, seq, evt = rec(GREC, GLEN, s[2])

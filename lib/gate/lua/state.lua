@@ -82,7 +82,7 @@ put('class_requests', creq)
 put('class_tokens', ctok)
 local now = server_us()
 put('server_time_ms', fmt(now / 1000))
-put('reserved_tokens', fmt(tonumber(redis.call('HGET', H, 'rsv')) or 0))  -- O (issue 12)
+put('reserved_tokens', fmt(tonumber(redis.call('HGET', H, 'rsv')) or 0))  -- O
 local r, t, ts, V, _, _, seq = rec(GREC, GLEN, redis.call('HGET', H, 'g'))
 if r then
   put('l1_requests', fmt(r))

@@ -1,0 +1,217 @@
+// bp::gate_model - a pure reference model of the gate's admission and
+// release decisions (admit.lua, release.lua), with no I/O and no store: the
+// rule of docs/gate.md ("The gate", "The rule", "Adaptive caps") as plain
+// C++ over an explicit clock, so the rule can be read, unit-tested by named
+// cases and property-tested without a server, and the scripts can be
+// checked against it step by step (tests/gate/gate_model_diff_test.cpp).
+// Where the docs are silent (tie-breaks, eviction order, float order of
+// operations) the scripts are the reference: for a given state, config and
+// input the model computes bit-for-bit what the scripts compute (doubles in
+// the same order of operations; the store's sorted sets order by score, then
+// member bytes).
+//
+// Notation (paper section IV, Algorithm 1; docs/gate.md):
+//   d in {r, t}       dimensions: requests, tokens
+//   C_d               cap, per second (learned cap f_d * C_d with adapt on)
+//   burst_s           seconds of cap the L1 bucket holds: capacity C_d*burst_s
+//   w_q = w_t*omega_k queue weight: tenant weight times class weight (eq. 1)
+//   sigma             dominant share of a call: max_d c_d / C_d (seconds)
+//   F_q               a queue's virtual finish tag (seconds / weight)
+//   V                 system virtual time (seconds / weight)
+//   D_d               eq. (1): sum over backlogged queues of w_q * c_d / sigma
+//   X* = min_d C_d/D_d  the virtual clock's speed (virtual units per second)
+// Units: times are microseconds (doubles holding integers) as the scripts
+// keep them, now_ms on the interface is milliseconds; levels and costs are
+// requests and tokens; tags and V are dominant-share seconds per weight.
+//
+// Bounds (gate_model_props_test.cpp checks each over long seeded runs of
+// simulated workers; docs/gate-model.md). At constant caps, adapt off:
+//   P1 (rate; GCRA's bound, ITU-T I.371, tolerance = the bucket): over any
+//      span [x, y] of server time, the cost admitted in dimension d is at
+//      most C_d * (y - x) + max(C_d * burst_s, largest single cost) in
+//      estimate mode, and in reconcile mode when actual = estimate. In
+//      reservation mode (gate.h, GateMode): the tokens used by the calls
+//      admitted in [x, y] are at most C_t * (y - x) + max(B_t, largest
+//      reservation) + m + 2 * O(x), B_t = C_t * burst_s, m the largest
+//      max_tokens, O(x) the reserved part outstanding at x, when every
+//      call uses between its prompt and its reservation. The runs reach the
+//      plain bound with equality: it is tight.
+//   P2 (share; DRFQ with weights, eq. 1): when every queue always has a
+//      caller waiting, each queue's admitted dominant share per weight,
+//      D_q / w_q (D_q = sum of sigma over its admissions), is within
+//      epsilon = 0.05 of the common level sum(D) / sum(w) over a window of
+//      >= 800 s after a 60 s warm-up (measured: <= 0.015). With one
+//      dominant dimension for all queues this is: each queue gets
+//      w_q / sum(w) of the binding cap, w_q = w_t * omega_k (today's flat
+//      rule, docs/gate.md "The rule").
+//   P3 (work conservation): under the same backlog the binding cap never
+//      idles: the cost admitted in its dimension over a window is at least
+//      C_b * window - (C_b * burst_s + one largest cost) (and, by P1, at
+//      most C_b * window + the same).
+//
+// Thread-safety: none needed; a Model is a value, used by one thread.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace bp::gate_model {
+
+// The configuration admit.lua and release.lua read (configure.lua's fields
+// with its defaults applied). Units as in bp::GateCaps / bp::GateTuning.
+struct Config {
+  double requests_per_s = 0;                     // C_r; the target is configured when > 0
+  double tokens_per_s = 0;                       // C_t; 0 = no token dimension
+  double burst_s = 1;                            // L1 capacity C_d * burst_s
+  double max_cost_requests = 0;                  // 0 = max(60 C_r, capacity): REJECT above
+  double max_cost_tokens = 0;                    // 0 = max(60 C_t, capacity)
+  std::vector<double> omega;                     // omega_1..omega_K; empty = no priority weights
+  std::map<std::string, double> tenant_weights;  // w_t; absent = 1
+  double lend_fraction = 0.5, slack_ms = 50, grace_ms = 200;
+  double ticket_ttl_ms = 600000;
+  bool adapt = false;
+  double adapt_beta = 0.7, adapt_recover_ms = 120000, adapt_window_ms = 2000;
+  double adapt_min_429 = 4;
+};
+
+enum class Mode { kEstimate, kReconcile, kReservation };
+enum class Ablation { kNone, kNoDrf, kNoPriority };
+
+// A sorted set as the store keeps one: score per member, ordered by score
+// then member bytes.
+class SortedSet {
+ public:
+  bool Contains(const std::string& m) const { return score_.count(m) == 1; }
+  std::optional<double> Score(const std::string& m) const;
+  void Add(const std::string& m, double score);    // ZADD
+  void AddGT(const std::string& m, double score);  // ZADD GT: only raise, or add
+  void AddXX(const std::string& m, double score);  // ZADD XX: only existing
+  bool Remove(const std::string& m);               // ZREM
+  // Members with score <= max, lowest first, at most `limit` (ZRANGEBYSCORE).
+  std::vector<std::string> UpTo(double max, size_t limit) const;
+  // The first `n` (member, score) pairs (ZRANGE 0 n-1 WITHSCORES).
+  std::vector<std::pair<std::string, double>> First(size_t n) const;
+  const std::set<std::pair<double, std::string>>& ordered() const { return order_; }
+  size_t size() const { return score_.size(); }
+
+ private:
+  std::map<std::string, double> score_;
+  std::set<std::pair<double, std::string>> order_;
+};
+
+// 'g': the L1 levels and the fair-queuing globals.
+struct Bucket {
+  double r = 0, t = 0;    // L1 levels (requests, tokens); negative = debt
+  double ts_us = 0;       // time of the last refill
+  double V = 0;           // virtual time
+  double Dr = 0, Dt = 0;  // eq. (1) sums over the backlog
+  double seq = 0;         // ticket counter
+  double evt_us = 0;      // time of the last eviction pass
+};
+
+// 'q:<k>:<tenant>': one queue.
+struct Queue {
+  double F = 0;           // virtual tag (finish tag; start tag while backlogged)
+  double T_us = 0;        // last promised wake-up
+  double dr = 0, dt = 0;  // this queue's part of D_r, D_t while backlogged
+  double bl = 0;          // backlogged: 1 / 0
+  double zs_us = 0;       // last refresh of its seen-set score
+  double admits = 0, defers = 0, lent = 0;
+};
+
+// 'l1hold': a due caller waiting for L1 to refill for it.
+struct Hold {
+  double until_us = 0, F = 0, need_r = 0, need_t = 0;
+  std::string queue;
+};
+
+// 'ad': the adaptive caps' learned fractions (release.lua writes them on 429s).
+struct Learned {
+  double fr = 1, tr_us = 0, ft = 1, tt_us = 0, tau_us = 0, ws_us = 0;
+  double nr = 0, nt = 0, hr_us = 0, ht_us = 0;
+};
+
+// A ticket: what an admission debited, for its release.
+struct Ticket {
+  std::string k;             // class, as text
+  int64_t requests = 0;      // debited requests
+  int64_t debited = 0;       // debited tokens (reservation: prompt + max_tokens)
+  int ablation = 0;          // 0 none, 1 no-DRF, 2 no-priority
+  std::string queue;         // "<k>:<tenant>"
+  int64_t tag_tokens = 0;    // tokens charged on the tag (the estimate)
+  std::string Text() const;  // the stored form
+};
+
+// Everything the scripts keep for one target (besides its configuration).
+struct State {
+  std::optional<Bucket> g;
+  std::map<std::string, Queue> queues;                       // by queue id
+  std::map<std::string, std::pair<double, double>> classes;  // by class text: requests, tokens
+  std::optional<Hold> hold;
+  std::optional<int64_t> reserved;                // 'rsv' = O
+  std::optional<Learned> learned;                 // 'ad'
+  SortedSet backlog, expiry, seen, reservations;  // ':bl', ':bx', ':seen', ':rsv'
+  // By ticket number. The store expires tickets after ticket_ttl_ms of real
+  // time (PX); the model keeps them until released.
+  std::map<std::string, Ticket> tickets;
+};
+
+// One admission's arguments, as admit.lua's ARGV. The tenant is assumed
+// valid (bp::ValidTenantName); a priority < 1 or a negative cost gives
+// kError, an unconfigured target (requests_per_s <= 0) too.
+struct AdmitInput {
+  std::string tenant;
+  int64_t priority = 1;
+  int64_t requests = 1, tokens = 0, max_tokens = 0;
+  Mode mode = Mode::kReconcile;
+  Ablation ablation = Ablation::kNone;
+  int64_t queue_ttl_ms = 10000;
+  int64_t now_ms = 0;  // > 0 (the scripts' server TIME otherwise)
+};
+
+enum class Verdict { kAdmit, kDefer, kReject, kError };
+
+struct AdmitOutput {
+  Verdict verdict = Verdict::kError;
+  std::string ticket;    // ADMIT: "0" in estimate mode
+  int64_t delta_ms = 0;  // DEFER: 1..60000
+  std::string binding;   // DEFER: "fair", "l1:requests" or "l1:tokens"
+  std::string reason;    // REJECT / ERROR
+};
+
+// One release's arguments, as release.lua's ARGV (the 429 report's numbers:
+// -1 = absent).
+struct ReleaseInput {
+  std::string ticket;
+  int64_t requests = 0, tokens = 0;  // actual usage
+  int64_t now_ms = 0;
+  std::string outcome = "ok";  // "ok", "429", "refused"
+  std::string bound;           // "", "requests", "tokens"
+  double retry_after_ms = -1, remaining_requests = -1, reset_requests_ms = -1;
+  double remaining_tokens = -1, reset_tokens_ms = -1;
+};
+
+// One target: its configuration and state. Admit and Release change the
+// state as the scripts change the store; Configure as configure.lua does
+// for the fields of Config (dropping 'ad' when adapt is off).
+class Model {
+ public:
+  Config config;
+  State state;
+
+  void Configure(const Config& c);
+  AdmitOutput Admit(const AdmitInput& in);
+  // 1 when applied, 0 when the ticket is unknown (as release.lua answers).
+  int Release(const ReleaseInput& in);
+};
+
+// The learned fraction of a cap at time now_us (release.lua, "Adaptive caps").
+double LearnedFraction(std::optional<double> f, double t_us, std::optional<double> tau_us,
+                       double now_us);
+
+}  // namespace bp::gate_model

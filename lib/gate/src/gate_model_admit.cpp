@@ -1,0 +1,305 @@
+// The admission decision of the reference model (gate_model.h): the rule of
+// docs/gate.md step by step, in the order and float arithmetic of admit.lua.
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <limits>
+
+#include "bp/gate_model.h"
+
+namespace bp::gate_model {
+namespace {
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+std::string Fmt(const char* fmt, double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, fmt, v);
+  return buf;
+}
+
+// w_t * omega_k (eq. 1); a weight <= 0 counts as 1e-9.
+double QueueWeight(std::optional<double> tw, std::optional<double> omega, bool no_priority) {
+  double w = tw.value_or(1);
+  if (!no_priority) w = w * omega.value_or(1);
+  if (w <= 0) w = 1e-9;
+  return w;
+}
+
+}  // namespace
+
+double LearnedFraction(std::optional<double> f, double t_us, std::optional<double> tau_us,
+                       double now_us) {
+  if (!f || !tau_us || *tau_us <= 0) return 1;
+  return std::min(1.0, *f + std::max(0.0, now_us - t_us) / *tau_us);
+}
+
+std::string Ticket::Text() const {
+  return k + " " + std::to_string(requests) + " " + std::to_string(debited) + " " +
+         std::to_string(ablation) + " " + queue + " " + std::to_string(tag_tokens);
+}
+
+void Model::Configure(const Config& c) {
+  config = c;
+  if (!config.adapt) state.learned.reset();
+}
+
+AdmitOutput Model::Admit(const AdmitInput& in) {
+  AdmitOutput out;
+  State& st = state;
+  const Config& cf = config;
+  // ---- arguments
+  const bool no_priority = in.ablation == Ablation::kNoPriority;
+  const bool no_drf = in.ablation == Ablation::kNoDrf;
+  const double ttl = static_cast<double>(in.queue_ttl_ms) * 1000;
+  const double now = static_cast<double>(in.now_ms) * 1000;
+  if (in.priority < 1) return {Verdict::kError, "", 0, "", "priority must be an integer >= 1"};
+  if (in.requests < 0 || in.tokens < 0 || in.max_tokens < 0) {
+    return {Verdict::kError, "", 0, "", "costs must be integers >= 0"};
+  }
+  const int64_t k = no_priority ? 1 : in.priority;
+  const std::string kstr = std::to_string(k);
+  const double creq = static_cast<double>(in.requests), ctok = static_cast<double>(in.tokens);
+  const double ttag = ctok;  // the fair rule charges the estimate in every mode
+  double tdebit = ctok;      // L1 debits the worst case in reservation mode
+  if (in.mode == Mode::kReservation) tdebit = ctok + static_cast<double>(in.max_tokens);
+  const std::string qid = kstr + ":" + in.tenant;
+
+  // ---- configuration
+  double Cr = cf.requests_per_s, Ct = cf.tokens_per_s;
+  if (!(Cr > 0)) return {Verdict::kError, "", 0, "", "target not configured (set caps)"};
+  const double burst = cf.burst_s, lend = cf.lend_fraction;
+  const double slack_us = cf.slack_ms * 1000, grace_us = cf.grace_ms * 1000;
+  double omega_sum = 0;
+  for (double o : cf.omega) omega_sum += o;
+  if (cf.omega.empty()) omega_sum = 0;
+  std::optional<double> omega;
+  if (k <= static_cast<int64_t>(cf.omega.size())) omega = cf.omega[static_cast<size_t>(k - 1)];
+  if (!omega && omega_sum > 0) {
+    out.verdict = Verdict::kReject;
+    out.reason = "priority " + std::to_string(k) + " above the configured classes 1.." +
+                 std::to_string(cf.omega.size());
+    return out;
+  }
+  std::optional<double> tw;
+  if (auto it = cf.tenant_weights.find(in.tenant); it != cf.tenant_weights.end()) tw = it->second;
+  const double w = QueueWeight(tw, omega, no_priority);
+  const double capr = Cr * burst, capt = Ct * burst;
+  double maxr = cf.max_cost_requests, maxt = cf.max_cost_tokens;
+  if (maxr <= 0) maxr = std::max(Cr * 60, capr);
+  if (maxt <= 0) maxt = std::max(Ct * 60, capt);
+  if (creq > maxr) {
+    out.verdict = Verdict::kReject;
+    out.reason = "request too large: " + Fmt("%g", creq) + " requests exceed max_cost_requests " +
+                 Fmt("%g", maxr) + " (the provider's limit per window) by " +
+                 Fmt("%g", creq - maxr);
+    return out;
+  }
+  if (Ct > 0 && tdebit > maxt) {
+    out.verdict = Verdict::kReject;
+    out.reason = "request too large: " + Fmt("%g", tdebit) + " tokens" +
+                 (in.mode == Mode::kReservation ? " (prompt + max_tokens)" : "") +
+                 " exceed max_cost_tokens " + Fmt("%g", maxt) +
+                 " (the provider's limit per window) by " + Fmt("%g", tdebit - maxt);
+    return out;
+  }
+  // Adaptive caps: refill and eq. (1) at the learned caps; capacity stays.
+  if (cf.adapt && st.learned) {
+    const Learned& a = *st.learned;
+    Cr = Cr * LearnedFraction(a.fr, a.tr_us, a.tau_us, now);
+    Ct = Ct * LearnedFraction(a.ft, a.tt_us, a.tau_us, now);
+  }
+
+  // ---- L1 refill (the token level tops out at capt + O in reservation mode)
+  Bucket g;
+  bool had_evt = false;
+  if (st.g) {
+    g = *st.g;
+    had_evt = true;
+  } else {
+    g.r = capr, g.t = capt, g.ts_us = now;
+  }
+  const double el = std::max(0.0, now - g.ts_us);
+  const double rsv = static_cast<double>(st.reserved.value_or(0));
+  g.r = std::min(capr, g.r + Cr * el / 1e6);
+  if (g.t < capt + rsv) g.t = std::min(capt + rsv, g.t + Ct * el / 1e6);
+  if (g.ts_us < now || g.ts_us > now + 1000000) g.ts_us = now;
+
+  // ---- eviction (bounded, at most once per 10 ms)
+  std::optional<Queue> q;
+  if (auto it = st.queues.find(qid); it != st.queues.end()) q = it->second;
+  if (!had_evt || now >= g.evt_us + 10000 || now < g.evt_us) {
+    auto leave_backlog = [&](const std::string& id) {
+      std::optional<Queue> rec;
+      if (id == qid) {
+        rec = q;
+        if (q) q->dr = 0, q->dt = 0, q->bl = 0;
+      } else if (auto it = st.queues.find(id); it != st.queues.end()) {
+        rec = it->second;
+      }
+      if (rec) {
+        g.Dr = g.Dr - rec->dr, g.Dt = g.Dt - rec->dt;
+        Queue left = *rec;
+        left.dr = 0, left.dt = 0, left.bl = 0;
+        st.queues[id] = left;
+      }
+      st.backlog.Remove(id);
+      st.expiry.Remove(id);
+    };
+    g.evt_us = now;
+    for (const std::string& id : st.expiry.UpTo(now, 8)) leave_backlog(id);
+    for (const std::string& id : st.seen.UpTo(now - ttl, 4)) {
+      if (st.backlog.Contains(id)) leave_backlog(id);
+      st.queues.erase(id);
+      st.seen.Remove(id);
+      if (id == qid) q.reset();
+    }
+  }
+
+  // ---- queue state: dominant share, tags, eq. (1)
+  double sigma = creq / Cr;
+  if (!no_drf && Ct > 0) sigma = std::max(sigma, ttag / Ct);
+  const double quantum = sigma / w;
+  const bool in_bl = q && q->bl == 1;
+  const auto first = st.backlog.First(2);
+  if (first.empty()) g.Dr = 0, g.Dt = 0;
+  const bool others = !first.empty() && !(first[0].first == qid && first.size() == 1);
+  if (!first.empty()) g.V = std::max(g.V, first[0].second);
+  double F = q ? q->F : g.V;
+  double S = F;
+  if (!in_bl) S = std::max(F, g.V);
+  double zs = q ? q->zs_us : 0;
+  if (!q || now - zs >= ttl / 8 || now < zs) {
+    st.seen.Add(qid, now);
+    zs = now;
+  }
+  double my_dr = 0, my_dt = 0;
+  if (sigma > 0) {
+    my_dr = w * creq / sigma;
+    if (!no_drf) my_dt = w * ttag / sigma;
+  }
+  double Dr_all = g.Dr, Dt_all = g.Dt;
+  if (!in_bl) Dr_all = g.Dr + my_dr, Dt_all = g.Dt + my_dt;
+  double X = kInf, Db = 0, cb = 0;
+  if (Dr_all > 0) X = Cr / Dr_all, Db = Dr_all, cb = creq;
+  if (Ct > 0 && Dt_all > 0 && Ct / Dt_all < X) X = Ct / Dt_all, Db = Dt_all, cb = ttag;
+  double slack = slack_us / 1e6 * X;
+  if (slack == kInf) slack = quantum;
+
+  // ---- decision
+  const bool fair = !others || sigma == 0 || (S - g.V) <= slack + 1e-12;
+  const double Fnext = S + quantum;
+  const double needr = std::min(creq, capr), needt = std::min(tdebit, capt);
+  double hold_us = 0, hold_f = 0, hold_r = 0, hold_t = 0;
+  std::string hold_q;  // "" = nobody holds L1
+  if (st.hold) {
+    hold_us = st.hold->until_us, hold_f = st.hold->F;
+    hold_r = st.hold->need_r, hold_t = st.hold->need_t;
+    hold_q = st.hold->queue;
+    if (hold_us > now + 61000000 + grace_us) hold_us = 0;
+  }
+  const bool before_holder =
+      !hold_q.empty() && hold_q != qid && now < hold_us && hold_f <= Fnext + 1e-12;
+  double keepr = 0, keept = 0;
+  if (before_holder && fair) keepr = hold_r, keept = hold_t;
+  const bool own_ok = g.r >= needr - 1e-9 && (Ct == 0 || g.t >= needt - 1e-9);
+  bool l1_ok = own_ok;
+  if (keepr > 0 || keept > 0) {
+    l1_ok = g.r - keepr >= needr - 1e-9 && (Ct == 0 || g.t - keept >= needt - 1e-9);
+  }
+  bool lent = false;
+  if (l1_ok && !fair && (now >= hold_us || hold_q == qid)) {
+    lent =
+        ((g.r - creq) >= lend * capr || (g.r >= capr - 1e-9 && creq <= capr)) &&
+        (Ct == 0 || (g.t - tdebit) >= lend * capt || (g.t >= capt + rsv - 1e-9 && tdebit <= capt));
+  }
+
+  if (l1_ok && (fair || lent)) {
+    // ---- admit
+    g.r = g.r - creq;
+    if (Ct > 0) g.t = g.t - tdebit;
+    F = Fnext;
+    if (fair && Db > 0) g.V = g.V + cb / Db;
+    if (in_bl) {
+      st.backlog.Add(qid, F);
+      double m = F;
+      if (first.empty()) {
+        m = F;  // (the store's backlog always holds a backlogged queue)
+      } else if (first[0].first != qid) {
+        m = first[0].second;
+      } else if (first.size() == 2) {
+        m = std::min(F, first[1].second);
+      }
+      g.V = std::max(g.V, m);
+    } else if (!others) {
+      g.V = std::max(g.V, S);
+    }
+    std::string ticket = "0";
+    if (in.mode != Mode::kEstimate) {
+      g.seq = g.seq + 1;
+      ticket = std::to_string(static_cast<int64_t>(g.seq));
+      Ticket tk{kstr, in.requests, static_cast<int64_t>(tdebit), no_drf ? 1 : (no_priority ? 2 : 0),
+                qid,  in.tokens};
+      st.tickets[ticket] = tk;
+      if (tdebit > ttag) {
+        st.reservations.Add(ticket + " " + std::to_string(static_cast<int64_t>(tdebit - ttag)),
+                            now + cf.ticket_ttl_ms * 1000);
+        st.reserved = static_cast<int64_t>(rsv + tdebit - ttag);
+      }
+    }
+    auto& cls = st.classes[kstr];
+    cls = {cls.first + creq, cls.second + tdebit};
+    if (!hold_q.empty() && hold_q == qid) st.hold.reset();
+    st.g = g;
+    Queue nq = q.value_or(Queue{});
+    nq.F = F, nq.zs_us = zs, nq.admits += 1;
+    if (lent) nq.lent += 1;
+    st.queues[qid] = nq;
+    out.verdict = Verdict::kAdmit;
+    out.ticket = ticket;
+    return out;
+  }
+
+  // ---- defer: the later of the fair turn and the L1 refill
+  double delta = 0;
+  std::string binding = "fair";
+  if (S - g.V > slack && X < kInf) delta = (S - g.V - slack) / X * 1e6;
+  if (!l1_ok) {
+    const double dr_us = std::max(0.0, (needr + keepr - g.r) / Cr * 1e6);
+    double dt_us = 0;
+    if (Ct > 0) dt_us = std::max(0.0, (needt + keept - g.t) / Ct * 1e6);
+    if (std::max(dr_us, dt_us) >= delta) {
+      delta = std::max(dr_us, dt_us);
+      binding = dt_us > dr_us ? "l1:tokens" : "l1:requests";
+    }
+  }
+  std::optional<double> line;
+  if (q) line = q->T_us;
+  const bool holds = fair && !l1_ok &&
+                     (now >= hold_us || (hold_q == qid && now + grace_us >= hold_us) ||
+                      (hold_q != qid && hold_f > Fnext + 1e-12));
+  const bool oversized = creq > capr || (Ct > 0 && tdebit > capt);
+  const bool kept_out = own_ok && !l1_ok;
+  if (fair && !l1_ok && (oversized || holds || kept_out)) line.reset();
+  if (line && *line > now && X < kInf) delta = std::max(delta, *line - now + quantum / X * 1e6);
+  const double delta_ms = std::max(1.0, std::min(60000.0, std::ceil(delta / 1000 - 1e-6)));
+  if (holds) st.hold = Hold{now + delta_ms * 1000 + grace_us, Fnext, needr, needt, qid};
+  if (in_bl) {
+    g.Dr = g.Dr - q->dr + my_dr, g.Dt = g.Dt - q->dt + my_dt;
+  } else {
+    g.Dr = g.Dr + my_dr, g.Dt = g.Dt + my_dt;
+  }
+  st.backlog.Add(qid, S);
+  st.expiry.AddGT(qid, now + (delta_ms * 1000) + grace_us);
+  st.g = g;
+  Queue nq = q.value_or(Queue{});
+  nq.F = S, nq.T_us = std::max(q ? q->T_us : 0.0, now + delta_ms * 1000);
+  nq.dr = my_dr, nq.dt = my_dt, nq.bl = 1, nq.zs_us = zs, nq.defers += 1;
+  st.queues[qid] = nq;
+  out.verdict = Verdict::kDefer;
+  out.delta_ms = static_cast<int64_t>(delta_ms);
+  out.binding = binding;
+  return out;
+}
+
+}  // namespace bp::gate_model

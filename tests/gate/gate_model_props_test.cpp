@@ -1,0 +1,267 @@
+// Property tests of the reference model (no server; long seeded runs of
+// simulated workers over an explicit clock): the bounds stated in
+// bp/gate_model.h. P1 the rate bound in every span; P2 each backlogged
+// queue's dominant share within epsilon of its entitlement w_q / sum(w);
+// P3 work conservation of the binding cap while queues are backlogged.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <limits>
+#include <queue>
+#include <random>
+#include <tuple>
+#include <vector>
+
+#include "bp/gate_model.h"
+
+namespace bp::gate_model {
+namespace {
+
+constexpr int64_t kT0 = 1'700'000'000'000;
+
+struct SimQueue {
+  std::string tenant;
+  int64_t k = 1, requests = 1, tokens = 0, max_tokens = 0;
+  int workers = 1;
+  int64_t token_jitter = 0;  // each call's prompt is tokens + uniform[0, jitter]
+};
+
+struct Admission {
+  int64_t at_ms;
+  size_t queue;
+  double requests, debit, used;  // debit: L1 tokens; used: the actual tokens
+  double reserved_before;        // O just before it (reservation mode)
+};
+
+// Workers call Admit back to back: after ADMIT a service time of
+// [service_min, service_max] ms, then Release with the actual usage (used
+// uniform in [prompt, prompt + max_tokens] in reservation mode, = prompt
+// otherwise); after DEFER they sleep exactly delta.
+std::vector<Admission> Simulate(Model& m, const std::vector<SimQueue>& queues, Mode mode,
+                                int64_t duration_ms, uint32_t seed, int service_min = 50,
+                                int service_max = 150) {
+  std::mt19937_64 rng(seed);
+  std::vector<Admission> out;
+  using Event = std::tuple<int64_t, size_t, int, std::string, double>;  // ticket, used
+  std::priority_queue<Event, std::vector<Event>, std::greater<>> ev;
+  for (size_t q = 0; q < queues.size(); ++q) {
+    for (int w = 0; w < queues[q].workers; ++w) ev.emplace(kT0 + w % 7, q, w, "", 0);
+  }
+  while (!ev.empty()) {
+    auto [now, q, w, ticket, used] = ev.top();
+    ev.pop();
+    if (now >= kT0 + duration_ms) break;
+    const SimQueue& sq = queues[q];
+    if (!ticket.empty()) {  // a release, then the next call at once
+      ReleaseInput r;
+      r.ticket = ticket, r.requests = sq.requests, r.tokens = static_cast<int64_t>(used);
+      r.now_ms = now;
+      m.Release(r);
+      ev.emplace(now, q, w, "", 0);
+      continue;
+    }
+    const int64_t prompt =
+        sq.tokens + std::uniform_int_distribution<int64_t>(0, sq.token_jitter)(rng);
+    AdmitInput in{sq.tenant,       sq.k,  sq.requests, prompt, sq.max_tokens, mode,
+                  Ablation::kNone, 10000, now};
+    const double o = static_cast<double>(m.state.reserved.value_or(0));
+    AdmitOutput d = m.Admit(in);
+    if (d.verdict == Verdict::kAdmit) {
+      double u = static_cast<double>(prompt);
+      if (mode == Mode::kReservation) {
+        u += static_cast<double>(std::uniform_int_distribution<int64_t>(0, sq.max_tokens)(rng));
+      }
+      const double debit =
+          static_cast<double>(prompt + (mode == Mode::kReservation ? sq.max_tokens : 0));
+      out.push_back({now, q, static_cast<double>(sq.requests), debit, u, o});
+      const int64_t done = now + std::uniform_int_distribution<int>(service_min, service_max)(rng);
+      if (mode == Mode::kEstimate) {
+        ev.emplace(done, q, w, "", 0);
+      } else {
+        ev.emplace(done, q, w, d.ticket, u);
+      }
+    } else {
+      ev.emplace(now + std::max<int64_t>(1, d.delta_ms), q, w, "", 0);
+    }
+  }
+  return out;
+}
+
+// The largest excess over any span [x, y] of admission times of
+// sum(cost) - rate * (y - x) - 2 * O(x), where `cost` picks a dimension.
+double MaxSpanExcess(const std::vector<Admission>& a, double rate, double (*cost)(const Admission&),
+                     bool count_reserved) {
+  double best = -std::numeric_limits<double>::infinity();
+  double max_start = -std::numeric_limits<double>::infinity();  // max_i -S_{i-1} + r t_i - 2 O_i
+  double sum = 0;
+  for (const Admission& x : a) {
+    const double t = static_cast<double>(x.at_ms - kT0) / 1000;
+    max_start = std::max(max_start, -sum + rate * t - (count_reserved ? 2 * x.reserved_before : 0));
+    sum += cost(x);
+    best = std::max(best, sum - rate * t + max_start);
+  }
+  return best;
+}
+
+double Requests(const Admission& a) { return a.requests; }
+double Debits(const Admission& a) { return a.debit; }
+double Used(const Admission& a) { return a.used; }
+
+Config Caps(double rps, double tps, double burst) {
+  Config c;
+  c.requests_per_s = rps, c.tokens_per_s = tps, c.burst_s = burst;
+  return c;
+}
+
+std::vector<SimQueue> MixedQueues(std::mt19937_64& rng, int n, int64_t big_tokens) {
+  std::vector<SimQueue> qs;
+  for (int i = 0; i < n; ++i) {
+    SimQueue q;
+    q.tenant = "t";
+    q.tenant += std::to_string(i);
+    q.k = 1 + i % 3;
+    q.requests = 1;
+    q.tokens = std::uniform_int_distribution<int64_t>(10, 800)(rng);
+    q.token_jitter = 400;
+    q.workers = 1 + i % 4;
+    if (i == 0) q.tokens = big_tokens;  // above the bucket: debts
+    qs.push_back(q);
+  }
+  return qs;
+}
+
+// P1, estimate and reconcile (actual = estimate): in every span,
+// admitted <= C_d * span + max(C_d * burst_s, largest cost), both dimensions.
+TEST(GateModelProps, RateBoundInEverySpan) {
+  for (uint32_t seed = 1; seed <= 6; ++seed) {
+    std::mt19937_64 rng(seed);
+    const double rps = 5 + seed, tps = 2000 * seed, burst = seed % 2 == 0 ? 0.5 : 2;
+    Model m;
+    Config c = Caps(rps, tps, burst);
+    c.omega = {4, 2, 1};
+    c.lend_fraction = seed % 3 == 0 ? 0 : 0.5;
+    m.Configure(c);
+    const auto qs = MixedQueues(rng, 12, static_cast<int64_t>(3 * tps * burst));
+    const Mode mode = seed % 2 == 0 ? Mode::kEstimate : Mode::kReconcile;
+    const auto a = Simulate(m, qs, mode, 1'800'000, seed);
+    ASSERT_GT(a.size(), 1000U);
+    double largest_r = 0, largest_t = 0;
+    for (const auto& x : a) largest_r = std::max(largest_r, x.requests);
+    for (const auto& x : a) largest_t = std::max(largest_t, x.debit);
+    EXPECT_LE(MaxSpanExcess(a, rps, Requests, false), std::max(rps * burst, largest_r) + 1e-6)
+        << "seed " << seed;
+    EXPECT_LE(MaxSpanExcess(a, tps, Debits, false), std::max(tps * burst, largest_t) + 1e-6)
+        << "seed " << seed;
+  }
+}
+
+// P1, reservation mode: the tokens used by the calls admitted in [x, y] stay
+// within C_t (y - x) + max(B_t, largest reservation) + m + 2 O(x).
+TEST(GateModelProps, RateBoundWithReservations) {
+  for (uint32_t seed = 1; seed <= 4; ++seed) {
+    std::mt19937_64 rng(seed);
+    const double tps = 3000, burst = seed % 2 == 0 ? 0.2 : 1;
+    Model m;
+    m.Configure(Caps(50, tps, burst));
+    auto qs = MixedQueues(rng, 10, 2500);
+    int64_t mmax = 0;
+    for (auto& q : qs) {
+      q.max_tokens = std::uniform_int_distribution<int64_t>(0, 1500)(rng);
+      mmax = std::max(mmax, q.max_tokens);
+    }
+    const auto a = Simulate(m, qs, Mode::kReservation, 600'000, seed);
+    ASSERT_GT(a.size(), 1000U);
+    double largest = 0;
+    for (const auto& x : a) largest = std::max(largest, x.debit);
+    EXPECT_LE(MaxSpanExcess(a, tps, Used, true),
+              std::max(tps * burst, largest) + static_cast<double>(mmax) + 1e-6)
+        << "seed " << seed;
+  }
+}
+
+// P2 and P3 under sustained backlog: every queue has more workers than its
+// share serves, so it always has a caller waiting.
+struct BacklogRun {
+  std::vector<double> achievement;  // per queue: (D_q / w_q) / (sum D / sum w)
+  double binding_admitted = 0;      // binding dimension's cost admitted in the window
+  double binding_capacity = 0;      // C_b * window
+  double slack_allowed = 0;         // C_b * burst_s + one largest cost
+};
+
+BacklogRun RunBacklogged(uint32_t seed, bool mixed_dominance) {
+  std::mt19937_64 rng(seed);
+  const double rps = 20, tps = 20000, burst = 1;
+  Config c = Caps(rps, tps, burst);
+  c.omega = {4, 2, 1};
+  Model m;
+  std::vector<SimQueue> qs;
+  std::vector<double> w;
+  for (int i = 0; i < 6; ++i) {
+    SimQueue q;
+    q.tenant = "t";
+    q.tenant += std::to_string(i);
+    q.k = 1 + (i / 2) % 3;
+    q.workers = 40;
+    // Token-dominant calls (sigma = tokens / C_t > 1 / C_r) unless mixed:
+    // then the odd queues are request-dominant.
+    q.tokens = mixed_dominance && i % 2 == 1
+                   ? 200
+                   : std::uniform_int_distribution<int64_t>(1500, 3000)(rng);
+    qs.push_back(q);
+    const double tw = 1 + i % 3;  // w_t: 1, 2, 3, 1, 2, 3
+    if (tw != 1) c.tenant_weights[q.tenant] = tw;
+    w.push_back(tw * c.omega[static_cast<size_t>(q.k - 1)]);
+  }
+  m.Configure(c);
+  const int64_t warmup = 60'000, duration = 900'000;
+  const auto a = Simulate(m, qs, Mode::kEstimate, duration, seed);
+  std::vector<double> dom(qs.size(), 0);
+  double req = 0, tok = 0, largest_r = 0, largest_t = 0;
+  for (const auto& x : a) {
+    if (x.at_ms < kT0 + warmup) continue;
+    dom[x.queue] += std::max(x.requests / rps, x.debit / tps);
+    req += x.requests, tok += x.debit;
+    largest_r = std::max(largest_r, x.requests), largest_t = std::max(largest_t, x.debit);
+  }
+  double sum_d = 0, sum_w = 0;
+  for (size_t q = 0; q < qs.size(); ++q) sum_d += dom[q], sum_w += w[q];
+  BacklogRun r;
+  for (size_t q = 0; q < qs.size(); ++q) r.achievement.push_back(dom[q] / w[q] / (sum_d / sum_w));
+  const double span = static_cast<double>(duration - warmup) / 1000;
+  const bool tokens_bind = tok / tps >= req / rps;
+  r.binding_admitted = tokens_bind ? tok : req;
+  r.binding_capacity = (tokens_bind ? tps : rps) * span;
+  r.slack_allowed = (tokens_bind ? tps : rps) * burst + (tokens_bind ? largest_t : largest_r);
+  return r;
+}
+
+// P2: each queue's weighted dominant share within epsilon = 0.05 of the
+// common level, i.e. of its entitlement w_q / sum(w) of the binding cap when
+// every queue is dominated by the same dimension.
+TEST(GateModelProps, BackloggedQueuesGetTheirEntitlement) {
+  for (uint32_t seed = 1; seed <= 4; ++seed) {
+    for (bool mixed : {false, true}) {
+      const BacklogRun r = RunBacklogged(seed, mixed);
+      for (size_t q = 0; q < r.achievement.size(); ++q) {
+        EXPECT_NEAR(r.achievement[q], 1, 0.05)
+            << "seed " << seed << (mixed ? " mixed" : "") << " queue " << q;
+      }
+    }
+  }
+}
+
+// P3: while queues are backlogged the binding cap does not idle: admitted
+// >= C_b * window - (C_b * burst_s + one largest cost).
+TEST(GateModelProps, BindingCapNeverIdlesUnderBacklog) {
+  for (uint32_t seed = 1; seed <= 4; ++seed) {
+    for (bool mixed : {false, true}) {
+      const BacklogRun r = RunBacklogged(seed, mixed);
+      EXPECT_GE(r.binding_admitted, r.binding_capacity - r.slack_allowed)
+          << "seed " << seed << (mixed ? " mixed" : "");
+      EXPECT_LE(r.binding_admitted, r.binding_capacity + r.slack_allowed);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace bp::gate_model

@@ -1,0 +1,176 @@
+#include "gate/gate_model_store.h"
+
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <sstream>
+#include <vector>
+
+namespace bp::test {
+namespace {
+
+using gate_model::SortedSet;
+using gate_model::State;
+
+// The doubles of a packed record (format byte 1, then little-endian
+// doubles), or empty when the value is foreign.
+std::vector<double> Unpack(const std::string& s, size_t n) {
+  std::vector<double> out;
+  if (s.size() < 1 + 8 * n || s[0] != 1) return out;
+  out.resize(n);
+  for (size_t i = 0; i < n; ++i) std::memcpy(&out[i], s.data() + 1 + 8 * i, 8);
+  return out;
+}
+
+Result<SortedSet> ReadSet(ValkeyConnection& conn, const std::string& key) {
+  auto r = conn.Command({"ZRANGE", key, "0", "-1", "WITHSCORES"});
+  if (!r.ok()) return r.status();
+  SortedSet set;
+  for (size_t i = 0; i + 1 < r->elements.size(); i += 2) {
+    set.Add(r->elements[i].AsString(), std::stod(r->elements[i + 1].AsString()));
+  }
+  return set;
+}
+
+std::string Num(double v) {
+  char buf[40];
+  std::snprintf(buf, sizeof buf, "%.17g", v);
+  return buf;
+}
+
+bool Same(double a, double b) { return a == b || (std::isnan(a) && std::isnan(b)); }
+
+}  // namespace
+
+Result<State> ReadStoreState(ValkeyConnection& conn, const std::string& target) {
+  const std::string p = "bp:{" + target + "}";
+  auto h = conn.Command({"HGETALL", p + ":state"});
+  if (!h.ok()) return h.status();
+  State st;
+  for (size_t i = 0; i + 1 < h->elements.size(); i += 2) {
+    const std::string f = h->elements[i].AsString();
+    const std::string v = h->elements[i + 1].AsString();
+    if (f == "g") {
+      auto d = Unpack(v, 8);
+      if (!d.empty()) st.g = gate_model::Bucket{d[0], d[1], d[2], d[3], d[4], d[5], d[6], d[7]};
+    } else if (f.rfind("q:", 0) == 0) {
+      auto d = Unpack(v, 9);
+      if (!d.empty()) {
+        st.queues[f.substr(2)] =
+            gate_model::Queue{d[0], d[1], d[2], d[3], d[4], d[5], d[6], d[7], d[8]};
+      }
+    } else if (f.rfind("c:", 0) == 0) {
+      auto d = Unpack(v, 2);
+      if (!d.empty()) st.classes[f.substr(2)] = {d[0], d[1]};
+    } else if (f == "l1hold") {
+      auto d = Unpack(v, 4);
+      if (!d.empty()) st.hold = gate_model::Hold{d[0], d[1], d[2], d[3], v.substr(33)};
+    } else if (f == "rsv") {
+      st.reserved = std::stoll(v);
+    } else if (f == "ad") {
+      gate_model::Learned a;
+      if (std::sscanf(v.c_str(), "%lf %lf %lf %lf %lf %lf %lf %lf %lf %lf", &a.fr, &a.tr_us, &a.ft,
+                      &a.tt_us, &a.tau_us, &a.ws_us, &a.nr, &a.nt, &a.hr_us, &a.ht_us) == 10) {
+        st.learned = a;
+      }
+    }
+  }
+  const std::pair<SortedSet*, const char*> sets[] = {
+      {&st.backlog, ":bl"}, {&st.expiry, ":bx"}, {&st.seen, ":seen"}, {&st.reservations, ":rsv"}};
+  for (auto [set, suffix] : sets) {
+    auto s = ReadSet(conn, p + suffix);
+    if (!s.ok()) return s.status();
+    *set = std::move(*s);
+  }
+  return st;
+}
+
+std::string ReadTicket(ValkeyConnection& conn, const std::string& target,
+                       const std::string& ticket) {
+  auto r = conn.Command({"GET", "bp:{" + target + "}:tk:" + ticket});
+  if (!r.ok() || r->type != ValkeyReply::Type::kString) return "";
+  return r->str;
+}
+
+std::string CompareStates(const State& m, const State& s) {
+  std::ostringstream o;
+  auto cmp = [&](const std::string& what, double a, double b) {
+    if (!Same(a, b) && o.tellp() == 0) o << what << ": model " << Num(a) << ", store " << Num(b);
+  };
+  if (m.g.has_value() != s.g.has_value()) return "bucket 'g': present in only one";
+  if (m.g) {
+    const auto &a = *m.g, &b = *s.g;
+    cmp("g.r", a.r, b.r), cmp("g.t", a.t, b.t), cmp("g.ts_us", a.ts_us, b.ts_us);
+    cmp("g.V", a.V, b.V), cmp("g.Dr", a.Dr, b.Dr), cmp("g.Dt", a.Dt, b.Dt);
+    cmp("g.seq", a.seq, b.seq), cmp("g.evt_us", a.evt_us, b.evt_us);
+  }
+  if (m.queues.size() != s.queues.size()) {
+    o << "queues: model " << m.queues.size() << ", store " << s.queues.size();
+  }
+  for (const auto& [id, a] : m.queues) {
+    auto it = s.queues.find(id);
+    if (it == s.queues.end()) {
+      if (o.tellp() == 0) o << "queue " << id << ": absent in the store";
+      continue;
+    }
+    const auto& b = it->second;
+    const std::string q = "queue " + id + " ";
+    cmp(q + "F", a.F, b.F), cmp(q + "T_us", a.T_us, b.T_us), cmp(q + "dr", a.dr, b.dr);
+    cmp(q + "dt", a.dt, b.dt), cmp(q + "bl", a.bl, b.bl), cmp(q + "zs_us", a.zs_us, b.zs_us);
+    cmp(q + "admits", a.admits, b.admits), cmp(q + "defers", a.defers, b.defers);
+    cmp(q + "lent", a.lent, b.lent);
+  }
+  if (m.classes.size() != s.classes.size() && o.tellp() == 0) o << "class totals: count differs";
+  for (const auto& [k, a] : m.classes) {
+    auto it = s.classes.find(k);
+    if (it == s.classes.end()) {
+      if (o.tellp() == 0) o << "class " << k << ": absent in the store";
+      continue;
+    }
+    cmp("class " + k + " requests", a.first, it->second.first);
+    cmp("class " + k + " tokens", a.second, it->second.second);
+  }
+  if (m.hold.has_value() != s.hold.has_value() && o.tellp() == 0) {
+    o << "l1hold: present in only one (model " << m.hold.has_value() << ")";
+  }
+  if (m.hold && s.hold) {
+    cmp("l1hold until_us", m.hold->until_us, s.hold->until_us);
+    cmp("l1hold F", m.hold->F, s.hold->F);
+    cmp("l1hold need_r", m.hold->need_r, s.hold->need_r);
+    cmp("l1hold need_t", m.hold->need_t, s.hold->need_t);
+    if (m.hold->queue != s.hold->queue && o.tellp() == 0) {
+      o << "l1hold queue: model " << m.hold->queue << ", store " << s.hold->queue;
+    }
+  }
+  if (m.reserved != s.reserved && o.tellp() == 0) {
+    o << "rsv: model " << m.reserved.value_or(-1) << ", store " << s.reserved.value_or(-1);
+  }
+  if (m.learned.has_value() != s.learned.has_value() && o.tellp() == 0) {
+    o << "ad: present in only one";
+  }
+  if (m.learned && s.learned) {
+    const auto &a = *m.learned, &b = *s.learned;
+    cmp("ad fr", a.fr, b.fr), cmp("ad tr", a.tr_us, b.tr_us), cmp("ad ft", a.ft, b.ft);
+    cmp("ad tt", a.tt_us, b.tt_us), cmp("ad tau", a.tau_us, b.tau_us);
+    cmp("ad ws", a.ws_us, b.ws_us), cmp("ad nr", a.nr, b.nr), cmp("ad nt", a.nt, b.nt);
+    cmp("ad hr", a.hr_us, b.hr_us), cmp("ad ht", a.ht_us, b.ht_us);
+  }
+  const std::pair<const char*, std::pair<const SortedSet*, const SortedSet*>> sets[] = {
+      {"backlog", {&m.backlog, &s.backlog}},
+      {"expiry", {&m.expiry, &s.expiry}},
+      {"seen", {&m.seen, &s.seen}},
+      {"reservations", {&m.reservations, &s.reservations}}};
+  for (const auto& [name, pair] : sets) {
+    if (pair.first->ordered() != pair.second->ordered() && o.tellp() == 0) {
+      o << "sorted set " << name << ":";
+      for (const auto* set : {pair.first, pair.second}) {
+        o << (set == pair.first ? " model {" : "} store {");
+        for (const auto& [score, member] : set->ordered()) o << " " << member << "=" << Num(score);
+      }
+      o << " }";
+    }
+  }
+  return o.str();
+}
+
+}  // namespace bp::test
