@@ -5,7 +5,7 @@
 
 (--rev: the scripts of git revision REV instead of the working tree's.)
 
-Starts its own redis-server (or valkey-server) on a free loopback port,
+Starts the server scripts/lib/servers.sh finds on a free loopback port,
 configures a target as bench/admit_script_compare.sh does (3 classes, caps
 raised after the queues were registered and backlogged under a tiny cap),
 then runs one EVAL that calls a copy of prelude.lua + admit.lua ITERS times
@@ -108,10 +108,11 @@ def main():
         return subprocess.run(['git', '-C', ROOT, 'show', '%s:lib/gate/lua/%s' % (a.rev, name)],
                               capture_output=True, text=True, check=True).stdout
 
-    server = shutil.which('valkey-server') or shutil.which('redis-server')
-    cli_bin = shutil.which('valkey-cli') or shutil.which('redis-cli')
-    if not server or not cli_bin:
-        sys.exit('admit_sections: needs redis-server/valkey-server and its cli')
+    found = subprocess.run(['bash', '-c', 'source scripts/lib/servers.sh && bp_server_bin && bp_cli_bin'],
+                           cwd=ROOT, capture_output=True, text=True)
+    if found.returncode != 0:
+        sys.exit('admit_sections: no server and cli: ' + found.stderr.strip())
+    server, cli_bin = found.stdout.split()
     prelude, admit = script('prelude.lua'), script('admit.lua')
     configure = prelude + script('configure.lua')
     body, names = marked_body(prelude, admit)
