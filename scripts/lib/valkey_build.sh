@@ -61,9 +61,9 @@ bp_valkey_fetch() {  # work
   apt_opts=(-o "Dir::Etc::sourcelist=$work/sources.list" -o Dir::Etc::sourceparts=/nonexistent
     -o "Dir::State::Lists=$work/lists" -o "Dir::Cache=$work/cache"
     -o APT::Sandbox::User="$(id -un)" -qq)
-  apt-get "${apt_opts[@]}" update >"$work/apt.log" 2>&1 || { cat "$work/apt.log" >&2; return 1; }
+  apt-get "${apt_opts[@]}" update >"$work/apt.log" 2>&1 || return 1
   (cd "$work/src" && apt-get "${apt_opts[@]}" source --download-only valkey) >>"$work/apt.log" 2>&1 ||
-    { cat "$work/apt.log" >&2; return 1; }
+    return 1
   ls "$work"/src/valkey_*.orig.tar.* 2>/dev/null | head -n 1
 }
 
@@ -98,8 +98,9 @@ bp_valkey_setup() {
   rm -rf "$work"
   echo "setup: fetching Valkey 9 from Debian unstable's source package into $cache (once)"
   if ! tarball=$(bp_valkey_fetch "$work") || [ -z "$tarball" ]; then
+    cp "$work/apt.log" "$cache/fetch.log" 2>/dev/null || true
     rm -rf "$work"
-    bp_valkey_say_fallback "apt-get source valkey from $BP_VALKEY_ARCHIVE unstable failed"
+    bp_valkey_say_fallback "apt-get source valkey from $BP_VALKEY_ARCHIVE unstable failed, see $cache/fetch.log"
     flock -u 8
     return 1
   fi
@@ -115,8 +116,8 @@ bp_valkey_setup() {
   src=$(find "$work" -mindepth 1 -maxdepth 1 -type d -name 'valkey*' | head -n 1)
   if [ -z "$src" ] || ! nice make -C "$src/src" -j2 BUILD_TLS=no valkey-server valkey-cli \
       >"$work/build.log" 2>&1; then
-    tail -n 20 "$work/build.log" >&2 2>/dev/null || true
-    echo "make BUILD_TLS=no of Valkey $version failed" >"$cache/failed"
+    cp "$work/build.log" "$cache/build.log" 2>/dev/null || true
+    echo "make BUILD_TLS=no of Valkey $version failed, see $cache/build.log" >"$cache/failed"
     bp_valkey_say_fallback "$(cat "$cache/failed")"
     flock -u 8
     return 1
