@@ -20,8 +20,11 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 rev=${1:-f7dc3b1}
 calls=${2:-20000}
-server=$(command -v valkey-server || command -v redis-server)
-cli=$(command -v valkey-cli || command -v redis-cli)
+# shellcheck source=../scripts/lib/servers.sh
+source scripts/lib/servers.sh
+server=$(bp_server_bin)
+cli=$(bp_cli_bin)
+echo "server: $(bp_server_describe)"
 bench=$(command -v valkey-benchmark || command -v redis-benchmark)
 work=$(mktemp -d)
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')

@@ -6,12 +6,13 @@
 
 (--rev: the scripts of git revision REV instead of the working tree's.)
 
-Starts its own redis-server (or valkey-server) on a free loopback port,
+Starts the server scripts/lib/servers.sh finds on a free loopback port,
 configures a target as bench/admit_script_compare.sh does (3 classes, caps
 raised after the queues were registered and backlogged under a tiny cap),
 then runs one EVAL that calls a copy of prelude.lua + admit.lua ITERS times
 round-robin over the queues (all admitted, the common path of
-bench/gate_bench.cpp). The copy has a mark (redis.call('TIME')) before each
+bench/gate_bench.cpp). The copy has a mark (os.clock() on Valkey 9, where
+TIME stands still inside a script; redis.call('TIME') on Redis 7) before each
 section header of admit.lua ("---- arguments", "---- one read", ...) and
 before the ticket's SET, the records' HSET and the ADMIT reply; each mark
 records the time since the previous one for its section. The cost of a mark
@@ -76,7 +77,14 @@ def wrapper(body, nsect):
     return ('local NQ, N = tonumber(ARGV[10]), tonumber(ARGV[11])\n'
             'local smp, last = {}, 0\n'
             'for i = 0, NSECT do smp[i] = {} end\n'
-            'local function clock() local t = redis.call("TIME"); return t[1] * 1e6 + t[2] end\n'
+            # Valkey 9 answers TIME with the command's start time inside a
+            # script, so there the clock is os.clock() (the server's CPU time;
+            # Redis 7.0's sandbox has no os, and its TIME moves).
+            'local has_os = pcall(function() return os.clock() end)\n'
+            'local function clock()\n'
+            '  if has_os then return os.clock() * 1e6 end\n'
+            '  local t = redis.call("TIME"); return t[1] * 1e6 + t[2]\n'
+            'end\n'
             'local function __mark(i) local c = clock(); local s = smp[i]; s[#s + 1] = c - last; '
             'last = clock() end\n'
             'local function once()\nlast = clock()\n' + body + '\nend\n'
@@ -109,10 +117,11 @@ def main():
         return subprocess.run(['git', '-C', ROOT, 'show', '%s:lib/gate/lua/%s' % (a.rev, name)],
                               capture_output=True, text=True, check=True).stdout
 
-    server = shutil.which('valkey-server') or shutil.which('redis-server')
-    cli_bin = shutil.which('valkey-cli') or shutil.which('redis-cli')
-    if not server or not cli_bin:
-        sys.exit('admit_sections: needs redis-server/valkey-server and its cli')
+    found = subprocess.run(['bash', '-c', 'source scripts/lib/servers.sh && bp_server_bin && bp_cli_bin'],
+                           cwd=ROOT, capture_output=True, text=True)
+    if found.returncode != 0:
+        sys.exit('admit_sections: no server and cli: ' + found.stderr.strip())
+    server, cli_bin = found.stdout.split()
     prelude, admit = script('prelude.lua'), script('admit.lua')
     configure = prelude + script('configure.lua')
     body, names = marked_body(prelude, admit)

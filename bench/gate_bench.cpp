@@ -6,7 +6,8 @@
 //       --benchmark_enable_random_interleaving=true --benchmark_report_aggregates_only=true
 //   (one command line)
 //
-// Starts its own redis-server/valkey-server on a free loopback port. Two
+// Starts its own server (tests/support: setup's Valkey 9, or BP_SERVER=redis)
+// on a free loopback port. Two
 // trivial scripts (bench/noop.lua, one HINCRBY) give the round-trip floor:
 //   BM_TrivialEvalsha            EVALSHA with one key and no arguments
 //   BM_TrivialEvalshaAdmitArgs   the same script sent exactly what an admission
@@ -211,6 +212,12 @@ int main(int argc, char** argv) {
     return 1;
   }
   g_server = &server;
+  // The server binary and version in the report's context (docs/servers.md).
+  bp::GateAdmin probe(bp::GateOptions{.url = server.url(), .target = "bench-probe"});
+  auto named = probe.Server();
+  benchmark::AddCustomContext(
+      "server", (named.ok() ? *named : named.status().ToString()) + " (" +
+                    bp::test::FindValkeyBinary() + ")");
   benchmark::Initialize(&argc, argv);
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();

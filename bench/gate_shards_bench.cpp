@@ -4,9 +4,9 @@
 //
 //   build/bench/gate_shards_bench [--threads 6] [--seconds 3] [--queues 100]
 //
-// Starts its own servers on loopback: one redis-server (valkey-server where
-// installed), then a 3-primary cluster (tests/support/valkey_cluster.h,
-// created with redis-cli --cluster create). On each it configures one target
+// Starts its own servers on loopback (tests/support: setup's Valkey 9, or
+// BP_SERVER=redis): one server, then a 3-primary cluster
+// (tests/support/valkey_cluster.h, created with the cli's --cluster create). On each it configures one target
 // per thread (chosen so that every shard owns threads / shards of them, the
 // single server all), registers `queues` queues per target, all backlogged
 // (deferred once under a tiny cap), raises the cap so every call is
@@ -158,6 +158,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "gate_shards_bench: every flag takes a value\n");
     return 2;
   }
+  std::printf("server: %s\n\n", bp::test::FindValkeyBinary().c_str());
   std::printf(
       "| shards | client threads (one target each) | queues per target | "
       "admissions/s | per shard | fail-opens | EVALSHA server us/call per node |\n"

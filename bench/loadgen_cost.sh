@@ -19,7 +19,7 @@
 # limit (on this machine, with the other processes sharing its cores).
 #
 # Needs built loadgen and mockapi (build/apps, or BP_LOADGEN / BP_MOCKAPI) and
-# redis-server or valkey-server (scripts/setup.sh installs them).
+# the server scripts/lib/servers.sh finds (scripts/setup.sh builds Valkey 9).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . bench/lib.sh
@@ -30,8 +30,10 @@ SPEEDUP="${BP_LOADGEN_SPEEDUP:-10}"
 for b in "$LOADGEN" "$MOCKAPI"; do
   [ -x "$b" ] || { echo "$b not built: cmake --build build --target loadgen mockapi" >&2; exit 1; }
 done
-REDIS="$(command -v valkey-server || command -v redis-server || true)"
-[ -n "$REDIS" ] || { echo "redis-server not found: run scripts/setup.sh" >&2; exit 1; }
+# shellcheck source=../scripts/lib/servers.sh
+source scripts/lib/servers.sh
+REDIS="$(bp_server_bin)" || exit 1
+echo "server: $(bp_server_describe)"
 
 bench_tempdir bp-lgcost
 

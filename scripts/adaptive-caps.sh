@@ -79,7 +79,7 @@ if [ -n "$CASES" ]; then
   bp_start_mockapi configs/mockapi/paper-multi.json
   mkdir -p "$OUT"
   echo "adaptive caps: speedup $SPEEDUP, git $(git rev-parse --short HEAD 2>/dev/null || echo ?)," \
-    "valkey $BP_VALKEY_URL, upstream $BP_MOCKAPI_URL" | tee -a "$OUT/run-info.txt"
+    "valkey $BP_VALKEY_URL ($BP_SERVER_DESC), upstream $BP_MOCKAPI_URL" | tee -a "$OUT/run-info.txt"
 fi
 
 run_loadgen() {  # name

@@ -64,10 +64,10 @@ fi
 for b in build/apps/loadgen build/apps/mockapi; do
   [ -x "$b" ] || die "$b is not built (run scripts/setup.sh)"
 done
-command -v redis-cli >/dev/null || die "redis-cli is missing (scripts/setup.sh installs it)"
 
 # shellcheck source=lib/servers.sh
 source scripts/lib/servers.sh
+CLI=$(bp_cli_bin) || die "no valkey-cli or redis-cli (run scripts/setup.sh)"
 bp_servers_init
 bp_start_valkey
 bp_start_mockapi configs/mockapi/paper-single.json
@@ -75,9 +75,10 @@ mkdir -p "$OUT/workloads"
 {
   echo "command: scripts/scale.sh --lights \"$LIGHTS\" --processes $PROCESSES --speedup $SPEEDUP"
   echo "date: $(date -u +%Y-%m-%dT%H:%M:%SZ)  git: $(git rev-parse --short HEAD 2>/dev/null || echo unknown)"
+  echo "server: $BP_SERVER_DESC"
   echo "machine: $(nproc) cores, $(uname -srm); uptime:$(uptime | sed 's/.*load average/ load average/')"
 } | tee "$OUT/run-info.txt"
-cli() { redis-cli -u "$BP_VALKEY_URL" "$@"; }
+cli() { "$CLI" -u "$BP_VALKEY_URL" "$@"; }
 
 ROWS="$OUT/rows.jsonl"
 : >"$ROWS"

@@ -114,6 +114,7 @@ mkdir -p "$OUT"
   echo "scenarios: ${SCENARIOS[*]}"
   echo "configs: $CONFIGS  speedup: $SPEEDUP  adaptive caps: $([ "$ADAPT" -eq 1 ] && echo on || echo off)"
   echo "valkey: $BP_VALKEY_URL (pid file $BP_VALKEY_PIDFILE)  upstream: $BP_MOCKAPI_URL"
+  echo "server: $BP_SERVER_DESC"
 } | tee "$OUT/run-info.txt"
 
 ./build/apps/loadgen "${WORKLOAD_ARGS[@]}" --config "$CONFIGS" --speedup "$SPEEDUP" \

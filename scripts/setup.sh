@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
-# Installs the Debian packages the toolkit needs (skipping what is present) and
-# builds it into build/. Idempotent: a second run installs nothing and rebuilds
-# only what changed.
+# Installs the Debian packages the toolkit needs (skipping what is present),
+# builds Valkey 9 once into a cache outside the tree (scripts/lib/valkey_build.sh,
+# docs/servers.md) and builds the toolkit into build/. Idempotent: a second run
+# installs nothing, reuses the Valkey build and rebuilds only what changed.
 #
-#   scripts/setup.sh            # install packages + configure + build
-#   BP_SKIP_BUILD=1 scripts/setup.sh   # packages only
+#   scripts/setup.sh            # install packages + Valkey 9 + configure + build
+#   BP_SKIP_BUILD=1 scripts/setup.sh   # packages and Valkey 9 only
 #   BP_WERROR=ON scripts/setup.sh      # warnings as errors (CI)
+#   BP_VALKEY_REBUILD=1 scripts/setup.sh  # fetch and build Valkey 9 again
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -44,6 +46,12 @@ for svc in redis-server nginx valkey-server prometheus; do
   service "$svc" stop >/dev/null 2>&1 || true
 done
 command -v npm >/dev/null 2>&1 || { echo "setup: npm not found (nodejs package without npm)"; exit 1; }
+
+# shellcheck source=lib/servers.sh
+source scripts/lib/servers.sh  # bp_valkey_cache, bp_free_port, bp_wait_port
+# shellcheck source=lib/valkey_build.sh
+source scripts/lib/valkey_build.sh
+bp_valkey_setup || true  # a failure said its loud line; Redis 7 serves then
 
 if [ "${BP_SKIP_BUILD:-0}" != 1 ]; then
   cmake -S . -B build -DCMAKE_BUILD_TYPE=Release -DBP_WERROR="${BP_WERROR:-OFF}" >/dev/null

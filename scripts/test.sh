@@ -1,11 +1,23 @@
 #!/usr/bin/env bash
 # The test command (README): installs what is missing, builds with warnings as
 # errors, installs the pinned npm client for the real-client test, and runs
-# every test with ctest. Tests start their own Valkey/Redis and mockapi on free
-# loopback ports and stop them.
+# every test with ctest. Tests start their own server (the Valkey 9 setup
+# builds; docs/servers.md) and mockapi on free loopback ports and stop them.
+#
+#   scripts/test.sh                      # everything, on Valkey 9
+#   BP_SERVER=redis scripts/test.sh -L gate   # the gate's suite on Redis 7
+# (arguments go to ctest)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BP_WERROR="${BP_WERROR:-ON}" ./scripts/setup.sh
+# shellcheck source=lib/servers.sh
+source scripts/lib/servers.sh
+server=$(bp_server_describe) || exit 1
+echo "test: server $server, cli $(bp_cli_bin)"
+case "$server" in
+  valkey\ 9.*) ;;
+  *) echo "test: *** not Valkey 9: hash-field expiry (HPEXPIRE/HPTTL) is unavailable (docs/servers.md) ***" ;;
+esac
 if [ -f tests/node/package-lock.json ]; then
   (cd tests/node && npm ci --no-audit --no-fund --loglevel=error >/dev/null)
 fi

@@ -16,7 +16,9 @@ Result<nlohmann::ordered_json> ReadStatus(GateAdmin& gate, const std::string& ta
   if (!state.ok()) return state.status();
   auto config = gate.Config();
   if (!config.ok()) return config.status();
-  return StatusJson(target, *state, *config);
+  auto server = gate.Server();
+  if (!server.ok()) return server.status();
+  return StatusJson(target, *state, *config, *server);
 }
 
 int StatusCmd(const Invocation& in) {

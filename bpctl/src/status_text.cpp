@@ -70,8 +70,9 @@ void Table(std::ostream& o, const std::vector<std::vector<std::string>>& rows) {
 }
 
 void Summary(std::ostream& o, const json& s) {
-  o << "target " << s.at("target").get<std::string>() << "   server time "
-    << IsoTime(s.at("server_time_ms").get<double>()) << "\n";
+  o << "target " << s.at("target").get<std::string>();
+  if (s.contains("server")) o << "   on " << s.at("server").get<std::string>();
+  o << "   server time " << IsoTime(s.at("server_time_ms").get<double>()) << "\n";
   const json& caps = s.at("caps");
   if (caps.is_null()) {
     o << "caps     none: the target is not configured (workers fail open); "

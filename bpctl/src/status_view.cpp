@@ -79,9 +79,10 @@ json Queues(const GateState& st) {
 }  // namespace
 
 nlohmann::ordered_json StatusJson(const std::string& target, const GateState& st,
-                                  const GateConfig& cfg) {
+                                  const GateConfig& cfg, const std::string& server) {
   json j;
   j["target"] = target;
+  if (!server.empty()) j["server"] = server;
   j["configured"] = st.configured;
   j["server_time_ms"] = st.server_time_ms;
   const GateCaps& c = st.caps;

@@ -3,28 +3,44 @@
 # failure.
 #
 #   source scripts/lib/servers.sh
-#   bp_start_valkey            # sets BP_VALKEY_URL and BP_VALKEY_PIDFILE (the
+#   bp_start_valkey            # sets BP_VALKEY_URL, BP_SERVER_DESC and BP_VALKEY_PIDFILE (the
 #                              # server writes its pid there; a scenario that
 #                              # restarts it, loadgen --valkey-pidfile, too)
 #   bp_start_valkey_cluster [N] # N primaries (default 3) in cluster mode,
-#                              # created with redis-cli --cluster create;
+#                              # created with bp_cli_bin --cluster create;
 #                              # sets BP_VALKEY_URL to redis+cluster://...
 #   bp_start_mockapi CONFIG    # sets BP_MOCKAPI_URL
 #   (trap installed by bp_servers_init stops both)
-#   bp_server_bin / bp_cli_bin # the server and cli all of them (and
-#                              # scripts/stack.sh) use
+#   bp_server_bin / bp_cli_bin # the server and cli all of them use
+#   bp_server_describe         # "valkey 9.1.2 (/path/valkey-server)"
 
 BP_STARTED_PIDS=()
-BP_TMP="$(mktemp -d -t bp.XXXXXX)"
+BP_TMP=""  # made by bp_servers_init: sourcing only for the lookup leaves nothing behind
 
-# The one lookup of the server binary: the Valkey scripts/setup.sh builds into
-# ${XDG_CACHE_HOME:-$HOME/.cache}/backpressure/valkey-9/bin when present, else
-# valkey-server, then redis-server, on PATH.
+# The server every script, test and benchmark uses; the C++ mirror is
+# FindValkeyBinary in tests/support/valkey_server.cpp. In this order:
+#   BP_SERVER=redis     Debian's redis-server (the Redis 7 leg, docs/servers.md)
+#   BP_VALKEY_BIN=PATH  that server binary
+#   the Valkey 9 scripts/setup.sh builds into $(bp_valkey_cache)/bin
+#   valkey-server, then redis-server, on PATH
+bp_valkey_cache() { echo "${XDG_CACHE_HOME:-$HOME/.cache}/backpressure/valkey-9"; }
+
 bp_server_bin() {
-  local cached="${XDG_CACHE_HOME:-$HOME/.cache}/backpressure/valkey-9/bin/valkey-server"
-  if [ -x "$cached" ]; then echo "$cached"; return 0; fi
-  command -v valkey-server || command -v redis-server ||
-    { echo "neither valkey-server nor redis-server found (run scripts/setup.sh)" >&2; return 1; }
+  local cached
+  cached="$(bp_valkey_cache)/bin/valkey-server"
+  if [ "${BP_SERVER:-}" = redis ]; then
+    command -v redis-server || { echo "BP_SERVER=redis but redis-server is not on PATH" >&2; return 1; }
+  elif [ -n "${BP_SERVER:-}" ]; then
+    echo "BP_SERVER=$BP_SERVER: only 'redis' (or unset) is known" >&2; return 1
+  elif [ -n "${BP_VALKEY_BIN:-}" ]; then
+    [ -x "$BP_VALKEY_BIN" ] || { echo "BP_VALKEY_BIN=$BP_VALKEY_BIN is not an executable" >&2; return 1; }
+    echo "$BP_VALKEY_BIN"
+  elif [ -x "$cached" ]; then
+    echo "$cached"
+  else
+    command -v valkey-server || command -v redis-server ||
+      { echo "neither valkey-server nor redis-server found (run scripts/setup.sh)" >&2; return 1; }
+  fi
 }
 
 # The cli beside the server (valkey-cli or redis-cli), else one on PATH.
@@ -38,6 +54,17 @@ bp_cli_bin() {
   esac
   command -v valkey-cli || command -v redis-cli ||
     { echo "neither valkey-cli nor redis-cli found (run scripts/setup.sh)" >&2; return 1; }
+}
+
+# "valkey 9.1.2 (/path/to/valkey-server)" or "redis 7.0.15 (/usr/bin/redis-server)".
+bp_server_describe() {
+  local server version
+  server=$(bp_server_bin) || return 1
+  version=$("$server" --version | grep -o 'v=[0-9.]*' | cut -c3-)
+  case "$("$server" --version)" in
+    Valkey*) echo "valkey $version ($server)" ;;
+    *) echo "redis $version ($server)" ;;
+  esac
 }
 
 bp_free_port() {
@@ -67,7 +94,7 @@ bp_stop_all() {
   local pid
   # A Valkey restarted by a scenario (state_outage mode stop) is not our
   # child; its pid is in the pid file it writes.
-  if [ -s "$BP_TMP/valkey.pid" ]; then
+  if [ -n "$BP_TMP" ] && [ -s "$BP_TMP/valkey.pid" ]; then
     pid=$(cat "$BP_TMP/valkey.pid")
     if [[ "$pid" =~ ^[0-9]+$ ]] && [[ " ${BP_STARTED_PIDS[*]} " != *" $pid "* ]]; then
       BP_STARTED_PIDS+=("$pid")
@@ -82,10 +109,11 @@ bp_stop_all() {
     wait "$pid" 2>/dev/null || true
   done
   BP_STARTED_PIDS=()
-  rm -rf "$BP_TMP"
+  [ -z "$BP_TMP" ] || rm -rf "$BP_TMP"
 }
 
 bp_servers_init() {
+  [ -n "$BP_TMP" ] || BP_TMP="$(mktemp -d -t bp.XXXXXX)"
   trap 'bp_stop_all' EXIT
   trap 'echo "interrupted: stopping servers" >&2; exit 130' INT TERM
 }
@@ -101,7 +129,9 @@ bp_start_valkey() {
   bp_wait_port "$port" 10 || { echo "valkey did not start on $port" >&2; return 1; }
   BP_VALKEY_URL="redis://127.0.0.1:$port"
   BP_VALKEY_PIDFILE="$BP_TMP/valkey.pid"
-  export BP_VALKEY_URL BP_VALKEY_PIDFILE
+  BP_SERVER_DESC=$(bp_server_describe)
+  export BP_VALKEY_URL BP_VALKEY_PIDFILE BP_SERVER_DESC
+  echo "server: $BP_SERVER_DESC on $BP_VALKEY_URL" >&2
 }
 
 bp_free_port_block() {  # n: a base p with p..p+n-1 and their bus ports (+10000) all free
@@ -121,9 +151,8 @@ bp_free_port_block() {  # n: a base p with p..p+n-1 and their bus ports (+10000)
 
 bp_start_valkey_cluster() {  # [primaries]
   local n=${1:-3} bin cli port i attempt base pid ok
-  bin=$(bp_server_bin || true)
-  cli=$(bp_cli_bin || true)
-  [ -n "$bin" ] && [ -n "$cli" ] || { echo "valkey/redis server and cli needed (run scripts/setup.sh)" >&2; return 1; }
+  bin=$(bp_server_bin) || return 1
+  cli=$(bp_cli_bin) || return 1
   local ports=() pids=() addrs=() seeds=""
   for attempt in 1 2 3 4 5; do  # a port taken between the check and the bind: try others
     base=$(bp_free_port_block "$n") || { echo "no free ports for the cluster" >&2; return 1; }
@@ -159,7 +188,7 @@ bp_start_valkey_cluster() {  # [primaries]
   done
   "$cli" --cluster create "${addrs[@]}" --cluster-replicas 0 --cluster-yes \
     >"$BP_TMP/cluster-create.log" 2>&1 ||
-    { echo "redis-cli --cluster create failed:" >&2; cat "$BP_TMP/cluster-create.log" >&2; return 1; }
+    { echo "$cli --cluster create failed:" >&2; cat "$BP_TMP/cluster-create.log" >&2; return 1; }
   local deadline=$(( $(date +%s) + 20 ))
   for port in "${ports[@]}"; do
     until "$cli" -p "$port" cluster info 2>/dev/null | grep -q "cluster_state:ok"; do
@@ -169,7 +198,9 @@ bp_start_valkey_cluster() {  # [primaries]
   done
   BP_VALKEY_URL="redis+cluster://$seeds"
   BP_VALKEY_PIDFILE=""
-  export BP_VALKEY_URL BP_VALKEY_PIDFILE
+  BP_SERVER_DESC="$(bp_server_describe), $n-primary cluster"
+  export BP_VALKEY_URL BP_VALKEY_PIDFILE BP_SERVER_DESC
+  echo "server: $BP_SERVER_DESC on $BP_VALKEY_URL" >&2
 }
 
 bp_start_mockapi() {  # config [extra flags...]

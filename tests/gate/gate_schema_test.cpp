@@ -34,7 +34,7 @@ class GateSchema : public GateSuite {
   // (commands run by a script are marked "lua" and left out), as sent.
   std::vector<std::string> ClientCommands(ValkeyConnection& admin,
                                           const std::function<void()>& op) {
-    const std::string cli = "redis-cli -p " + std::to_string(server_->port()) + " monitor";
+    const std::string cli = FindValkeyCli() + " -p " + std::to_string(server_->port()) + " monitor";
     FILE* mon = popen(cli.c_str(), "r");
     EXPECT_NE(mon, nullptr);
     std::vector<std::string> out;
@@ -54,7 +54,7 @@ class GateSchema : public GateSuite {
     EXPECT_TRUE(clients.ok());
     std::istringstream in(clients.ok() ? clients->str : "");
     for (std::string c; std::getline(in, c);) {
-      if (c.find(" flags=O ") != std::string::npos) {  // the monitor: ends redis-cli
+      if (c.find(" flags=O ") != std::string::npos) {  // the monitor: ends the cli
         admin.Command({"CLIENT", "KILL", "ID", c.substr(3, c.find(' ') - 3)});
       }
     }

@@ -146,6 +146,11 @@ TEST_F(EngineScenario, WeightAndOmegaGoThroughTheGate) {
   ASSERT_EQ(naive.events.size(), 2u);
   EXPECT_FALSE(naive.events[0].applied);
   EXPECT_EQ(naive.events[0].detail, "not applicable: no gate in this configuration");
+  // The report names the gate's server (summary.json "gate_server"); no gate, no server.
+  auto server = gate.Server();
+  ASSERT_TRUE(server.ok()) << server.status().ToString();
+  EXPECT_EQ(r.gate_server, *server);
+  EXPECT_EQ(naive.gate_server, "");
 }
 
 TEST_F(EngineScenario, OutsideTrafficIsRecordedApart) {

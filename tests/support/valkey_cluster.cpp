@@ -33,23 +33,6 @@ bool PortFree(int port) {
   return ok;
 }
 
-std::string FindOnPath(const std::vector<std::string>& names) {
-  const char* path = std::getenv("PATH");
-  std::string dirs = path ? path : "";
-  dirs += ":/usr/bin:/usr/local/bin";
-  for (const auto& name : names) {
-    size_t start = 0;
-    while (start <= dirs.size()) {
-      size_t end = dirs.find(':', start);
-      if (end == std::string::npos) end = dirs.size();
-      std::string candidate = dirs.substr(start, end - start) + "/" + name;
-      if (::access(candidate.c_str(), X_OK) == 0) return candidate;
-      start = end + 1;
-    }
-  }
-  return {};
-}
-
 // Runs argv to completion (output to `log`); its exit code, or -1.
 int RunProcess(std::vector<std::string> args, const std::string& log, int timeout_ms) {
   pid_t pid = ::fork();
@@ -92,7 +75,7 @@ std::string ReplyError(const Result<ValkeyReply>& r, const std::string& what) {
 
 ValkeyTestCluster::ValkeyTestCluster() : ports_(kNodes, 0), pids_(kNodes, -1) {
   server_binary_ = FindValkeyBinary();
-  cli_binary_ = FindOnPath({"valkey-cli", "redis-cli"});
+  cli_binary_ = FindValkeyCli();
   if (server_binary_.empty() || cli_binary_.empty()) {
     error_ = "valkey-server/redis-server and valkey-cli/redis-cli are needed (scripts/setup.sh)";
     return;

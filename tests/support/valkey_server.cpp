@@ -10,6 +10,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
+#include <initializer_list>
 #include <thread>
 #include <vector>
 
@@ -75,21 +76,62 @@ bool WaitForPort(int port, int timeout_ms) {
   return false;
 }
 
-std::string FindValkeyBinary() {
+namespace {
+
+bool Executable(const std::string& path) { return !path.empty() && ::access(path.c_str(), X_OK) == 0; }
+
+// The first of `names` in a PATH folder (plus /usr/bin, /usr/sbin).
+std::string FindOnPath(std::initializer_list<const char*> names) {
   const char* path = std::getenv("PATH");
   std::string dirs = path ? path : "/usr/bin:/usr/local/bin";
   dirs += ":/usr/bin:/usr/sbin";
-  for (const char* name : {"valkey-server", "redis-server"}) {
+  for (const char* name : names) {
     size_t start = 0;
     while (start <= dirs.size()) {
       size_t end = dirs.find(':', start);
       if (end == std::string::npos) end = dirs.size();
       std::string candidate = dirs.substr(start, end - start) + "/" + name;
-      if (::access(candidate.c_str(), X_OK) == 0) return candidate;
+      if (Executable(candidate)) return candidate;
       start = end + 1;
     }
   }
   return {};
+}
+
+std::string Env(const char* name) {
+  const char* v = std::getenv(name);
+  return v ? v : "";
+}
+
+}  // namespace
+
+std::string ValkeyCacheDir() {
+  std::string base = Env("XDG_CACHE_HOME");
+  if (base.empty() && !Env("HOME").empty()) base = Env("HOME") + "/.cache";
+  return base.empty() ? "" : base + "/backpressure/valkey-9";
+}
+
+std::string FindValkeyBinary() {
+  const std::string forced = Env("BP_SERVER");
+  if (forced == "redis") return FindOnPath({"redis-server"});
+  if (!forced.empty()) return {};  // unknown value: no server, so the test says so
+  const std::string explicit_bin = Env("BP_VALKEY_BIN");
+  if (!explicit_bin.empty()) return Executable(explicit_bin) ? explicit_bin : "";
+  const std::string cache = ValkeyCacheDir();
+  if (!cache.empty() && Executable(cache + "/bin/valkey-server")) return cache + "/bin/valkey-server";
+  return FindOnPath({"valkey-server", "redis-server"});
+}
+
+std::string FindValkeyCli() {
+  const std::string server = FindValkeyBinary();
+  const size_t slash = server.rfind('/');
+  if (slash != std::string::npos) {
+    const std::string dir = server.substr(0, slash + 1);
+    const std::string name = server.substr(slash + 1);
+    if (name.rfind("valkey-server", 0) == 0 && Executable(dir + "valkey-cli")) return dir + "valkey-cli";
+    if (name.rfind("redis-server", 0) == 0 && Executable(dir + "redis-cli")) return dir + "redis-cli";
+  }
+  return FindOnPath({"valkey-cli", "redis-cli"});
 }
 
 ValkeyServer::ValkeyServer() {
@@ -103,7 +145,8 @@ bool ValkeyServer::Start() {
   if (pid_ > 0) return true;
   const std::string binary = FindValkeyBinary();
   if (binary.empty()) {
-    error_ = "neither valkey-server nor redis-server is installed (run scripts/setup.sh)";
+    error_ = "no valkey-server or redis-server found (run scripts/setup.sh; BP_SERVER is '" +
+             Env("BP_SERVER") + "', BP_VALKEY_BIN is '" + Env("BP_VALKEY_BIN") + "')";
     return false;
   }
   const std::string port = std::to_string(port_);

@@ -1,5 +1,6 @@
-// A real valkey-server (or redis-server >= 7 where the archive has no Valkey)
-// started on a free loopback port for one test or suite, and stopped after.
+// A real valkey-server (the Valkey 9 scripts/setup.sh builds; redis-server 7
+// with BP_SERVER=redis) started on a free loopback port for one test or
+// suite, and stopped after.
 //
 //   bp::test::ValkeyServer server;          // starts, waits for PING
 //   ASSERT_TRUE(server.running()) << server.error();
@@ -22,8 +23,21 @@ int FreeLoopbackPort();
 // True once something accepts TCP connections on 127.0.0.1:port.
 bool WaitForPort(int port, int timeout_ms);
 
-// Path of valkey-server or redis-server on PATH; empty if neither.
+// The server every test and benchmark starts; the shell mirror is
+// bp_server_bin in scripts/lib/servers.sh. In this order: BP_SERVER=redis
+// picks redis-server on PATH (any other non-empty BP_SERVER: none);
+// BP_VALKEY_BIN names a binary; ValkeyCacheDir()/bin/valkey-server (built by
+// scripts/setup.sh); valkey-server, then redis-server, on PATH. Empty when
+// none is executable. Reads the environment: not thread-safe against setenv.
 std::string FindValkeyBinary();
+
+// valkey-cli beside a valkey-server (redis-cli beside a redis-server), else
+// valkey-cli or redis-cli on PATH; empty if none.
+std::string FindValkeyCli();
+
+// ${XDG_CACHE_HOME:-$HOME/.cache}/backpressure/valkey-9 (setup.sh's Valkey
+// build); empty without either variable.
+std::string ValkeyCacheDir();
 
 class ValkeyServer {
  public:

@@ -44,6 +44,15 @@ Status ValidateGateConfig(const GateConfig& c) {
   return Status::Ok();
 }
 
+Result<std::string> GateAdmin::Server() {
+  auto r = impl_->Run({"INFO", "server"});
+  if (!r.ok()) return r.status();
+  if (r->is_error()) return Status::Internal("INFO server: " + r->str);
+  std::string server = ServerFromInfo(r->str);
+  if (server.empty()) return Status::Internal("INFO server names no valkey_version or redis_version");
+  return server;
+}
+
 Result<GateConfig> GateAdmin::Config() {
   auto f = impl_->ReadState({"config"});
   if (!f.ok()) return f.status();

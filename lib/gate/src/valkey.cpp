@@ -80,6 +80,26 @@ std::string ValkeyReply::AsString() const {
   }
 }
 
+std::string ServerFromInfo(std::string_view info) {
+  auto field = [&](std::string_view name) -> std::string {
+    for (size_t at = 0; at < info.size();) {
+      size_t end = info.find('\n', at);
+      if (end == std::string_view::npos) end = info.size();
+      std::string_view line = info.substr(at, end - at);
+      if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+      if (line.size() > name.size() && line.substr(0, name.size()) == name &&
+          line[name.size()] == ':') {
+        return std::string(line.substr(name.size() + 1));
+      }
+      at = end + 1;
+    }
+    return "";
+  };
+  if (std::string v = field("valkey_version"); !v.empty()) return "valkey " + v;
+  if (std::string v = field("redis_version"); !v.empty()) return "redis " + v;
+  return "";
+}
+
 std::string RedactValkeyUrl(std::string_view url) {
   const size_t scheme = url.find("://");
   if (scheme == std::string_view::npos) return std::string(url);

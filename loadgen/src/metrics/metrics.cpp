@@ -75,6 +75,7 @@ RunMetrics ComputeRunMetrics(const RunRecords& r, const MetricsOptions& options)
   m.gate_fail_opens = r.gate_fail_opens;
   m.gate_breaker_opens = r.gate_breaker_opens;
   m.gate_unreleased = r.gate_unreleased;
+  m.gate_server = r.gate_server;
   {
     std::vector<double> admit_ms;
     for (const GateDecisionRecord& d : r.gate_decisions) {

@@ -63,6 +63,7 @@ nlohmann::json RunMetricsJson(const RunMetrics& m) {
   j["workload"] = m.workload;
   j["configuration"] = m.configuration;
   j["repeat"] = m.repeat;
+  if (!m.gate_server.empty()) j["gate_server"] = m.gate_server;
   j["speedup"] = m.speedup;
   j["cap_requests_per_s"] = m.cap_requests_per_s;
   j["cap_tokens_per_s"] = m.cap_tokens_per_s;

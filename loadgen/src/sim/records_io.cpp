@@ -135,6 +135,7 @@ Status WriteRecordsFile(const std::filesystem::path& path, const ShardRecords& p
   doc["gate_breaker_opens"] = r.gate_breaker_opens;
   doc["gate_unreleased"] = r.gate_unreleased;
   doc["gate_target"] = r.gate_target;
+  doc["gate_server"] = r.gate_server;
   doc["shard"] = {{"index", part.shard.index},
                   {"count", part.shard.count},
                   {"tenants_total", part.shard.tenants_total},
@@ -241,6 +242,7 @@ Result<ShardRecords> ReadRecordsFile(const std::filesystem::path& path) {
     if (doc.contains("gate_breaker_opens")) count("gate_breaker_opens", &r.gate_breaker_opens);
     if (doc.contains("gate_unreleased")) count("gate_unreleased", &r.gate_unreleased);
     get("gate_target", &r.gate_target);
+    if (doc.contains("gate_server")) get("gate_server", &r.gate_server);
     where = "shard";
     const json& sh = doc.at("shard");
     part.shard.index = sh.at("index").get<int>();

@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "bp/decimal.h"
+#include "bp/gate_admin.h"
 #include "bp/loadgen/bp_configuration.h"
 #include "bp/loadgen/configurations.h"
 #include "bp/loadgen/engine.h"
@@ -162,7 +163,7 @@ Result<RunRecords> RunOnce(const Workload& workload, const RunOptions& options) 
   if (!endpoint.ok()) return endpoint.status();
 
   std::unique_ptr<Configuration> configuration;
-  std::string gate_target;
+  std::string gate_target, gate_server;
   if (IsBaseline(options.configuration)) {
     auto c = MakeBaselineConfiguration(options.configuration, workload, *scale, options.litellm,
                                        options.tn_rps_limit);
@@ -195,6 +196,12 @@ Result<RunRecords> RunOnce(const Workload& workload, const RunOptions& options) 
     auto c = MakeBpConfiguration(workload, *scale, bp);
     if (!c.ok()) return c.status();
     configuration = std::move(*c);
+    // Named in the report (summary.json "gate_server"): results depend on it.
+    GateAdmin probe(GateOptions{.url = options.valkey_url, .target = bp.target});
+    if (auto server = probe.Server(); server.ok()) {
+      gate_server = *server;
+      if (options.progress) spdlog::info("{}: gate server {}", bp.target, gate_server);
+    }
   }
 
   if (options.configure_upstream) {
@@ -221,6 +228,7 @@ Result<RunRecords> RunOnce(const Workload& workload, const RunOptions& options) 
   records.configuration = options.configuration;
   records.repeat = options.repeat;
   records.gate_target = gate_target;
+  records.gate_server = gate_server;
   if (records.gate_fail_opens > 0) {
     spdlog::warn(
         "{}: {} gate calls failed open (ungated calls; Valkey slow or unreachable; the circuit "

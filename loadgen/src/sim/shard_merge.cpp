@@ -137,6 +137,7 @@ Result<RunRecords> MergeShards(std::vector<ShardRecords> parts) {
   m.cap_requests_per_s = first.cap_requests_per_s;
   m.cap_tokens_per_s = first.cap_tokens_per_s;
   m.gate_target = first.gate_target;
+  m.gate_server = first.gate_server;
   m.start_unix_us = zero;
   m.tenants.resize(static_cast<size_t>(total));
   for (ShardRecords& part : parts) {

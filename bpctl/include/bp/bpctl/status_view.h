@@ -18,8 +18,10 @@
 
 namespace bp::bpctl {
 
+// `server` ("valkey 9.1.2", GateAdmin::Server) is the "server" field right
+// after "target"; left out when empty.
 nlohmann::ordered_json StatusJson(const std::string& target, const GateState& state,
-                                  const GateConfig& config);
+                                  const GateConfig& config, const std::string& server = "");
 
 // Adds rates since `previous` (an earlier StatusJson of the same target):
 // per queue "admits_per_s", per class "admitted_requests_per_s" and

@@ -92,6 +92,10 @@ class GateAdmin {
   const GateOptions& options() const { return gate_->options(); }
   // Connects now and loads the scripts (Gate::Ping).
   Status Ping() { return gate_->Ping(); }
+  // The server holding the target's keys (in a cluster, the node of its
+  // slot), named by INFO server as ServerFromInfo does: "valkey 9.1.2".
+  // Unavailable when unreachable; Internal when INFO names no version.
+  Result<std::string> Server();
 
   // Hot updates (I2), validated (positive finite numbers; a tenant weight's
   // name as ValidTenantName); effective on the next Admit of any worker.

@@ -62,6 +62,12 @@ Result<ValkeyUrl> ParseValkeyUrl(std::string_view url);
 // `redis://***@h`); any other text unchanged.
 std::string RedactValkeyUrl(std::string_view url);
 
+// The server's name and version from the text of an INFO server reply:
+// "valkey 9.1.2" (valkey_version; Valkey also reports redis_version 7.2.4 for
+// compatibility, so that is read only without valkey_version), else
+// "redis 7.0.15" (redis_version). Empty when neither field is present.
+std::string ServerFromInfo(std::string_view info);
+
 // One decoded RESP2 reply.
 struct ValkeyReply {
   enum class Type { kNil, kInteger, kString, kStatus, kError, kArray };

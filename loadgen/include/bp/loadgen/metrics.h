@@ -128,6 +128,7 @@ struct RunMetrics {
   uint64_t gate_fail_opens = 0;    // bp: Admit calls that failed open (I3)
   uint64_t gate_breaker_opens = 0; // bp: circuit breaker opens (RunRecords)
   uint64_t gate_unreleased = 0;    // bp: releases left at the end (RunRecords)
+  std::string gate_server;         // bp: "valkey 9.1.2" (RunRecords; "" otherwise)
   // bp: duration of each Gate::Admit call on its gate thread (records'
   // GateDecisionRecord::latency_us), in REAL ms, not paper ms: a machine cost.
   LatencySummary gate_admit_real;

@@ -135,6 +135,8 @@ struct RunRecords {
   uint64_t gate_unreleased = 0;   // bp: releases queued at the end that the drain
                                   // could not apply (GatePool::StopReport)
   std::string gate_target;        // bp: the run's gate target ("" otherwise)
+  std::string gate_server;        // bp: the server holding it, "valkey 9.1.2"
+                                  // (GateAdmin::Server; "" otherwise)
   std::vector<TenantInfo> tenants;
   std::vector<ActivityRecord> activities;
   std::vector<AttemptRecord> attempts;
