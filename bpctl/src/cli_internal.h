@@ -69,7 +69,7 @@ struct Command {
 std::vector<Command> InspectCommands();
 std::vector<Command> UpdateCommands();
 std::vector<Command> AdmitCommands();
-std::vector<Command> GcCommands();  // commands_gc.cpp
+std::vector<Command> GcCommands();       // commands_gc.cpp
 std::vector<Command> TargetsCommands();  // commands_targets.cpp
 
 // One gate target found by ScanTargets: the plain redis:// URL of the node

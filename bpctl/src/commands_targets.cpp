@@ -85,12 +85,12 @@ int TargetsCmd(const Invocation& in) {
                                              [](const GateQueueState& q) { return q.backlogged; });
     // Idle time by the server's clock; never admitted to: none.
     const double idle_s = st->has_bucket_state ? (st->server_time_ms - st->l1_at_ms) / 1e3 : -1;
-    nlohmann::ordered_json j = {{"target", t.target},
-                                {"configured", st->configured},
-                                {"queues", st->queues.size()},
-                                {"backlogged", backlogged},
-                                {"idle_s", idle_s >= 0 ? nlohmann::ordered_json(idle_s)
-                                                       : nlohmann::ordered_json(nullptr)}};
+    nlohmann::ordered_json j = {
+        {"target", t.target},
+        {"configured", st->configured},
+        {"queues", st->queues.size()},
+        {"backlogged", backlogged},
+        {"idle_s", idle_s >= 0 ? nlohmann::ordered_json(idle_s) : nlohmann::ordered_json(nullptr)}};
     list.push_back(j);
     rows.push_back({t.target, st->configured ? "yes" : "no (no caps)",
                     std::to_string(st->queues.size()), std::to_string(backlogged),
@@ -153,9 +153,8 @@ Result<std::vector<TargetOnNode>> ScanTargets(const std::string& url) {
       }
     } while (cursor != "0");
   }
-  std::sort(out.begin(), out.end(), [](const TargetOnNode& a, const TargetOnNode& b) {
-    return a.target < b.target;
-  });
+  std::sort(out.begin(), out.end(),
+            [](const TargetOnNode& a, const TargetOnNode& b) { return a.target < b.target; });
   return out;
 }
 
@@ -168,8 +167,8 @@ int RequireExistingTarget(const Invocation& in, const char* command) {
     if (t.target == in.env.target) return -1;
     names.push_back(t.target);
   }
-  std::string message = std::string(command) + ": target " + in.env.target +
-                        " does not exist in " + RedactValkeyUrl(in.env.url) +
+  std::string message = std::string(command) + ": target " + in.env.target + " does not exist in " +
+                        RedactValkeyUrl(in.env.url) +
                         " (no worker or bpctl has written it; a typo?)";
   const std::vector<std::string> near = ClosestNames(in.env.target, names);
   if (!near.empty()) {

@@ -118,10 +118,9 @@ std::string FlagError(const po::error& e) {
   const std::string what = e.what(), name = invalid->get_option_name();
   // Boost puts the value in its message only: "the argument ('X') for option ...".
   const size_t from = what.find("('"), to = what.find("')");
-  const std::string value =
-      from != std::string::npos && to != std::string::npos && to > from
-          ? what.substr(from + 2, to - from - 2)
-          : "";
+  const std::string value = from != std::string::npos && to != std::string::npos && to > from
+                                ? what.substr(from + 2, to - from - 2)
+                                : "";
   for (const auto& [flag, range] : kFlagRanges) {
     if (name == flag) return name + " must be " + range + ", got '" + value + "'";
   }

@@ -333,9 +333,8 @@ void Service::Impl::Admin(const HttpRequest& req, uint64_t id, HttpResponse* r) 
   const Dialect dialect = snap.load()->config.dialect;
   if (req.method == "PUT") {
     auto patch = nlohmann::json::parse(req.body.begin(), req.body.end(), nullptr, false);
-    Status st =
-        patch.is_discarded() ? Status::InvalidArgument("body " + JsonSyntaxError(req.body))
-                            : Update(patch);
+    Status st = patch.is_discarded() ? Status::InvalidArgument("body " + JsonSyntaxError(req.body))
+                                     : Update(patch);
     if (!st.ok()) {
       internal::SetError(dialect, 400, ErrorKind::kInvalidRequest, st.message(), "", id, r);
       return;

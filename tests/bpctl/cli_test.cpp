@@ -325,7 +325,8 @@ TEST_F(BpctlCli, ImportFileErrors) {
   EXPECT_EQ(Bpctl({"import", dir}).rc, kExitFile);
   BpctlRun syntax = Bpctl({"import", WriteFile("bad.json", R"({"version":1,)")});
   EXPECT_EQ(syntax.rc, kExitBadValue);
-  EXPECT_NE(syntax.err.find("bad.json: not valid JSON at line 1, column "), std::string::npos) << syntax.err;
+  EXPECT_NE(syntax.err.find("bad.json: not valid JSON at line 1, column "), std::string::npos)
+      << syntax.err;
   // Empty, blank, truncated, repeated keys, out-of-range values: exit 3 with a
   // message naming the problem, nothing written.
   const std::vector<std::pair<std::string, std::string>> bad_files = {

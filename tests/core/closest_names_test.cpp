@@ -1,8 +1,8 @@
 // EditDistance and ClosestNames (bp/closest_names.h): exact distances, and
 // the hint list bpctl and loadgen print for a mistyped name.
-#include <gtest/gtest.h>
-
 #include "bp/closest_names.h"
+
+#include <gtest/gtest.h>
 
 namespace bp {
 namespace {
@@ -12,8 +12,8 @@ TEST(EditDistance, CountsSingleByteEdits) {
   EXPECT_EQ(EditDistance("abc", ""), 3u);
   EXPECT_EQ(EditDistance("", "ab"), 2u);
   EXPECT_EQ(EditDistance("prod", "prod"), 0u);
-  EXPECT_EQ(EditDistance("prod", "prdo"), 2u);    // two substitutions
-  EXPECT_EQ(EditDistance("prod", "produ"), 1u);   // one insertion
+  EXPECT_EQ(EditDistance("prod", "prdo"), 2u);   // two substitutions
+  EXPECT_EQ(EditDistance("prod", "produ"), 1u);  // one insertion
   EXPECT_EQ(EditDistance("kitten", "sitting"), 3u);
 }
 

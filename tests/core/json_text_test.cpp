@@ -1,8 +1,8 @@
 // JsonSyntaxError (bp/json_text.h): the position of the first syntax error,
 // 1-based line and byte column, in the wording every binary prints.
-#include <gtest/gtest.h>
-
 #include "bp/json_text.h"
+
+#include <gtest/gtest.h>
 
 namespace bp {
 namespace {

@@ -189,7 +189,7 @@ TEST(ScalarMetricsTest, NamesTheHeadlineNumbers) {
 }
 
 TEST(ScalarMetricsTest, WorkflowCompletionSinceRunStartBesideWorkflowDuration) {
-  RunRecords r = testing::HandMadeRun();  // speedup 2: real us x 2 / 1e6 = paper s
+  RunRecords r = testing::HandMadeRun();                // speedup 2: real us x 2 / 1e6 = paper s
   r.workflows.push_back({5, 1, 1'000'000, 2'000'000});  // b (P2): starts 2 s, ends 4 s paper
   const RunMetrics m = ComputeRunMetrics(r);
   const ClassMetrics* p2 = nullptr;

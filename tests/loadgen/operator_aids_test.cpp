@@ -34,7 +34,8 @@ fs::path FreshDir(const std::string& name) {
 TEST(ResolveWorkloadArg, ShippedNamesPathsAndHints) {
   const std::string configs = std::string(BP_SOURCE_DIR) + "/configs";
   const std::vector<std::string> dirs = {configs};
-  EXPECT_EQ(*ResolveWorkloadArg("cross-priority", dirs), configs + "/workloads/cross-priority.json");
+  EXPECT_EQ(*ResolveWorkloadArg("cross-priority", dirs),
+            configs + "/workloads/cross-priority.json");
   EXPECT_EQ(*ResolveWorkloadArg("join-leave", dirs), configs + "/scenarios/join-leave.json");
   // Paths are taken as they are (LoadWorkload names any problem with them).
   EXPECT_EQ(*ResolveWorkloadArg("some/dir/x.json", dirs), "some/dir/x.json");
@@ -154,10 +155,10 @@ TEST_F(LoadgenBinary, RestoresTheUpstreamAndPrintsACompleteBpctlCommand) {
   test::ValkeyServer valkey;
   ASSERT_TRUE(valkey.running()) << valkey.error();
   const fs::path dir = FreshDir("ok");
-  const pid_t pid = SpawnLoadgen({"-w", WriteWorkload(dir, 4).string(), "-c", "naive,bp", "-s",
-                                  "20", "-u", mockapi_->url(), "-v", valkey.url(), "-o",
-                                  (dir / "out").string(), "--no-figures"},
-                                 dir / "stderr.txt");
+  const pid_t pid = SpawnLoadgen(
+      {"-w", WriteWorkload(dir, 4).string(), "-c", "naive,bp", "-s", "20", "-u", mockapi_->url(),
+       "-v", valkey.url(), "-o", (dir / "out").string(), "--no-figures"},
+      dir / "stderr.txt");
   EXPECT_EQ(WaitExit(pid), 0) << Slurp(dir / "stderr.txt");
   const std::string err = Slurp(dir / "stderr.txt");
   EXPECT_NE(err.find("(bpctl --valkey " + valkey.url() + " --target tiny-bp-r0-"),

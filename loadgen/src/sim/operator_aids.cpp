@@ -87,12 +87,12 @@ Result<UpstreamConfigSnapshot> UpstreamConfigSnapshot::Take(const std::string& u
   if (!endpoint.ok()) return endpoint.status();
   HttpResponse r = HttpRequestBlocking(*endpoint, "GET", "/admin/config", "", 5000);
   if (r.status == 0) {
-    return Status::Unavailable("mockapi at " + upstream_url + " did not answer GET /admin/config: " +
-                               r.error);
+    return Status::Unavailable("mockapi at " + upstream_url +
+                               " did not answer GET /admin/config: " + r.error);
   }
   if (r.status != 200) {
-    return Status::Internal("mockapi at " + upstream_url + " answered GET /admin/config with HTTP " +
-                            std::to_string(r.status));
+    return Status::Internal("mockapi at " + upstream_url +
+                            " answered GET /admin/config with HTTP " + std::to_string(r.status));
   }
   UpstreamConfigSnapshot s;
   s.url_ = upstream_url;
@@ -105,8 +105,8 @@ Status UpstreamConfigSnapshot::Restore() const {
   if (!endpoint.ok()) return endpoint.status();
   HttpResponse r = HttpRequestBlocking(*endpoint, "PUT", "/admin/config", body_, 5000);
   if (r.status == 0) {
-    return Status::Unavailable("mockapi at " + url_ + " did not answer PUT /admin/config: " +
-                               r.error);
+    return Status::Unavailable("mockapi at " + url_ +
+                               " did not answer PUT /admin/config: " + r.error);
   }
   if (r.status != 200) {
     return Status::Internal("mockapi at " + url_ + " refused its own configuration back (HTTP " +

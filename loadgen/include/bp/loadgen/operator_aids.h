@@ -26,7 +26,8 @@ std::vector<std::string> ConfigSearchDirs();
 // DIR/scenarios/NAME.json over `dirs`. NotFound naming the folders searched
 // and the closest shipped names otherwise. Pure apart from file existence
 // checks; thread-safe.
-Result<std::string> ResolveWorkloadArg(const std::string& arg, const std::vector<std::string>& dirs);
+Result<std::string> ResolveWorkloadArg(const std::string& arg,
+                                       const std::vector<std::string>& dirs);
 
 // The complete bpctl command that shows a gate target of a run:
 // "bpctl --valkey URL --target T status", with any user name and password
