@@ -84,6 +84,8 @@ for bin in "$M" "$L" "$B"; do
   fi
 done
 timeout 10 "$L" --help | grep -q "130 / 143" || fail "loadgen --help lacks the signal exit codes"
+timeout 10 "$L" merge --help | grep -q "^exit codes: 0 merged; 1 " ||
+  fail "loadgen merge --help does not list its exit codes"
 timeout 10 "$L" --help | grep -q "mockapi or Valkey unreachable" ||
   fail "loadgen --help does not document its runtime failures"
 
