@@ -7,9 +7,11 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <boost/lexical_cast.hpp>
 #include <boost/program_options.hpp>
 #include <charconv>
 #include <chrono>
+#include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <filesystem>
@@ -21,6 +23,7 @@
 #include "bp/loadgen/configurations.h"
 #include "bp/loadgen/experiment.h"
 #include "bp/loadgen/merge_command.h"
+#include "bp/loadgen/operator_aids.h"
 #include "bp/loadgen/runner.h"
 #include "bp/loadgen/shard.h"
 #include "bp/loadgen/workload.h"
@@ -57,6 +60,20 @@ constexpr const char* kExamples = R"(Examples:
   loadgen -w W.json -c bp --shard 0/2 --start-at $T --gate-target fleet1 --out shards &
   loadgen -w W.json -c bp --shard 1/2 --start-at $T --gate-target fleet1 --out shards
   wait; loadgen merge --out results shards
+
+A --workload that is not a file and has no '/' is a shipped name: NAME.json in
+workloads/ or scenarios/ under $BP_CONFIG_DIR, the installed share/backpressure/configs,
+or this source tree's configs/ (e.g. --workload cross-priority, --workload join-leave).
+
+When the runs end (also on a failure or Ctrl-C), loadgen PUTs back the configuration
+it found on mockapi (GET /admin/config before the first run); --shard parts leave it.
+
+Exit codes: 0 every run finished (activities may still have failed: table.md counts
+them); 1 a run could not go on: mockapi or Valkey unreachable or refusing the workload's
+configuration, a results file not writable, a process of --processes failing (runs
+finished before it keep their folders; no comparison is written); 2 bad usage or a bad
+workload file, found before any run starts (nothing is sent anywhere); 130 / 143
+stopped by SIGINT / SIGTERM (after restoring mockapi's configuration).
 )";
 
 int64_t UnixMsNow() {
@@ -113,7 +130,8 @@ int main(int argc, char** argv) {
   int repeats = 1;
   // Integer flags are read as text and checked here (IntegerFlag).
   std::string repeats_text = "1", seed_text = "1", threads_text = "4", breaker_text = "1000",
-              pid_text = "0", processes_text = "1", start_text;
+              pid_text = "0", processes_text = "1", start_text, speedup_text = "1",
+              tn_rps_text = "0";
   std::string out_dir = "results";
   bool no_figures = false;
   bool quiet = false;
@@ -125,13 +143,14 @@ int main(int argc, char** argv) {
 
   po::options_description desc("loadgen: a multi-tenant workflow-engine load generator\nOptions");
   desc.add_options()("help,h", "show this help")("workload,w", po::value(&workloads)->composing(),
-                                                 "workload JSON file (repeatable)")(
+                                                 "workload JSON file or shipped name "
+                                                 "(cross-priority, join-leave, ...; repeatable)")(
       "config,c", po::value(&config_list)->default_value(config_list),
       "comma list of naive,tn,litellm,bp,bp-no-drf,bp-no-priority")(
       "repeats,r", po::value(&repeats_text)->default_value(repeats_text),
       "repeats per configuration, in [1, 1000]")(
-      "speedup,s", po::value(&run.speedup)->default_value(1.0),
-      "time compression: rates x F, durations / F; results stay in paper units")(
+      "speedup,s", po::value(&speedup_text)->default_value(speedup_text),
+      "time compression in (0, 1000]: rates x F, durations / F; results stay in paper units")(
       "upstream,u", po::value(&run.upstream_url)->default_value(run.upstream_url), "mockapi URL")(
       "valkey,v", po::value(&run.valkey_url)->default_value(run.valkey_url),
       "Valkey/Redis URL (bp)")("out,o", po::value(&out_dir)->default_value(out_dir),
@@ -160,8 +179,8 @@ int main(int argc, char** argv) {
       "(clock minutes, retry-after to the next minute)")(
       "litellm-tpm", po::value(&litellm_tokens)->default_value(litellm_tokens),
       "litellm v3 token counter: output (completion tokens, LiteLLM's default) or total")(
-      "tn-rps-limit", po::value(&run.tn_rps_limit)->default_value(0.0),
-      "tn: Temporal queue-rps-limit in paper req/s (0: the workload's request cap)")(
+      "tn-rps-limit", po::value(&tn_rps_text)->default_value(tn_rps_text),
+      "tn: Temporal queue-rps-limit in paper req/s, >= 0 (0: the workload's request cap)")(
       "quiet,q", po::bool_switch(&quiet),
       "no progress line, gate target line or start wait line (warnings, errors and scenario "
       "event lines stay, on stderr)")(
@@ -222,7 +241,25 @@ int main(int argc, char** argv) {
   } else if (sdk_bound != "inclusive") {
     return Usage("--sdk-retry-after-bound must be inclusive or exclusive");
   }
-  if (!(run.tn_rps_limit >= 0)) return Usage("--tn-rps-limit must be >= 0");
+  // Floating-point flags: Boost's conversion (the forms it always took), a
+  // message with the range for anything it cannot read.
+  try {
+    run.speedup = boost::lexical_cast<double>(speedup_text);
+  } catch (const boost::bad_lexical_cast&) {
+    return Usage("--speedup must be a number in (0, 1000], got '" + speedup_text + "'");
+  }
+  double tn_rps = -1;
+  try {
+    tn_rps = boost::lexical_cast<double>(tn_rps_text);
+  } catch (const boost::bad_lexical_cast&) {
+  }
+  if (!(tn_rps >= 0) || !std::isfinite(tn_rps)) {
+    return Usage(
+        "--tn-rps-limit must be a number >= 0 (paper req/s; 0: the workload's request cap), "
+        "got '" +
+        tn_rps_text + "'");
+  }
+  run.tn_rps_limit = tn_rps;
   auto limiter = ParseLitellmLimiter(litellm_limiter);
   if (!limiter.ok()) return Usage("--litellm-limiter: " + limiter.status().message());
   auto tokens = ParseLitellmTokenCount(litellm_tokens);
@@ -256,7 +293,11 @@ int main(int argc, char** argv) {
   if (bp::Status s = ValidateRunOptions(run); !s.ok()) return Usage(s.message());
 
   std::vector<Workload> loaded;
-  for (const auto& path : workloads) {
+  const std::vector<std::string> config_dirs = ConfigSearchDirs();
+  for (const auto& arg : workloads) {
+    auto resolved = ResolveWorkloadArg(arg, config_dirs);
+    if (!resolved.ok()) return Usage(resolved.status().message());
+    const std::string& path = *resolved;
     auto w = LoadWorkload(path);
     if (!w.ok()) {
       std::cerr << "loadgen: " << w.status().message() << "\n";
@@ -332,15 +373,24 @@ int main(int argc, char** argv) {
     }
     return 0;
   }
+  // mockapi's configuration as found, put back when the runs end, however
+  // they end (operator_aids.h). Not reachable: the first run says so.
+  auto upstream = UpstreamConfigSnapshot::Take(run.upstream_url);
+  if (upstream.ok()) RestoreUpstreamOnSignal(&*upstream);
   ExperimentOptions experiment;
   experiment.configurations = *configs;
   experiment.repeats = repeats;
   experiment.processes = processes;
   experiment.out_dir = out_dir;
   experiment.report.figures = !no_figures;
-  if (bp::Status s = RunExperiment(loaded, run, experiment, std::cout); !s.ok()) {
-    std::cerr << "loadgen: " << s.message() << "\n";
-    return 1;
+  const bp::Status s = RunExperiment(loaded, run, experiment, std::cout);
+  if (!s.ok()) std::cerr << "loadgen: " << s.message() << "\n";
+  if (upstream.ok()) {
+    const bp::Status r = upstream->Restore();
+    std::cerr << "loadgen: "
+              << (r.ok() ? "restored mockapi's configuration at " + upstream->url()
+                         : "could not restore mockapi's configuration: " + r.message())
+              << "\n";
   }
-  return 0;
+  return s.ok() ? 0 : 1;
 }

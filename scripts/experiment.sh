@@ -18,7 +18,7 @@ usage() {
 usage: scripts/experiment.sh [options]
 
 Default: cross-priority and token-bound under naive, tn, litellm and bp,
-1 repeat, speedup 5 (about 6 minutes on 2 cores).
+1 repeat, speedup 5 (about 3.5 minutes on 2 cores).
 
 options:
   --suite               all nine workloads of Table II and mixed-sizes, plus the ablations
@@ -68,6 +68,7 @@ SETUP=1
 SUITE=0
 CLUSTER=0
 PROCESSES=1
+FIGURES=1
 EXTRA=()
 while [ "$#" -gt 0 ]; do
   case "$1" in
@@ -79,13 +80,13 @@ while [ "$#" -gt 0 ]; do
     --valkey) need_arg "$@"; VALKEY_URL="$2"; shift 2 ;;
     --upstream) need_arg "$@"; UPSTREAM_URL="$2"; shift 2 ;;
     --out) need_arg "$@"; OUT="$2"; shift 2 ;;
-    --no-figures) EXTRA+=(--no-figures); shift ;;
+    --no-figures) EXTRA+=(--no-figures); FIGURES=0; shift ;;
     --loadgen-arg) need_arg "$@"; EXTRA+=("$2"); shift 2 ;;
     --no-setup) SETUP=0; shift ;;
     --cluster) CLUSTER=1; shift ;;
     --processes) need_arg "$@"; PROCESSES="$2"; shift 2 ;;
     -h|--help) usage; exit 0 ;;
-    *) usage >&2; die "unknown option '$1'" ;;
+    *) die "unknown option '$1' (see scripts/experiment.sh --help)" ;;
   esac
 done
 
@@ -169,4 +170,8 @@ echo "(each bp run prints its gate target when it starts)"
   --out "$OUT" "${EXTRA[@]}"
 
 echo
-echo "report: $OUT/comparison.md; per workload: $OUT/<workload>/report.md and figures (*.png)"
+if [ "$FIGURES" -eq 1 ]; then
+  echo "report: $OUT/comparison.md; per workload: $OUT/<workload>/report.md and figures (*.png)"
+else
+  echo "report: $OUT/comparison.md; per workload: $OUT/<workload>/report.md (no figures: --no-figures)"
+fi

@@ -18,7 +18,7 @@ constexpr const char* kTitle =
 
 std::vector<Command> AllCommands() {
   std::vector<Command> all = InspectCommands();
-  for (auto part : {UpdateCommands(), AdmitCommands(), GcCommands()})
+  for (auto part : {TargetsCommands(), UpdateCommands(), AdmitCommands(), GcCommands()})
     all.insert(all.end(), part.begin(), part.end());
   return all;
 }
@@ -30,7 +30,9 @@ void AddConnectionFlags(po::options_description& d) {
                   "(default $BP_VALKEY_URL, else redis://127.0.0.1:6379)")(
       "target", po::value<std::string>()->value_name("T"),
       "gate target, keys bp:{T}:... ([A-Za-z0-9_.-]{1,128}; default \"default\")")(
-      "help,h", "show this help");
+      "create",
+      "let set/import make a target that does not exist yet (without it they refuse, exit 3, "
+      "naming the closest existing targets)")("help,h", "show this help");
 }
 
 void TopHelp(std::ostream& o, const std::string& only_group = "") {
@@ -121,6 +123,7 @@ int ParseGlobal(const std::vector<std::string>& args, bool has_command, Env* env
     env->target = vm["target"].as<std::string>();
     env->target_given = true;
   }
+  env->create = vm.count("create") > 0;
   return -1;
 }
 
@@ -178,6 +181,7 @@ int RunCommand(const Command& cmd, const std::vector<std::string>& args, Env& en
     env.url_source = "--valkey";
   }
   if (vm.count("target")) env.target = vm["target"].as<std::string>();
+  if (vm.count("create")) env.create = true;
   if (auto u = ParseValkeyUrl(env.url); !u.ok()) {
     return env.Fail(kExitBadValue, env.url_source + ": " + u.status().message());
   }

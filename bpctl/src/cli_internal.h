@@ -29,6 +29,8 @@ struct Env {
   std::string url_source = "--valkey";
   // --target was given before the command (it may not be given again after).
   bool target_given = false;
+  // --create: the writing commands may make a target that does not exist yet.
+  bool create = false;
 
   // A gate on url/target, connected and with its scripts loaded (Ping);
   // nullptr after printing the error (then return kExitServer).
@@ -67,7 +69,26 @@ struct Command {
 std::vector<Command> InspectCommands();
 std::vector<Command> UpdateCommands();
 std::vector<Command> AdmitCommands();
-std::vector<Command> GcCommands();  // commands_gc.cpp
+std::vector<Command> GcCommands();       // commands_gc.cpp
+std::vector<Command> TargetsCommands();  // commands_targets.cpp
+
+// One gate target found by ScanTargets: the plain redis:// URL of the node
+// holding it (the given URL, or a cluster primary) and its name.
+struct TargetOnNode {
+  std::string node_url;
+  std::string target;
+};
+
+// Every target of the database at `url` (keys bp:{T}:state; on every primary
+// of a redis+cluster:// URL), sorted by name. Unavailable naming the node
+// (password redacted) when a node cannot be reached or SCAN fails.
+Result<std::vector<TargetOnNode>> ScanTargets(const std::string& url);
+
+// For a command that writes configuration: -1 when in.env.target exists or
+// --create was given; else prints "COMMAND: target T does not exist ...",
+// with the closest existing target names, and returns kExitBadValue (or
+// kExitServer when the scan fails).
+int RequireExistingTarget(const Invocation& in, const char* command);
 
 inline constexpr const char* kExitCodes =
     "Exit codes: 0 ok; 1 internal error; 2 bad usage (unknown command or flag, missing or\n"

@@ -11,8 +11,6 @@
 #include <vector>
 
 #include "bp/bpctl/values.h"
-#include "bp/valkey.h"
-#include "bp/valkey_cluster.h"
 #include "cli_internal.h"
 
 namespace bp::bpctl {
@@ -23,89 +21,35 @@ struct Candidate {
   double idle_s = 0;
 };
 
-// The target of a state key "bp:{T}:state", or "" for any other key.
-std::string TargetOf(const std::string& key) {
-  const std::string head = "bp:{", tail = "}:state";
-  if (key.size() <= head.size() + tail.size() || key.rfind(head, 0) != 0 ||
-      key.compare(key.size() - tail.size(), tail.size(), tail) != 0) {
-    return "";
-  }
-  std::string t = key.substr(head.size(), key.size() - head.size() - tail.size());
-  return ValidTenantName(t) ? t : "";
-}
-
-// The plain redis:// URLs of the nodes to scan: the URL itself, or for a
-// redis+cluster:// URL every primary of its CLUSTER SLOTS map (with the URL's
-// credentials), since SCAN sees the keys of one node only.
-Result<std::vector<std::string>> NodesToScan(const std::string& url) {
-  auto parsed = ParseValkeyUrl(url);
-  if (!parsed.ok()) return parsed.status();
-  if (!parsed->cluster) return std::vector<std::string>{url};
-  ValkeyConnection seed(ValkeyOptions{url, 1000, 5000});
-  if (Status s = seed.Connect(); !s.ok()) return s;
-  auto reply = seed.Command({"CLUSTER", "SLOTS"});
-  if (!reply.ok()) return reply.status();
-  auto ranges = ParseClusterSlots(*reply, parsed->host);
-  if (!ranges.ok()) return ranges.status();
-  std::string cred;
-  if (!parsed->password.empty()) cred = parsed->user + ":" + parsed->password + "@";
-  std::vector<std::string> nodes;
-  for (const ClusterSlotRange& r : *ranges) {
-    const std::string node = "redis://" + cred + r.host + ":" + std::to_string(r.port);
-    if (std::find(nodes.begin(), nodes.end(), node) == nodes.end()) nodes.push_back(node);
-  }
-  return nodes;
-}
-
 int GcCmd(const Invocation& in) {
   auto idle = ParseInRange(in.Has("idle-s") ? in.Flag("idle-s") : "86400", "--idle-s", 0, 1e10);
   if (!idle.ok()) return in.env.Fail(idle.status());
-  auto nodes = NodesToScan(in.env.url);
-  if (!nodes.ok()) {
-    return in.env.Fail(kExitServer, "cannot reach Valkey at " + RedactValkeyUrl(in.env.url) + ": " +
-                                        nodes.status().ToString());
-  }
+  auto found = ScanTargets(in.env.url);  // every primary of a cluster URL
+  if (!found.ok()) return in.env.Fail(kExitServer, found.status().message());
   std::vector<Candidate> idle_targets;
   size_t kept = 0;
-  for (const std::string& node : *nodes) {
-    ValkeyConnection conn(ValkeyOptions{node, 1000, 5000});
-    if (Status s = conn.Connect(); !s.ok()) {
-      return in.env.Fail(kExitServer,
-                         "cannot reach Valkey at " + RedactValkeyUrl(node) + ": " + s.ToString());
+  for (const TargetOnNode& t : *found) {
+    // The target's last admission, read through the gate's state.lua (the
+    // record layouts belong to lib/gate/lua/prelude.lua), on its node.
+    GateOptions o;
+    o.url = t.node_url;
+    o.target = t.target;
+    o.connect_timeout_ms = 1000;
+    o.command_timeout_ms = 5000;
+    auto st = GateAdmin(o).State();
+    if (!st.ok()) {
+      return in.env.Fail(kExitServer, "state of " + t.target + ": " + st.status().ToString());
     }
-    std::string cursor = "0";
-    do {
-      auto page = conn.Command({"SCAN", cursor, "MATCH", "bp:{*}:state", "COUNT", "1000"});
-      if (!page.ok() || page->is_error() || page->elements.size() != 2) {
-        return in.env.Fail(kExitServer,
-                           "SCAN failed: " + (page.ok() ? page->str : page.status().ToString()));
-      }
-      cursor = page->elements[0].AsString();
-      for (const ValkeyReply& k : page->elements[1].elements) {
-        const std::string target = TargetOf(k.str);
-        if (target.empty()) continue;  // e.g. a dry-run copy bp:{T}:dry:<hex>:state
-        // The target's last admission, read through the gate's state.lua
-        // (the record layouts belong to lib/gate/lua/prelude.lua), on this node.
-        GateOptions o;
-        o.url = node;
-        o.target = target;
-        o.connect_timeout_ms = 1000;
-        o.command_timeout_ms = 5000;
-        auto st = GateAdmin(o).State();
-        if (!st.ok())
-          return in.env.Fail(kExitServer, "state of " + target + ": " + st.status().ToString());
-        if (!st->has_bucket_state) {
-          ++kept;  // never admitted to: a configuration waiting for its workers
-          continue;
-        }
-        const double idle_s = (st->server_time_ms - st->l1_at_ms) / 1e3;
-        if (idle_s >= *idle) {
-          idle_targets.push_back({target, idle_s});
-        } else {
-          ++kept;
-        }
-      }
-    } while (cursor != "0");
+    if (!st->has_bucket_state) {
+      ++kept;  // never admitted to: a configuration waiting for its workers
+      continue;
+    }
+    const double idle_s = (st->server_time_ms - st->l1_at_ms) / 1e3;
+    if (idle_s >= *idle) {
+      idle_targets.push_back({t.target, idle_s});
+    } else {
+      ++kept;
+    }
   }
   const bool dry = in.Has("dry-run");
   for (const Candidate& c : idle_targets) {

@@ -68,6 +68,7 @@ int SetCap(const Invocation& in) {
   }
   auto gate = in.env.Connect();
   if (!gate) return kExitServer;
+  if (int rc = RequireExistingTarget(in, "set cap"); rc >= 0) return rc;
   GateCaps caps;  // omitted flags keep the current values
   if (!rpm || !tpm || !burst || !max_requests || !max_tokens) {
     auto current = gate->Config();
@@ -94,6 +95,7 @@ int SetPriorityWeights(const Invocation& in) {
   if (!omega.ok()) return in.env.Fail(omega.status());
   auto gate = in.env.Connect();
   if (!gate) return kExitServer;
+  if (int rc = RequireExistingTarget(in, "set priority-weights"); rc >= 0) return rc;
   if (Status s = gate->SetPriorityWeights(*omega); !s.ok()) return in.env.Fail(s);
   in.env.out << "target " << in.env.target << ": priority weights";
   for (size_t k = 0; k < omega->size(); ++k) {
@@ -110,6 +112,7 @@ int SetWeight(const Invocation& in) {
   if (!weight.ok()) return in.env.Fail(weight.status());
   auto gate = in.env.Connect();
   if (!gate) return kExitServer;
+  if (int rc = RequireExistingTarget(in, "set weight"); rc >= 0) return rc;
   if (Status s = gate->SetTenantWeight(*tenant, *weight); !s.ok()) return in.env.Fail(s);
   in.env.out << "target " << in.env.target << ": tenant " << *tenant << " weight "
              << FormatNumber(*weight) << "\n";
@@ -179,6 +182,7 @@ int SetAdapt(const Invocation& in) {
   }
   auto gate = in.env.Connect();
   if (!gate) return kExitServer;
+  if (int rc = RequireExistingTarget(in, "set adapt"); rc >= 0) return rc;
   auto config = gate->Config();  // the other tuning fields keep their values
   if (!config.ok()) return in.env.Fail(config.status());
   GateTuning t = config->tuning;
@@ -246,6 +250,7 @@ int Import(const Invocation& in) {
   if (!config.ok()) return in.env.Fail(kExitBadValue, path + ": " + config.status().message());
   auto gate = in.env.Connect();
   if (!gate) return kExitServer;
+  if (int rc = RequireExistingTarget(in, "import"); rc >= 0) return rc;
   if (Status s = gate->ReplaceConfig(*config); !s.ok()) return in.env.Fail(s);
   in.env.out << "target " << in.env.target << ": imported " << path << ": caps "
              << CapsText(config->caps) << ", " << config->omega.size() << " priority class(es), "

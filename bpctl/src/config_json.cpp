@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "bp/bpctl/values.h"
+#include "bp/json_text.h"
 
 namespace bp::bpctl {
 namespace {
@@ -175,14 +176,7 @@ Result<nlohmann::ordered_json> ParseConfigText(std::string_view text) {
   };
   json j = json::parse(text.begin(), text.end(), callback, /*allow_exceptions=*/false);
   if (j.is_discarded()) {
-    // Parse again for the position and reason (nlohmann reports them only by exception).
-    try {
-      const json again = json::parse(text.begin(), text.end());
-      (void)again;
-    } catch (const json::exception& e) {
-      return Status::InvalidArgument(std::string("invalid JSON (truncated?): ") + e.what());
-    }
-    return Status::InvalidArgument("invalid JSON");
+    return Status::InvalidArgument(JsonSyntaxError(text));
   }
   if (!duplicate.empty()) {
     return Status::InvalidArgument("duplicate key \"" + duplicate +

@@ -89,7 +89,50 @@ Result<json> ParseLimitFlag(const std::string& text) {
   return limit;
 }
 
+// The range of each numeric flag, as the config field it sets checks it
+// (config.cpp), for a value Boost cannot read as a number at all ("--port
+// x"): its own message, "the argument ('x') for option '--port' is invalid",
+// names no range.
+constexpr std::pair<const char*, const char*> kFlagRanges[] = {
+    {"--port", "an integer in [0, 65535] (0: ephemeral)"},
+    {"--threads", "an integer in [1, 64]"},
+    {"--overload-share", "a number in [0, 1]"},
+    {"--overload-status", "503 or 529"},
+    {"--overload-retry-after-ms", "a number of ms in [0, 3.6e+06]"},
+    {"--count-rejected", "true or false"},
+    {"--completion-tokens", "an integer in [0, 1000000]"},
+    {"--latency-min-ms", "a number of ms in [0, 3.6e+06]"},
+    {"--latency-max-ms", "a number of ms in [0, 3.6e+06]"},
+    {"--per-output-token-ms", "a number of ms in [0, 60000]"},
+    {"--seed", "an integer in [0, 9223372036854775807]"},
+    {"--body-limit-bytes", "an integer in [1024, 1073741824]"},
+    {"--read-timeout-ms", "a number of ms in [1, 3.6e+06]"},
+    {"--idle-timeout-ms", "a number of ms in [1, 3.6e+06]"},
+};
+
+// "--F must be RANGE, got 'X'" for Boost's refusal of a value it cannot
+// convert; Boost's own message for any other error.
+std::string FlagError(const po::error& e) {
+  const auto* invalid = dynamic_cast<const po::invalid_option_value*>(&e);
+  if (!invalid) return e.what();
+  const std::string what = e.what(), name = invalid->get_option_name();
+  // Boost puts the value in its message only: "the argument ('X') for option ...".
+  const size_t from = what.find("('"), to = what.find("')");
+  const std::string value = from != std::string::npos && to != std::string::npos && to > from
+                                ? what.substr(from + 2, to - from - 2)
+                                : "";
+  for (const auto& [flag, range] : kFlagRanges) {
+    if (name == flag) return name + " must be " + range + ", got '" + value + "'";
+  }
+  return what;
+}
+
 }  // namespace
+
+constexpr const char* kMockApiExitCodes =
+    "Exit codes: 0 stopped by SIGINT or SIGTERM; 1 cannot listen (address in use, no\n"
+    "permission); 2 bad usage or configuration (unknown flag, a value out of its range,\n"
+    "an unreadable or invalid --config file; nothing was started).\n";
 
 Result<CommandLine> ParseCommandLine(int argc, const char* const* argv) {
   po::options_description desc(
@@ -135,13 +178,15 @@ Result<CommandLine> ParseCommandLine(int argc, const char* const* argv) {
                   .run(),
               vm);
     po::notify(vm);
+  } catch (const po::error& e) {
+    return Status::InvalidArgument(FlagError(e));
   } catch (const std::exception& e) {
     return Status::InvalidArgument(e.what());
   }
   CommandLine out;
   if (vm.count("help")) {
     std::ostringstream text;
-    text << desc;
+    text << desc << "\n" << kMockApiExitCodes;
     out.help = true;
     out.help_text = text.str();
     return out;

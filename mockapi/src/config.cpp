@@ -8,6 +8,7 @@
 #include <initializer_list>
 #include <sstream>
 
+#include "bp/json_text.h"
 #include "bp/limit_json.h"
 
 namespace bp::mockapi {
@@ -332,7 +333,7 @@ Result<MockConfig> LoadConfigFile(const std::string& path) {
   std::stringstream text;
   text << in.rdbuf();
   json j = json::parse(text.str(), nullptr, /*allow_exceptions=*/false);
-  if (j.is_discarded()) return Status::InvalidArgument(path + ": not valid JSON");
+  if (j.is_discarded()) return Status::InvalidArgument(path + ": " + JsonSyntaxError(text.str()));
   auto c = ConfigFromJson(j, MockConfig{});
   if (!c.ok()) return Status::InvalidArgument(path + ": " + c.status().message());
   return c;

@@ -39,7 +39,8 @@ std::string BpctlSuite::TempDir() const {
 
 BpctlRun BpctlSuite::Bpctl(const std::vector<std::string>& args,
                            const bpctl::RunContext& context) const {
-  std::vector<std::string> all = {"--valkey", server_->url(), "--target", target_};
+  // --create: each test's target is new (its first write makes it).
+  std::vector<std::string> all = {"--valkey", server_->url(), "--target", target_, "--create"};
   all.insert(all.end(), args.begin(), args.end());
   return BpctlRaw(all, context);
 }

@@ -33,7 +33,7 @@ class BpctlSuite : public ::testing::Test {
   void SetUp() override;
   void TearDown() override;  // removes the files WriteFile made
 
-  // bpctl --valkey <server> --target <target_> ARGS...
+  // bpctl --valkey <server> --target <target_> --create ARGS...
   BpctlRun Bpctl(const std::vector<std::string>& args, const bpctl::RunContext& context = {}) const;
   // bpctl with exactly ARGS (no --valkey / --target added).
   static BpctlRun BpctlRaw(const std::vector<std::string>& args,

@@ -36,7 +36,8 @@ TEST(BpctlCluster, ConfiguresAndAdmitsOnTheOwningPrimary) {
     if (cluster.OwnerOf(KeySlot(name)) == 2) target = name;
   }
   ASSERT_FALSE(target.empty());
-  const std::vector<std::string> global = {"--valkey", cluster.url(), "--target", target};
+  const std::vector<std::string> global = {"--valkey", cluster.url(), "--target", target,
+                                           "--create"};
   auto with = [&](std::vector<std::string> args) {
     args.insert(args.begin(), global.begin(), global.end());
     return Bpctl(args);
@@ -68,9 +69,9 @@ TEST(BpctlCluster, ConfiguresAndAdmitsOnTheOwningPrimary) {
   EXPECT_TRUE(keys->elements.empty());
 }
 
-// gc scans every primary: with one target on each, all three idle targets
-// are found (a SCAN of one node would miss the targets of the others).
-TEST(BpctlCluster, GcScansEveryPrimary) {
+// targets, gc and the new-target check scan every primary (SCAN sees one
+// node's keys): with one target on each, all three are found.
+TEST(BpctlCluster, TargetsAndGcScanEveryPrimary) {
   ValkeyTestCluster cluster;
   ASSERT_TRUE(cluster.ok()) << cluster.error();
   std::vector<std::string> targets(ValkeyTestCluster::kNodes);
@@ -81,7 +82,7 @@ TEST(BpctlCluster, GcScansEveryPrimary) {
   }
   for (const std::string& t : targets) {
     ASSERT_FALSE(t.empty());
-    const std::vector<std::string> global = {"--valkey", cluster.url(), "--target", t};
+    const std::vector<std::string> global = {"--valkey", cluster.url(), "--target", t, "--create"};
     std::vector<std::string> args = global;
     for (const char* a : {"set", "cap", "--rpm", "60"}) args.push_back(a);
     ASSERT_EQ(Bpctl(args).rc, bpctl::kExitOk);
@@ -89,7 +90,18 @@ TEST(BpctlCluster, GcScansEveryPrimary) {
     for (const char* a : {"admit", "--tenant", "a", "--now-ms", "1000"}) args.push_back(a);
     ASSERT_EQ(Bpctl(args).rc, bpctl::kExitOk);
   }
-  CtlRun r = Bpctl({"--valkey", cluster.url(), "gc", "--idle-s", "3600", "--dry-run"});
+  CtlRun r = Bpctl({"--valkey", cluster.url(), "targets"});
+  ASSERT_EQ(r.rc, bpctl::kExitOk) << r.err;
+  for (const std::string& t : targets) {
+    EXPECT_NE(r.out.find("\n" + t + " "), std::string::npos) << r.out;
+  }
+  EXPECT_NE(r.out.find("3 target(s)\n"), std::string::npos) << r.out;
+  // A name one edit away from the target on the last primary, written from
+  // the first: refused, with the hint found on the other node.
+  r = Bpctl({"--valkey", cluster.url(), "--target", targets[2] + "x", "set", "weight", "a", "2"});
+  EXPECT_EQ(r.rc, bpctl::kExitBadValue);
+  EXPECT_NE(r.err.find("closest existing: " + targets[2]), std::string::npos) << r.err;
+  r = Bpctl({"--valkey", cluster.url(), "gc", "--idle-s", "3600", "--dry-run"});
   ASSERT_EQ(r.rc, bpctl::kExitOk) << r.err;
   for (const std::string& t : targets) {
     EXPECT_NE(r.out.find("would delete target " + t + " "), std::string::npos) << r.out;

@@ -153,7 +153,7 @@ TEST_F(BpctlConfigIo, BinaryImportsFromAPipe) {
   ASSERT_TRUE(MakeGate()->Reset().ok());
   const std::string command = binary + " --valkey " + server_->url() + " --target " + source +
                               " export | " + binary + " --valkey " + server_->url() + " --target " +
-                              target_ + " import - >/dev/null";
+                              target_ + " --create import - >/dev/null";
   const int status = std::system(command.c_str());
   ASSERT_TRUE(WIFEXITED(status)) << command;
   EXPECT_EQ(WEXITSTATUS(status), 0) << command;

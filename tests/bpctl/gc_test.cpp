@@ -15,7 +15,7 @@ class BpctlGc : public BpctlSuite {
  protected:
   // bpctl on another target of the same server.
   BpctlRun On(const std::string& target, std::vector<std::string> args) const {
-    std::vector<std::string> all = {"--valkey", server_->url(), "--target", target};
+    std::vector<std::string> all = {"--valkey", server_->url(), "--target", target, "--create"};
     all.insert(all.end(), args.begin(), args.end());
     return BpctlRaw(all);
   }

@@ -158,6 +158,25 @@ TEST(ReportTest, WorkloadReportFiles) {
   EXPECT_NE(Slurp(dir / "report.md").find("| bp | 2 | 47.2 ± 35.3 |"), std::string::npos);
 }
 
+TEST(ReportTest, ThroughputTitleNamesTheIntervalOnlyOverRepeats) {
+  ReportOptions o;
+  o.gnuplot = "/nonexistent/gnuplot";
+  const fs::path two = FreshDir("title-two");
+  ASSERT_TRUE(WriteWorkloadReport(two, TwoRepeatsTwoConfigs(), o).ok());
+  EXPECT_NE(Slurp(two / "throughput.gp").find("(contention window, 95 % CI, 2 repeats)"),
+            std::string::npos);
+  // One repeat per configuration: no interval to draw, so the title claims none.
+  std::vector<RunMetrics> one;
+  for (const RunMetrics& m : TwoRepeatsTwoConfigs()) {
+    if (m.repeat == 0) one.push_back(m);
+  }
+  const fs::path single = FreshDir("title-one");
+  ASSERT_TRUE(WriteWorkloadReport(single, one, o).ok());
+  const std::string gp = Slurp(single / "throughput.gp");
+  EXPECT_NE(gp.find("(contention window, 1 repeat, no interval)"), std::string::npos) << gp;
+  EXPECT_EQ(gp.find("CI"), std::string::npos);
+}
+
 TEST(ReportTest, WorkloadReportWithNoRunsIsAnError) {
   const Status s = WriteWorkloadReport(FreshDir("empty"), {});
   EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);

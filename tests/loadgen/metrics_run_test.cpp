@@ -188,5 +188,25 @@ TEST(ScalarMetricsTest, NamesTheHeadlineNumbers) {
   EXPECT_DOUBLE_EQ(find("share_429_requests_bound"), 0.5);
 }
 
+TEST(ScalarMetricsTest, WorkflowCompletionSinceRunStartBesideWorkflowDuration) {
+  RunRecords r = testing::HandMadeRun();                // speedup 2: real us x 2 / 1e6 = paper s
+  r.workflows.push_back({5, 1, 1'000'000, 2'000'000});  // b (P2): starts 2 s, ends 4 s paper
+  const RunMetrics m = ComputeRunMetrics(r);
+  const ClassMetrics* p2 = nullptr;
+  for (const ClassMetrics& c : m.classes) p2 = c.priority == 2 ? &c : p2;
+  ASSERT_NE(p2, nullptr);
+  // Durations 3 s and 2 s -> mean 2.5 s; ends 3 s and 4 s after the start -> 3.5 s.
+  EXPECT_DOUBLE_EQ(p2->workflow.mean_ms, 2500);
+  EXPECT_DOUBLE_EQ(p2->workflow_end_mean_s, 3.5);
+  bool found = false;
+  for (const auto& [name, value] : ScalarMetrics(m)) {
+    if (name == "class.P2.workflow_end_mean_s") {
+      EXPECT_DOUBLE_EQ(value, 3.5);
+      found = true;
+    }
+  }
+  EXPECT_TRUE(found);
+}
+
 }  // namespace
 }  // namespace bp::loadgen

@@ -56,7 +56,7 @@ void CountAttempts(const RunRecords& r, RunMetrics& m) {
 
 // Per-activity samples grouped by priority class.
 struct ClassSamples {
-  std::vector<double> http_ms, e2e_ms, in_activity_ms, workflow_ms;
+  std::vector<double> http_ms, e2e_ms, in_activity_ms, workflow_ms, workflow_end_ms;
   double slot_us = 0;
   int64_t ok_calls = 0;
 };
@@ -159,8 +159,9 @@ RunMetrics ComputeRunMetrics(const RunRecords& r, const MetricsOptions& options)
   }
   for (const WorkflowRecord& w : r.workflows) {
     if (!valid(w.tenant_index) || w.end_us < w.start_us) continue;
-    classes[r.tenants[static_cast<size_t>(w.tenant_index)].priority].workflow_ms.push_back(
-        scale.RealUsToPaperMs(w.end_us - w.start_us));
+    auto& cls = classes[r.tenants[static_cast<size_t>(w.tenant_index)].priority];
+    cls.workflow_ms.push_back(scale.RealUsToPaperMs(w.end_us - w.start_us));
+    cls.workflow_end_ms.push_back(scale.RealUsToPaperMs(w.end_us));  // t = 0: run start
   }
 
   // Ideal shares over the queues that have work (WFQ or weighted DRF).
@@ -245,6 +246,9 @@ RunMetrics ComputeRunMetrics(const RunRecords& r, const MetricsOptions& options)
     c.http = Summarize(cls.http_ms);
     c.end_to_end = Summarize(cls.e2e_ms);
     c.workflow = Summarize(cls.workflow_ms);
+    if (!cls.workflow_end_ms.empty()) {
+      c.workflow_end_mean_s = Summarize(cls.workflow_end_ms).mean_ms / 1e3;
+    }
     c.in_activity_ms = Summarize(cls.in_activity_ms).mean_ms;
     if (cls.ok_calls > 0)
       c.slot_ms_per_ok_call =

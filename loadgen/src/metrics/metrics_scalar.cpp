@@ -43,6 +43,7 @@ std::vector<std::pair<std::string, double>> ScalarMetrics(const RunMetrics& m) {
     }
     if (c.end_to_end.count > 0) add(p + "end_to_end_p95_ms", c.end_to_end.p95_ms);
     if (c.workflow.count > 0) add(p + "workflow_mean_s", c.workflow.mean_ms / 1e3);
+    if (c.workflow_end_mean_s >= 0) add(p + "workflow_end_mean_s", c.workflow_end_mean_s);
     add(p + "slot_ms_per_ok_call", c.slot_ms_per_ok_call);
   }
   for (const TenantMetrics& t : m.tenants) {

@@ -174,8 +174,10 @@ Status ThroughputFigure(const std::filesystem::path& dir, const std::string& ste
   std::ostringstream gp;
   gp << Terminal(900, 520) << "set output " << GpString((dir / (stem + ".png")).string()) << "\n"
      << "set title "
-     << GpString(summary.workload + ": OK throughput per class (contention window, 95 % CI, " +
-                 std::to_string(repeats) + (repeats == 1 ? " repeat)" : " repeats)"))
+     // One repeat has no interval (MeanCi95's half width is 0): no "CI" then.
+     << GpString(summary.workload + ": OK throughput per class (contention window, " +
+                 (repeats == 1 ? std::string("1 repeat, no interval)")
+                               : "95 % CI, " + std::to_string(repeats) + " repeats)"))
      << " noenhanced\n"
      << "set style data histograms\nset style histogram errorbars gap 1 lw 1\n"
      << "set style fill solid 0.85 border -1\nset boxwidth 0.95\n"

@@ -26,7 +26,9 @@ constexpr const char* kUsage =
     "example:\n"
     "  loadgen --workload W --config bp --shard 0/2 --start-at T --gate-target G --out shards &\n"
     "  loadgen --workload W --config bp --shard 1/2 --start-at T --gate-target G --out shards\n"
-    "  wait; loadgen merge --out results shards\n";
+    "  wait; loadgen merge --out results shards\n"
+    "exit codes: 0 merged; 1 a report could not be written; 2 bad usage, or a records file\n"
+    "  missing, unreadable, corrupt or a part short (nothing written).\n";
 
 bool IsRecordsFile(const fs::path& p) {
   const std::string name = p.filename().string();

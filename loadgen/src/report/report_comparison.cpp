@@ -84,9 +84,12 @@ const std::vector<PaperRow>& PaperRows() {
        "in-activity time (ms)",
        {{"in_activity_ms", 1, 0, ""}},
        {{"naive", "1634"}, {"tn", "1677"}, {"litellm", "1452"}, {"bp", "211"}}},
+      // The paper's "mean workflow completion" counts from the run's start
+      // (metrics.h workflow_end_mean_s); a workflow's own start-to-end time
+      // (workflow_mean_s, report.md) has no number in the paper.
       {"token-bound",
-       "workflow completion P1/P3 (s)",
-       {{"class.P1.workflow_mean_s", 1, 1, ""}, {"class.P3.workflow_mean_s", 1, 1, ""}},
+       "workflow completion since run start P1/P3 (s)",
+       {{"class.P1.workflow_end_mean_s", 1, 1, ""}, {"class.P3.workflow_end_mean_s", 1, 1, ""}},
        {{"bp", "57.0/104.7"}}},
       {"request-bound",
        "429 share / DRF Jain",

@@ -13,6 +13,7 @@
 #include "bp/loadgen/configurations.h"
 #include "bp/loadgen/engine.h"
 #include "bp/loadgen/http_client.h"
+#include "bp/loadgen/operator_aids.h"
 #include "bp/loadgen/time_scale.h"
 #include "bp/mockapi/config.h"
 #include "bp/valkey.h"
@@ -189,8 +190,8 @@ Result<RunRecords> RunOnce(const Workload& workload, const RunOptions& options) 
     if (!options.gate_target.empty()) bp.target = options.gate_target;
     bp.configure = options.configure_gate;
     if (options.progress) {
-      spdlog::info("{} {} #{}: gate target \"{}\" (bpctl --target {} status)", workload.name,
-                   options.configuration, options.repeat, bp.target, bp.target);
+      spdlog::info("{} {} #{}: gate target \"{}\" ({})", workload.name, options.configuration,
+                   options.repeat, bp.target, BpctlStatusCommand(options.valkey_url, bp.target));
     }
     gate_target = bp.target;
     auto c = MakeBpConfiguration(workload, *scale, bp);

@@ -14,6 +14,7 @@
 #include "bp/decimal.h"
 #include "bp/loadgen/bp_configuration.h"
 #include "bp/loadgen/configurations.h"
+#include "bp/loadgen/operator_aids.h"
 #include "bp/loadgen/time_scale.h"
 
 namespace bp::loadgen {
@@ -175,9 +176,9 @@ Result<RunRecords> RunProcesses(const Workload& full, const RunOptions& options,
   if (!IsBaseline(options.configuration)) {
     shared.gate_target = FreshGateTarget(full, options.configuration, options.repeat);
     if (options.progress) {
-      spdlog::info("{} {} #{}: {} processes, gate target \"{}\" (bpctl --target {} status)",
-                   full.name, options.configuration, options.repeat, processes, shared.gate_target,
-                   shared.gate_target);
+      spdlog::info("{} {} #{}: {} processes, gate target \"{}\" ({})", full.name,
+                   options.configuration, options.repeat, processes, shared.gate_target,
+                   BpctlStatusCommand(options.valkey_url, shared.gate_target));
     }
   }
   if (Status s = SetupSharedRun(full, shared); !s.ok()) return s;

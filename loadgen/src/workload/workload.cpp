@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "bp/gate.h"
+#include "bp/json_text.h"
 #include "field_reader.h"
 
 namespace bp::loadgen {
@@ -182,7 +183,7 @@ Result<Workload> LoadWorkload(const std::string& path) {
   std::stringstream text;
   text << in.rdbuf();
   json doc = json::parse(text.str(), nullptr, /*allow_exceptions=*/false);
-  if (doc.is_discarded()) return Status::InvalidArgument(path + ": not valid JSON");
+  if (doc.is_discarded()) return Status::InvalidArgument(path + ": " + JsonSyntaxError(text.str()));
   return ParseWorkload(doc, path);
 }
 
