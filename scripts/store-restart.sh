@@ -94,4 +94,40 @@ for name in ("undisturbed", "restarted"):
             t += row["status"] == "429"
     print(f"| {name} | {n} | {t} | {100 * t / max(n, 1):.2f} % |")
 PY
+# Timeline: upstream answers per second (OK and 429) of both runs, with the
+# kill and the restart marked.
+python3 - "$OUT" <<'PY'
+import collections, csv, glob, sys
+out = sys.argv[1]
+for name in ("undisturbed", "restarted"):
+    path = glob.glob(f"{out}/{name}/*/bp/r0/attempts.csv")[0]
+    ok, thr = collections.Counter(), collections.Counter()
+    for row in csv.DictReader(open(path)):
+        s = int(float(row["done_ms"]) // 1000)
+        if row["status"] == "429":
+            thr[s] += 1
+        elif row["status"] == "200":
+            ok[s] += 1
+    with open(f"{out}/{name}.per_s.dat", "w") as f:
+        for s in range(max(ok.keys() | thr.keys()) + 1):
+            f.write(f"{s} {ok[s]} {thr[s]}\n")
+PY
+if command -v gnuplot >/dev/null; then
+  RESTART_S=$((KILL_S + DOWN_S))
+  gnuplot <<GP
+set terminal pngcairo size 900,420
+set output "$OUT/timeline.png"
+set title "bp: Valkey SIGKILLed at ${KILL_S} s, restarted empty at ${RESTART_S} s (not by loadgen)"
+set xlabel "run time (s)"
+set ylabel "upstream answers per second"
+set key top right
+set arrow from ${KILL_S}, graph 0 to ${KILL_S}, graph 1 nohead dt 2 lc rgb "black"
+set arrow from ${RESTART_S}, graph 0 to ${RESTART_S}, graph 1 nohead dt 2 lc rgb "black"
+plot "$OUT/restarted.per_s.dat" using 1:2 with steps lw 2 lc rgb "#1f77b4" title "restarted: OK", \
+     "$OUT/restarted.per_s.dat" using 1:3 with steps lw 2 lc rgb "#d62728" title "restarted: 429", \
+     "$OUT/undisturbed.per_s.dat" using 1:2 with steps dt 3 lc rgb "#1f77b4" title "undisturbed: OK", \
+     "$OUT/undisturbed.per_s.dat" using 1:3 with steps dt 3 lc rgb "#d62728" title "undisturbed: 429"
+GP
+  echo "timeline: $OUT/timeline.png"
+fi
 grep -h "failed open\|re-seeded\|activities failed" "$OUT"/*.log || true

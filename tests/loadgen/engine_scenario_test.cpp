@@ -23,6 +23,14 @@
 namespace bp::loadgen {
 namespace {
 
+// Options for a tool call on `target` at `url`.
+GateOptions GateAt(const std::string& url, const std::string& target) {
+  GateOptions o;
+  o.url = url;
+  o.target = target;
+  return o;
+}
+
 using nlohmann::json;
 
 // Three tenants (a, b in P1; late in P2) on 60 req/s; `workflows` each of one
@@ -122,7 +130,7 @@ TEST_F(EngineScenario, UpstreamLimitsChangeMockapiNotTheGate) {
   json config = json::parse(got.body);
   EXPECT_EQ(config["limits"][0]["limit"].get<double>(), 30);
   EXPECT_DOUBLE_EQ(config["limits"][0]["window_s"].get<double>(), 0.1);  // 1 s / 10
-  GateAdmin gate(GateOptions{.url = valkey_.url(), .target = r.gate_target});
+  GateAdmin gate(GateAt(valkey_.url(), r.gate_target));
   auto c = gate.Config();
   ASSERT_TRUE(c.ok()) << c.status().message();
   EXPECT_DOUBLE_EQ(c->caps.requests_per_s, 600);  // 60 x 10: the gate was not told
@@ -136,7 +144,7 @@ TEST_F(EngineScenario, WeightAndOmegaGoThroughTheGate) {
   ASSERT_EQ(r.events.size(), 2u);
   EXPECT_TRUE(r.events[0].applied) << r.events[0].detail;
   EXPECT_TRUE(r.events[1].applied) << r.events[1].detail;
-  GateAdmin gate(GateOptions{.url = valkey_.url(), .target = r.gate_target});
+  GateAdmin gate(GateAt(valkey_.url(), r.gate_target));
   auto c = gate.Config();
   ASSERT_TRUE(c.ok()) << c.status().message();
   EXPECT_DOUBLE_EQ(c->tenant_weights.at("a"), 3);
@@ -194,7 +202,7 @@ TEST_F(EngineScenario, PausedValkeyFailsOpenAndLosesNothing) {
   EXPECT_GT(r.gate_fail_opens, 0u);
   ScenarioMetrics sm = ComputeScenarioMetrics(r, w.events);
   EXPECT_GT(sm.events[0].during.fail_opens, 0);
-  GateAdmin gate(GateOptions{.url = valkey_.url(), .target = "x"});
+  GateAdmin gate(GateAt(valkey_.url(), "x"));
   EXPECT_TRUE(gate.Ping().ok());  // resumed
 }
 
@@ -215,7 +223,7 @@ TEST_F(EngineScenario, StoppedValkeyIsRestartedAndTheGateReseedsIt) {
   EXPECT_EQ(r.gate_reseeds, 1u);
   EXPECT_EQ(r.gate_fail_opens_unconfigured, 0u);
   EXPECT_EQ(r.gate_fail_opens, r.gate_fail_opens_unreachable + r.gate_fail_opens_timed_out);
-  GateAdmin gate(GateOptions{.url = valkey_.url(), .target = r.gate_target});
+  GateAdmin gate(GateAt(valkey_.url(), r.gate_target));
   auto c = gate.Config();
   EXPECT_TRUE(c.ok() && c->configured);
   ::kill(new_pid, SIGTERM);  // the restarted server is this process's child
@@ -263,7 +271,7 @@ TEST_F(EngineScenario, OutageNeverSignalsAProcessThatIsNotTheServer) {
   ASSERT_TRUE(r.ok()) << r.status().message();
   ASSERT_GE(r->events.size(), 1u);
   EXPECT_EQ(r->events[0].detail, "not applied: no pid in --valkey-pidfile " + pidfile);
-  ASSERT_TRUE(Gate(GateOptions{.url = valkey_.url(), .target = "x"}).Ping().ok());
+  ASSERT_TRUE(Gate(GateAt(valkey_.url(), "x")).Ping().ok());
 }
 
 }  // namespace
