@@ -209,7 +209,7 @@ TEST_F(EngineScenario, PausedValkeyFailsOpenAndLosesNothing) {
 TEST_F(EngineScenario, StoppedValkeyIsRestartedAndTheGateReseedsIt) {
   Workload w = ScenarioWorkload(json::parse(R"([
     {"type": "state_outage", "at_s": 0.5, "duration_s": 3, "mode": "stop"}])"),
-                                40, 30);
+                                1000, 60);  // admissions go on after the restart
   RunRecords r = Run(w, "bp");
   ASSERT_EQ(r.events.size(), 2u);
   EXPECT_TRUE(r.events[0].applied) << r.events[0].detail;
