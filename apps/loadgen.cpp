@@ -20,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include "bp/gate_config_json.h"
 #include "bp/loadgen/configurations.h"
 #include "bp/loadgen/experiment.h"
 #include "bp/loadgen/merge_command.h"
@@ -140,6 +141,7 @@ int main(int argc, char** argv) {
   std::string litellm_tokens = "output";
   int processes = 1;
   std::string shard_text;
+  std::string gate_config_file;
 
   po::options_description desc("loadgen: a multi-tenant workflow-engine load generator\nOptions");
   desc.add_options()("help,h", "show this help")("workload,w", po::value(&workloads)->composing(),
@@ -196,7 +198,11 @@ int main(int argc, char** argv) {
       "--shard: the shared start, wall clock in unix ms within 1 h of now (leave part 0 a few "
       "seconds for setup; a start ahead prints how long it waits)")(
       "gate-target", po::value(&run.gate_target),
-      "--shard: the gate target the parts share (bp configurations)");
+      "--shard: the gate target the parts share (bp configurations)")(
+      "gate-config", po::value(&gate_config_file),
+      "bp: the gate target's declared configuration (the JSON of `bpctl export`, caps in "
+      "real units): written at the start and re-seeded by the gate clients if the store loses "
+      "its state; default: derived from the workload (docs/store-restart.md)");
 
   po::variables_map vm;
   try {
@@ -291,6 +297,14 @@ int main(int argc, char** argv) {
     return Usage("--start-at and --gate-target go with --shard");
   }
   if (bp::Status s = ValidateRunOptions(run); !s.ok()) return Usage(s.message());
+  if (!gate_config_file.empty()) {
+    auto declared = bp::ReadGateConfigFile(gate_config_file);
+    if (!declared.ok()) {
+      std::cerr << "loadgen: --gate-config " << declared.status().message() << "\n";
+      return 2;
+    }
+    run.gate_config = std::make_shared<const bp::GateConfig>(std::move(*declared));
+  }
 
   std::vector<Workload> loaded;
   const std::vector<std::string> config_dirs = ConfigSearchDirs();

@@ -2,7 +2,7 @@
 #include <chrono>
 #include <thread>
 
-#include "bp/bpctl/config_json.h"
+#include "bp/gate_config_json.h"
 #include "bp/bpctl/status_view.h"
 #include "bp/bpctl/values.h"
 #include "cli_internal.h"
@@ -87,7 +87,7 @@ int ExportCmd(const Invocation& in) {
     in.env.err << "bpctl: warning: target " << in.env.target
                << " has no caps; the export cannot be imported as is\n";
   }
-  in.env.out << ConfigToJson(*config).dump(2) << "\n" << std::flush;
+  in.env.out << GateConfigToJson(*config).dump(2) << "\n" << std::flush;
   return kExitOk;
 }
 

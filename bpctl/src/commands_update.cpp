@@ -12,7 +12,7 @@
 #include <sstream>
 #include <tuple>
 
-#include "bp/bpctl/config_json.h"
+#include "bp/gate_config_json.h"
 #include "bp/bpctl/values.h"
 #include "cli_internal.h"
 
@@ -244,9 +244,9 @@ int Import(const Invocation& in) {
     text = ReadAll(file);
     if (!text) return in.env.Fail(kExitFile, path + ": cannot read: " + std::strerror(errno));
   }
-  auto j = ParseConfigText(*text);
+  auto j = ParseGateConfigText(*text);
   if (!j.ok()) return in.env.Fail(kExitBadValue, path + ": " + j.status().message());
-  auto config = ConfigFromJson(*j);  // the whole file, before anything is written
+  auto config = GateConfigFromJson(*j);  // the whole file, before anything is written
   if (!config.ok()) return in.env.Fail(kExitBadValue, path + ": " + config.status().message());
   auto gate = in.env.Connect();
   if (!gate) return kExitServer;

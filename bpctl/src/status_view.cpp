@@ -6,7 +6,7 @@
 
 #include <algorithm>
 
-#include "bp/bpctl/config_json.h"
+#include "bp/gate_config_json.h"
 
 namespace bp::bpctl {
 namespace {
@@ -132,7 +132,7 @@ nlohmann::ordered_json StatusJson(const std::string& target, const GateState& st
   } else {
     j["caps"] = nullptr;
   }
-  const json exported = ConfigToJson(cfg);  // the same fields as `bpctl export`
+  const json exported = GateConfigToJson(cfg);  // the same fields as `bpctl export`
   for (const char* key : {"priority_weights", "tenant_weights", "tuning"}) {
     j[key] = exported.at(key);
   }

@@ -175,7 +175,7 @@ TEST(BpctlAdaptRanges, PreludeDefaultsAreInside) {
   c.configured = true;
   c.caps.requests_per_s = 1;
   c.tuning = t;
-  EXPECT_TRUE(bpctl::CheckRanges(c).ok()) << bpctl::CheckRanges(c).message();
+  EXPECT_TRUE(CheckGateConfigRanges(c).ok()) << CheckGateConfigRanges(c).message();
   EXPECT_TRUE(
       bpctl::ParseNumberIn(bpctl::FormatNumber(t.adapt_beta), "b", bpctl::kAdaptBetaRange).ok());
   EXPECT_LE(t.adapt_min_429, bpctl::kMaxAdaptMin429);

@@ -43,6 +43,11 @@ expect 2 "--upstream: http://127.0.0.1:0x1F90: bad port '0x1F90'" \
 expect 2 "--valkey: " "$L" --workload "$W" --valkey http://127.0.0.1:6379
 expect 2 "--config has an empty item in \"naive,,bp\"" "$L" --workload "$W" --config naive,,bp
 expect 2 "--gate-threads must be in [1, 256], got 0" "$L" --workload "$W" --gate-threads 0
+# The declared gate configuration is read, and refused with its path and
+# field, before anything runs.
+expect 2 "--gate-config /nonexistent/declared.json: cannot read the gate configuration file" \
+  "$L" --workload "$W" --gate-config /nonexistent/declared.json
+expect 2 "--gate-config $W: name: unknown field" "$L" --workload "$W" --gate-config "$W"
 # Integer flags: a range in the message, for integers out of it and for
 # anything else (Boost's bare "the argument ('0.5') ... is invalid" named none).
 BR="must be in [0, 60000] ms (0 = no circuit breaker), got"

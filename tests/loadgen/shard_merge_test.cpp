@@ -84,6 +84,8 @@ ShardRecords Part(int index, int64_t skew_us) {
   r.gate_fail_opens = static_cast<uint64_t>(index + 1);
   r.gate_breaker_opens = static_cast<uint64_t>(10 * (index + 1));
   r.gate_unreleased = static_cast<uint64_t>(100 * (index + 1));
+  r.gate_fail_opens_unreachable = static_cast<uint64_t>(index + 1);
+  r.gate_reseeds = static_cast<uint64_t>(index + 1);
   r.gate_target = "g";
   r.start_unix_us = 1'000'000'000 + skew_us;
   std::map<int64_t, int64_t> act, wf;
@@ -135,6 +137,8 @@ TEST(ShardMerge, ShiftsOntoTheEarliestStartRenumbersAndRestoresTenantOrder) {
   EXPECT_EQ(m.gate_fail_opens, 3u);
   EXPECT_EQ(m.gate_breaker_opens, 30u);  // 10 + 20
   EXPECT_EQ(m.gate_unreleased, 300u);    // 100 + 200
+  EXPECT_EQ(m.gate_fail_opens_unreachable, 3u);  // 1 + 2
+  EXPECT_EQ(m.gate_reseeds, 3u);
   EXPECT_EQ(m.end_us, 1'600'000 + 250'000);
   ASSERT_EQ(m.activities.size(), 6u);
   for (size_t i = 0; i < m.activities.size(); ++i) EXPECT_EQ(m.activities[i].id, int64_t(i));

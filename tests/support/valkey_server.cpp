@@ -199,4 +199,11 @@ void ValkeyServer::Stop() {
   pid_ = -1;
 }
 
+void ValkeyServer::Kill() {
+  if (pid_ <= 0) return;
+  ::kill(pid_, SIGKILL);
+  ::waitpid(pid_, nullptr, 0);
+  pid_ = -1;
+}
+
 }  // namespace bp::test

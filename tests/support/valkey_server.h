@@ -48,6 +48,7 @@ class ValkeyServer {
 
   bool Start();  // on the same port as before; true once it answers PING
   void Stop();   // SIGTERM, then SIGKILL after 2 s; waits for the process
+  void Kill();   // SIGKILL at once (a crash: no shutdown); waits for the process
   bool running() const { return pid_ > 0; }
   int port() const { return port_; }
   pid_t pid() const { return pid_; }  // -1 when not running

@@ -12,7 +12,11 @@
 --
 -- Mode "set" writes the pairs given; "replace" (a whole configuration,
 -- bp::Gate::ReplaceConfig) also deletes every tenant weight tw:<tenant> not
--- among them. In both, writing 'classes' deletes omega:<k> for the classes
+-- among them. "seed" (a client's re-seed from its declared configuration,
+-- after the store lost its state: docs/store-restart.md) is "replace" done
+-- only while the target is unconfigured (no cfg record), so many clients
+-- racing to seed write once; it also sets the L1 levels to empty at now and
+-- starts the ticket counter at now in microseconds (see below). In both, writing 'classes' deletes omega:<k> for the classes
 -- above it (up to the old 'classes'), and a tenant weight for a tenant name
 -- outside the rule (prelude.lua) is an error, with nothing written.
 --
@@ -22,15 +26,22 @@
 --
 -- KEYS[1] = "bp:{target}:state"
 -- ARGV: mode ("set" | "replace"), field1, value1, field2, value2, ...
--- Reply: 1 if the target is configured (requests_per_s set), else 0.
+--       or "seed", now_ms (tests only; 0 = TIME), field1, value1, ...
+-- Reply: 1 if the target is configured (requests_per_s set), else 0; for
+-- "seed": 1 if this call wrote the configuration, 0 if the target was
+-- configured already (nothing written).
 
 local mode = ARGV[1]
-if mode ~= 'set' and mode ~= 'replace' then
-  return redis.error_reply('ERR bp: configure mode must be set or replace')
+if mode ~= 'set' and mode ~= 'replace' and mode ~= 'seed' then
+  return redis.error_reply('ERR bp: configure mode must be set, replace or seed')
 end
-if #ARGV % 2 ~= 1 then return redis.error_reply('ERR bp: configure takes field/value pairs') end
+local first = mode == 'seed' and 3 or 2  -- the first field's index in ARGV
+if (#ARGV - first) % 2 ~= 1 then
+  return redis.error_reply('ERR bp: configure takes field/value pairs')
+end
+if mode == 'seed' and redis.call('HEXISTS', H, 'cfg') == 1 then return 0 end
 local given = {}
-for i = 2, #ARGV, 2 do
+for i = first, #ARGV, 2 do
   local f, v = ARGV[i], ARGV[i + 1]
   if string.sub(f, 1, 3) == 'tw:' and v ~= '' and not valid_tenant(string.sub(f, 4)) then
     return redis.error_reply('ERR bp: tenant weight: tenant \'' .. string.sub(f, 4)
@@ -38,8 +49,22 @@ for i = 2, #ARGV, 2 do
   end
   given[f] = true
 end
+if mode == 'seed' then
+  -- Conservative buckets: the clients called ungated while the store was
+  -- away, so the provider's window may already hold up to its limit. An
+  -- empty L1 (refilling at C_d from now) never adds a burst on top of that;
+  -- a full one (a cold start's) would admit C_d * burst_s at once. The
+  -- ticket counter starts at now in microseconds: tickets issued before the
+  -- loss (released late, after it) never name one issued after it, unless
+  -- the old counter ran ahead of the clock (over a million admissions per
+  -- second). V, D_r, D_t and the eviction time start at 0, as on a cold start.
+  local now = math.floor((tonumber(ARGV[2]) or 0) * 1000)
+  if now <= 0 then now = server_us() end
+  local seq = select(7, rec(GREC, GLEN, redis.call('HGET', H, 'g'))) or 0
+  redis.call('HSET', H, 'g', struct.pack(GREC, 1, 0, 0, now, 0, 0, 0, math.max(seq, now), 0))
+end
 local old_classes = tonumber(redis.call('HGET', H, 'classes')) or 0
-if mode == 'replace' then
+if mode ~= 'set' then
   local cursor = '0'
   repeat
     local page = redis.call('HSCAN', H, cursor, 'MATCH', 'tw:*', 'COUNT', '1000')
@@ -49,7 +74,7 @@ if mode == 'replace' then
     end
   until cursor == '0'
 end
-for i = 2, #ARGV, 2 do
+for i = first, #ARGV, 2 do
   if ARGV[i + 1] == '' then
     redis.call('HDEL', H, ARGV[i])
   else

@@ -50,12 +50,6 @@ const char* AblationName(GateAblation a) {
   }
 }
 
-// Whether interval_ms has passed from last_us to now_us; a clock that went
-// back (an injected wall clock stepped) counts as passed, so nothing waits.
-bool IntervalPassed(int64_t last_us, int64_t now_us, int interval_ms) {
-  return now_us < last_us || now_us - last_us >= int64_t{interval_ms} * 1000;
-}
-
 // Fail-open warnings are limited per process and target, not per Gate: a
 // worker pool holds one Gate per thread (each its own connection), and when
 // Valkey goes away they all fail open together. Returns whether to warn now
@@ -80,6 +74,10 @@ std::pair<bool, uint64_t> ClaimFailOpenWarning(const std::string& target, int in
 }
 
 }  // namespace
+
+bool IntervalPassed(int64_t last_us, int64_t now_us, int interval_ms) {
+  return now_us < last_us || now_us - last_us >= int64_t{interval_ms} * 1000;
+}
 
 bool ValidTenantName(std::string_view t) {
   if (t.empty() || t.size() > 128) return false;
@@ -172,8 +170,10 @@ Status Gate::Impl::EnsureConnected(int connect_timeout_ms, bool* attempted) {
 void Gate::Impl::Observe(const Status& status) {
   if (status.code() == StatusCode::kTimeout) {
     ++timeouts;
+    transport_cause = FailOpenCause::kTimedOut;
   } else if (status.code() == StatusCode::kUnavailable) {
     ++connection_errors;
+    transport_cause = FailOpenCause::kUnreachable;
   } else {
     breaker.OnSuccess();  // an answer, or a failure that no wait would fix
     return;
@@ -187,7 +187,7 @@ Result<ValkeyReply> Gate::Impl::GatedEval(std::string_view script,
     // Opened by the call this one queued behind (a Gate shared by threads):
     // fail now rather than wait for a timeout of its own.
     ++breaker_skips;
-    return Status::Unavailable(BreakerOpenReason());
+    return BreakerOpenStatus();
   }
   bool attempted = false;
   if (Status s = EnsureConnected(options.command_timeout_ms, &attempted); !s.ok()) {
@@ -201,12 +201,6 @@ Result<ValkeyReply> Gate::Impl::GatedEval(std::string_view script,
   Result<ValkeyReply> r = conn.EvalScript(script, {state_key}, args);
   Observe(r.status());
   return r;
-}
-
-std::string Gate::Impl::BreakerOpenReason() const {
-  return "circuit breaker open: a gate call to valkey timed out or lost its connection; "
-         "calls fail open without waiting for " +
-         std::to_string(breaker.cool_off_ms()) + " ms, then one probe";
 }
 
 Status Gate::Impl::ConnectForTool() {
@@ -259,6 +253,12 @@ GateCounters Gate::counters() const {
   c.connection_errors = impl_->connection_errors.load();
   c.breaker_opens = impl_->breaker.opens();
   c.breaker_skips = impl_->breaker_skips.load();
+  const auto& by = impl_->fail_open_causes;
+  c.fail_opens_unreachable = by[static_cast<int>(FailOpenCause::kUnreachable)].load();
+  c.fail_opens_timed_out = by[static_cast<int>(FailOpenCause::kTimedOut)].load();
+  c.fail_opens_unconfigured = by[static_cast<int>(FailOpenCause::kNotConfigured)].load();
+  c.fail_opens_server_error = by[static_cast<int>(FailOpenCause::kServerError)].load();
+  c.reseeds = impl_->reseeds.load();
   return c;
 }
 
@@ -290,30 +290,45 @@ Decision Gate::Admit(const AdmitRequest& request) {
   const std::vector<std::string> args = AdmitArgs(o, request);
   Decision d;
   std::string failure;
+  FailOpenCause cause = FailOpenCause::kNone;
   if (!impl_->breaker.Allow()) {
     // Open breaker: fail open now rather than wait for another timeout.
     ++impl_->breaker_skips;
     failure = impl_->BreakerOpenReason();
+    cause = impl_->transport_cause.load();
   } else {
     std::lock_guard lock(impl_->mu);
-    failure = ParseAdmitReply(impl_->GatedEval(lua::kAdmitLua, args), &d);
+    Result<ValkeyReply> r = impl_->GatedEval(lua::kAdmitLua, args);
+    std::string seed_failure;
+    if (IsUnconfiguredReply(r)) {
+      // The store lost the target's state: re-seed it from the declared
+      // configuration (GateOptions::declared_config) and ask once more.
+      if (impl_->Reseed(request.now_ms, &seed_failure)) {
+        r = impl_->GatedEval(lua::kAdmitLua, args);
+      }
+    }
+    failure = ParseAdmitReply(r, &d);
     if (failure.empty()) {
       if (d.verdict == Verdict::kAdmit) impl_->admits++;
       if (d.verdict == Verdict::kDefer) impl_->defers++;
       if (d.verdict == Verdict::kReject) impl_->rejects++;
       return d;
     }
+    cause = FailOpenCauseOf(r);
+    if (cause == FailOpenCause::kNotConfigured && !seed_failure.empty()) failure = seed_failure;
   }
-  // Fail open (I3): count every one; warn at most once per interval per
-  // target in this process, whatever the number of Gate objects.
+  // Fail open (I3): count every one, by cause; warn at most once per
+  // interval per target in this process, whatever the number of Gate objects.
   ++impl_->fail_opens;
+  ++impl_->fail_open_causes[static_cast<int>(cause)];
   if (auto [warn, n] = ClaimFailOpenWarning(o.target, o.warn_interval_ms, impl_->clock); warn) {
-    spdlog::warn("bp gate '{}': failing open ({} so far in this process): {}", o.target, n,
-                 failure);
+    spdlog::warn("bp gate '{}': failing open ({} so far in this process), {}: {}", o.target, n,
+                 FailOpenCauseName(cause), failure);
   }
   d = Decision{};
   d.verdict = Verdict::kFailOpen;
   d.reason = failure;
+  d.cause = cause;
   return d;
 }
 

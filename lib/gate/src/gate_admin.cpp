@@ -81,10 +81,7 @@ Result<GateConfig> GateAdmin::Config() {
   return c;
 }
 
-Status GateAdmin::ReplaceConfig(const GateConfig& config) {
-  if (Status s = ValidateGateConfig(config); !s.ok()) return s;
-  // One configure.lua call in mode "replace": it also deletes the tenant
-  // weights absent from `config` and the classes above its omega.
+std::vector<std::string> ConfigPairs(const GateConfig& config) {
   std::vector<std::string> pairs = CapsPairs(config.caps);
   const auto omega = OmegaPairs(config.omega);
   const auto tuning = TuningPairs(config.tuning);
@@ -94,7 +91,14 @@ Status GateAdmin::ReplaceConfig(const GateConfig& config) {
     pairs.push_back("tw:" + tenant);
     pairs.push_back(FormatDouble(weight));
   }
-  return impl_->Configure("replace", pairs);
+  return pairs;
+}
+
+Status GateAdmin::ReplaceConfig(const GateConfig& config) {
+  if (Status s = ValidateGateConfig(config); !s.ok()) return s;
+  // One configure.lua call in mode "replace": it also deletes the tenant
+  // weights absent from `config` and the classes above its omega.
+  return impl_->Configure("replace", ConfigPairs(config));
 }
 
 Status GateAdmin::ResetBuckets() {

@@ -1,5 +1,6 @@
-// Shared between gate.cpp (admission path) and gate_config.cpp (hot updates,
-// state snapshot): the client's private state. Not a public header.
+// Shared between gate.cpp (admission path), gate_reseed.cpp (re-seeds, fail-open
+// causes), gate_config.cpp and gate_admin.cpp (hot updates, state snapshot):
+// the client's private state. Not a public header.
 #pragma once
 
 #include <atomic>
@@ -34,7 +35,9 @@ struct Gate::Impl {
         clock(options.clock != nullptr ? *options.clock : SteadyClock::Instance()),
         breaker(options.breaker_cool_off_ms, clock),
         conn(ValkeyOptions{options.url, options.connect_timeout_ms, options.command_timeout_ms},
-             prefix) {}  // route key: a cluster sends every call to {target}'s slot
+             prefix) {  // route key: a cluster sends every call to {target}'s slot
+    PrepareSeed();
+  }
 
   // Connected, or one reconnect attempt if the interval has passed; sets
   // *attempted (if given) to whether a connect was tried or the connection
@@ -53,6 +56,18 @@ struct Gate::Impl {
   void Observe(const Status& status);
   // The FAIL_OPEN reason while the breaker refuses calls.
   std::string BreakerOpenReason() const;
+  // The status of a call the breaker refused: kTimeout or kUnavailable as
+  // the transport failure that opened it, with BreakerOpenReason().
+  Status BreakerOpenStatus() const;
+  // Validates options.declared_config and builds seed_args, or sets
+  // seed_error (constructor).
+  void PrepareSeed();
+  // After admit.lua answered that the target is unconfigured: one seed call
+  // (configure.lua "seed") if a declared configuration is given and no
+  // attempt was made within reseed_interval_ms. True when the target is
+  // configured now (by this call or a racing one): retry the admission.
+  // Else false with *failure saying why. Caller holds mu.
+  bool Reseed(int64_t now_ms, std::string* failure);
   // Tools and hot updates: connects now if disconnected, ignoring the
   // reconnect interval, with the connect timeout. Caller holds mu.
   Status ConnectForTool();
@@ -80,12 +95,23 @@ struct Gate::Impl {
   const Clock& clock;           // the reconnect and warning intervals, the breaker
   CircuitBreaker breaker;       // thread-safe on its own; consulted before mu
   std::mutex mu;
-  ValkeyConnection conn;         // guarded by mu
-  int64_t last_attempt_us = -1;  // clock time of the last connect; -1 = none; guarded by mu
+  ValkeyConnection conn;               // guarded by mu
+  int64_t last_attempt_us = -1;        // clock time of the last connect; -1 = none; guarded by mu
+  int64_t last_reseed_us = -1;         // clock time of the last seed call; -1 = none; guarded by mu
+  std::vector<std::string> seed_args;  // configure.lua "seed" ARGV after now_ms; const
+  std::string seed_error;              // why declared_config cannot be seeded; const
+  // The cause of the last transport failure (the breaker's reason to be open).
+  std::atomic<FailOpenCause> transport_cause{FailOpenCause::kUnreachable};
+  std::atomic<uint64_t> fail_open_causes[5] = {};  // by FailOpenCause
+  std::atomic<uint64_t> reseeds{0};
   std::atomic<uint64_t> admits{0}, defers{0}, rejects{0}, fail_opens{0};
   std::atomic<uint64_t> releases{0}, release_errors{0};
   std::atomic<uint64_t> timeouts{0}, connection_errors{0}, breaker_skips{0};
 };
+
+// Whether interval_ms has passed from last_us to now_us; a clock that went
+// back (an injected wall clock stepped) counts as passed, so nothing waits.
+bool IntervalPassed(int64_t last_us, int64_t now_us, int interval_ms);
 
 // "%.17g": round-trips a double through Valkey's string storage.
 std::string FormatDouble(double v);
@@ -95,8 +121,16 @@ std::string FormatDouble(double v);
 std::optional<Decision> InvalidAdmitRequest(const AdmitRequest& request);
 // admit.lua's ARGV for a request;
 std::vector<std::string> AdmitArgs(const GateOptions& options, const AdmitRequest& request);
-// fills *d from admit.lua's reply; returns "" or the failure (then *d is unset).
+// fills *d from admit.lua's reply; returns "" or the failure (then *d is unset);
 std::string ParseAdmitReply(const Result<ValkeyReply>& reply, Decision* d);
+// the cause of a failed admit.lua reply (a transport status: kTimeout is
+// kTimedOut, any other kUnreachable);
+FailOpenCause FailOpenCauseOf(const Result<ValkeyReply>& reply);
+// whether the reply is admit.lua's error for a target without caps.
+bool IsUnconfiguredReply(const Result<ValkeyReply>& reply);
+// configure.lua field/value pairs of a whole configuration (ReplaceConfig,
+// re-seeds): caps, omega, tuning and every tenant weight.
+std::vector<std::string> ConfigPairs(const GateConfig& config);
 
 // Reply helpers (gate_config.cpp): a number reply or its fallback; a
 // failure or error reply as Status; the named field `name` of state.lua's

@@ -91,6 +91,11 @@ class BpConfiguration : public Configuration {
     const GateCounters c = pool_.counters();
     records.gate_fail_opens = c.fail_opens;
     records.gate_breaker_opens = c.breaker_opens;
+    records.gate_fail_opens_unreachable = c.fail_opens_unreachable;
+    records.gate_fail_opens_timed_out = c.fail_opens_timed_out;
+    records.gate_fail_opens_unconfigured = c.fail_opens_unconfigured;
+    records.gate_fail_opens_server_error = c.fail_opens_server_error;
+    records.gate_reseeds = c.reseeds;
     records.gate_unreleased = stop.unreleased();
     if (stop.unreleased() > 0) {
       spdlog::warn(
@@ -172,6 +177,32 @@ class BpConfiguration : public Configuration {
 
 }  // namespace
 
+std::string GateFailOpenSummary(const RunRecords& r, const std::string& label) {
+  if (r.gate_fail_opens == 0 && r.gate_reseeds == 0) return "";
+  std::string text = label + ": ";
+  if (r.gate_fail_opens > 0) {
+    std::string causes;
+    for (auto [name, n] :
+         {std::pair{FailOpenCause::kUnreachable, r.gate_fail_opens_unreachable},
+          std::pair{FailOpenCause::kTimedOut, r.gate_fail_opens_timed_out},
+          std::pair{FailOpenCause::kNotConfigured, r.gate_fail_opens_unconfigured},
+          std::pair{FailOpenCause::kServerError, r.gate_fail_opens_server_error}}) {
+      if (n == 0) continue;
+      if (!causes.empty()) causes += ", ";
+      causes += std::string(FailOpenCauseName(name)) + " " + std::to_string(n);
+    }
+    if (causes.empty()) causes = "causes not recorded";
+    text += std::to_string(r.gate_fail_opens) + " gate calls failed open, ungated (" + causes +
+            "); the circuit breakers opened " + std::to_string(r.gate_breaker_opens) + " times";
+  }
+  if (r.gate_reseeds > 0) {
+    if (r.gate_fail_opens > 0) text += "; ";
+    text += "the target was re-seeded " + std::to_string(r.gate_reseeds) +
+            " times from the declared configuration (the store lost its state)";
+  }
+  return text;
+}
+
 Result<GateAblation> BpAblationOf(const std::string& configuration) {
   if (configuration == "bp") return GateAblation::kNone;
   if (configuration == "bp-no-drf") return GateAblation::kNoDrf;
@@ -197,6 +228,22 @@ GateOptions GateOptionsOf(const Workload& workload, const TimeScale& scale,
 
 }  // namespace
 
+GateConfig GateConfigOf(const Workload& workload, const TimeScale& scale) {
+  GateConfig c;
+  c.configured = true;
+  c.caps = GateCapsOf(workload, scale.speedup());
+  if (workload.gate_adapt) {  // else the default tuning: the paper's gate
+    c.tuning.adapt = true;
+    c.tuning.adapt_beta = workload.gate_adapt_beta;
+    c.tuning.adapt_recover_ms = scale.ToReal(workload.gate_adapt_recover_s * 1000);
+    c.tuning.adapt_window_ms = scale.ToReal(workload.gate_adapt_window_s * 1000);
+    c.tuning.adapt_min_429 = workload.gate_adapt_min_429;
+  }
+  c.omega = workload.priority_weights;
+  for (const TenantSpec& t : workload.tenants) c.tenant_weights[t.id] = t.weight;
+  return c;
+}
+
 Status ConfigureGateTarget(const Workload& workload, const TimeScale& scale,
                            const BpOptions& options) {
   GateAdmin setup(GateOptionsOf(workload, scale, options));
@@ -205,30 +252,20 @@ Status ConfigureGateTarget(const Workload& workload, const TimeScale& scale,
                                s.message());
   }
   if (!options.configure) return Status::Ok();
+  if (options.declared_config) return setup.ReplaceConfig(*options.declared_config);
   // Never a cap outside bpctl's ranges (loadgen refused it before the run).
   if (Status s = CheckGateRanges(workload, scale.speedup()); !s.ok()) return s;
-  if (Status s = setup.SetCaps(GateCapsOf(workload, scale.speedup())); !s.ok()) return s;
-  if (workload.gate_adapt) {  // else the tuning stays unset: the paper's gate
-    GateTuning t;
-    t.adapt = true;
-    t.adapt_beta = workload.gate_adapt_beta;
-    t.adapt_recover_ms = scale.ToReal(workload.gate_adapt_recover_s * 1000);
-    t.adapt_window_ms = scale.ToReal(workload.gate_adapt_window_s * 1000);
-    t.adapt_min_429 = workload.gate_adapt_min_429;
-    if (Status s = setup.SetTuning(t); !s.ok()) return s;
-  }
-  if (Status s = setup.SetPriorityWeights(workload.priority_weights); !s.ok()) return s;
-  for (const TenantSpec& t : workload.tenants) {
-    if (Status s = setup.SetTenantWeight(t.id, t.weight); !s.ok()) return s;
-  }
-  return Status::Ok();
+  return setup.ReplaceConfig(GateConfigOf(workload, scale));
 }
 
 Result<std::unique_ptr<Configuration>> MakeBpConfiguration(const Workload& workload,
                                                            const TimeScale& scale,
                                                            BpOptions options) {
   if (Status s = ConfigureGateTarget(workload, scale, options); !s.ok()) return s;
-  const GateOptions g = GateOptionsOf(workload, scale, options);
+  GateOptions g = GateOptionsOf(workload, scale, options);
+  g.declared_config = options.declared_config
+                          ? options.declared_config
+                          : std::make_shared<const GateConfig>(GateConfigOf(workload, scale));
   std::unique_ptr<Configuration> c = MakeBpConfigurationOn(
       [g]() -> std::unique_ptr<Admission> { return std::make_unique<Gate>(g); },
       options.gate_threads, options.release_drain_ms);

@@ -253,12 +253,6 @@ class ScenarioDriver {
     }
     // Stop: keep what is needed to bring it back, then SIGTERM and wait.
     cmdline_ = RestartCommandOf(pid, e_.options_.valkey_url);
-    saved_config_.reset();
-    if (!e_.options_.gate_target.empty()) {
-      bp::GateAdmin gate(GateOptionsFor(1000));
-      auto c = gate.Config();
-      if (c.ok()) saved_config_ = *c;
-    }
     if (cmdline_.empty()) {
       return Log(Record(a, false,
                         "not stopped: cannot read how to restart valkey pid " +
@@ -292,12 +286,10 @@ class ScenarioDriver {
       up = gate.Ping().ok();
       if (!up) ::usleep(20000);
     }
+    // Nothing is re-imported: the gate threads re-seed the emptied target
+    // from their declared configuration (GateOptions::declared_config).
     std::string detail = "restarted as pid " + std::to_string(pid);
     if (!up) return Log(Record(a, false, detail + " but it does not answer"));
-    if (saved_config_) {
-      Status s = gate.ReplaceConfig(*saved_config_);
-      detail += s.ok() ? "; gate configuration imported" : "; import failed: " + s.message();
-    }
     Log(Record(a, true, detail));
   }
 
@@ -337,7 +329,6 @@ class ScenarioDriver {
   int pid_ = 0;
   int outage_event_ = -1;
   std::vector<std::string> cmdline_;
-  std::optional<GateConfig> saved_config_;
   // shared
   std::mutex mu_;
   std::condition_variable cv_;

@@ -137,6 +137,11 @@ GateCounters GatePool::counters() const {
     sum.connection_errors += c.connection_errors;
     sum.breaker_opens += c.breaker_opens;
     sum.breaker_skips += c.breaker_skips;
+    sum.fail_opens_unreachable += c.fail_opens_unreachable;
+    sum.fail_opens_timed_out += c.fail_opens_timed_out;
+    sum.fail_opens_unconfigured += c.fail_opens_unconfigured;
+    sum.fail_opens_server_error += c.fail_opens_server_error;
+    sum.reseeds += c.reseeds;
   }
   return sum;
 }

@@ -133,6 +133,11 @@ Status WriteRecordsFile(const std::filesystem::path& path, const ShardRecords& p
   doc["start_unix_us"] = r.start_unix_us;
   doc["gate_fail_opens"] = r.gate_fail_opens;
   doc["gate_breaker_opens"] = r.gate_breaker_opens;
+  doc["gate_fail_opens_unreachable"] = r.gate_fail_opens_unreachable;
+  doc["gate_fail_opens_timed_out"] = r.gate_fail_opens_timed_out;
+  doc["gate_fail_opens_unconfigured"] = r.gate_fail_opens_unconfigured;
+  doc["gate_fail_opens_server_error"] = r.gate_fail_opens_server_error;
+  doc["gate_reseeds"] = r.gate_reseeds;
   doc["gate_unreleased"] = r.gate_unreleased;
   doc["gate_target"] = r.gate_target;
   doc["gate_server"] = r.gate_server;
@@ -241,6 +246,15 @@ Result<ShardRecords> ReadRecordsFile(const std::filesystem::path& path) {
     // Absent from records written before the breaker and the release drain.
     if (doc.contains("gate_breaker_opens")) count("gate_breaker_opens", &r.gate_breaker_opens);
     if (doc.contains("gate_unreleased")) count("gate_unreleased", &r.gate_unreleased);
+    // Absent from records written before fail-opens were counted by cause.
+    for (auto [field, out] :
+         {std::pair{"gate_fail_opens_unreachable", &r.gate_fail_opens_unreachable},
+          std::pair{"gate_fail_opens_timed_out", &r.gate_fail_opens_timed_out},
+          std::pair{"gate_fail_opens_unconfigured", &r.gate_fail_opens_unconfigured},
+          std::pair{"gate_fail_opens_server_error", &r.gate_fail_opens_server_error},
+          std::pair{"gate_reseeds", &r.gate_reseeds}}) {
+      if (doc.contains(field)) count(field, out);
+    }
     get("gate_target", &r.gate_target);
     if (doc.contains("gate_server")) get("gate_server", &r.gate_server);
     where = "shard";

@@ -189,6 +189,7 @@ Result<RunRecords> RunOnce(const Workload& workload, const RunOptions& options) 
                 std::to_string(options.repeat) + "-" + std::to_string(unix_ms);
     if (!options.gate_target.empty()) bp.target = options.gate_target;
     bp.configure = options.configure_gate;
+    bp.declared_config = options.gate_config;
     if (options.progress) {
       spdlog::info("{} {} #{}: gate target \"{}\" ({})", workload.name, options.configuration,
                    options.repeat, bp.target, BpctlStatusCommand(options.valkey_url, bp.target));
@@ -230,11 +231,8 @@ Result<RunRecords> RunOnce(const Workload& workload, const RunOptions& options) 
   records.repeat = options.repeat;
   records.gate_target = gate_target;
   records.gate_server = gate_server;
-  if (records.gate_fail_opens > 0) {
-    spdlog::warn(
-        "{}: {} gate calls failed open (ungated calls; Valkey slow or unreachable; the circuit "
-        "breakers opened {} times)",
-        eo.label, records.gate_fail_opens, records.gate_breaker_opens);
+  if (const std::string line = GateFailOpenSummary(records, eo.label); !line.empty()) {
+    spdlog::warn("{}", line);
   }
   int64_t failed = 0, unfinished = 0;
   for (const ActivityRecord& a : records.activities) {

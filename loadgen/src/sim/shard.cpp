@@ -41,6 +41,7 @@ Status SetupSharedRun(const Workload& full, const RunOptions& options) {
   bp.ablation = *ablation;
   bp.command_timeout_ms = options.gate_command_timeout_ms;
   bp.breaker_cool_off_ms = options.gate_breaker_cool_off_ms;
+  bp.declared_config = options.gate_config;
   auto scale = TimeScale::Of(options.speedup);
   if (!scale.ok()) return scale.status();
   return ConfigureGateTarget(full, *scale, bp);
@@ -151,6 +152,13 @@ Result<ShardRecords> RunShard(const Workload& full, RunOptions options, ShardInf
           "have started against an unconfigured gate (fail-opens) or upstream",
           shard.index, shard.count, late);
     }
+  }
+  if (!options.gate_config && !IsBaseline(options.configuration)) {
+    // Every part declares the whole workload's configuration (all tenants'
+    // weights), as the setup wrote it, for the re-seeds of its gate threads.
+    auto scale = TimeScale::Of(options.speedup);
+    if (!scale.ok()) return scale.status();
+    options.gate_config = std::make_shared<const GateConfig>(GateConfigOf(full, *scale));
   }
   options.configure_upstream = false;
   options.configure_gate = false;

@@ -152,6 +152,11 @@ Result<RunRecords> MergeShards(std::vector<ShardRecords> parts) {
     m.slots += r.slots;
     m.gate_fail_opens += r.gate_fail_opens;
     m.gate_breaker_opens += r.gate_breaker_opens;
+    m.gate_fail_opens_unreachable += r.gate_fail_opens_unreachable;
+    m.gate_fail_opens_timed_out += r.gate_fail_opens_timed_out;
+    m.gate_fail_opens_unconfigured += r.gate_fail_opens_unconfigured;
+    m.gate_fail_opens_server_error += r.gate_fail_opens_server_error;
+    m.gate_reseeds += r.gate_reseeds;
     m.gate_unreleased += r.gate_unreleased;
     m.end_us = std::max(m.end_us, r.end_us + off);
     for (size_t t = 0; t < r.tenants.size(); ++t) {

@@ -10,6 +10,7 @@
 
 #include "bp/gate.h"
 #include "bp/gate_admin.h"
+#include "bp/gate_config_json.h"
 #include "bp/status.h"
 
 namespace bp::bpctl {
@@ -18,15 +19,10 @@ namespace bp::bpctl {
 Result<double> ParsePositive(const std::string& text, const std::string& what);
 // The same, >= 0.
 Result<double> ParseNonNegative(const std::string& text, const std::string& what);
-// An interval of accepted numbers; an open end refuses the bound itself.
-struct Range {
-  double min = 0;
-  double max = 0;
-  bool min_open = false;  // (min, ...
-  bool max_open = false;  // ..., max)
-};
+// An interval of accepted numbers (bp::GateRange, gate_config_json.h).
+using Range = GateRange;
 // "[0.001, 1e+09]", "(0, 1)", "(0, 86400000]".
-std::string RangeText(const Range& range);
+inline std::string RangeText(const Range& range) { return GateRangeText(range); }
 // A number (the syntax above) inside `range`. Every failure names the range:
 // "--rpm: must be a number in [0.001, 1e+09], got '1e300'" for 1e300, 0,
 // -60, nan, inf or 60x alike.
@@ -50,20 +46,12 @@ inline constexpr double kMaxWeight = kMaxGateWeight;
 // second (beyond 1e9 s the conversion to a duration would overflow and
 // `watch` would flood Valkey).
 inline constexpr Range kWatchIntervalRange{0.05, 86400};
-// `set adapt` and an import's tuning: the adaptive rule's parameters (docs/gate.md,
-// "Adaptive caps"; their defaults, 0.7, 120000 ms, 2000 ms and 4, are
-// lib/gate/lua/prelude.lua's). Beyond these the rule is meaningless in
-// practice: a recovery longer than a day never recovers within a run, a
-// window longer than an hour holds a decrease that long, and no provider
-// answers a million 429s within one window.
-inline constexpr Range kAdaptBetaRange{0, 1, true, true};          // decrease factor
-inline constexpr Range kAdaptRecoverMsRange{0, 86'400'000, true};  // ms, 0 to the cap
-inline constexpr Range kAdaptWindowMsRange{0, 3'600'000};          // ms
-inline constexpr int64_t kMaxAdaptMin429 = 1'000'000;  // 429s per window, >= 1 (loadgen's bound)
-// InvalidArgument naming the field ("tenant_weights.acme: must be in
-// [1e-06, 1e+06], got 1e+300") when a value of `config` is outside the ranges
-// (caps, weights and the adaptive tuning above).
-Status CheckRanges(const GateConfig& config);
+// `set adapt` and an import's tuning: the adaptive rule's parameters
+// (gate_config_json.h, the one definition).
+inline constexpr Range kAdaptBetaRange = kGateAdaptBetaRange;            // decrease factor
+inline constexpr Range kAdaptRecoverMsRange = kGateAdaptRecoverMsRange;  // ms
+inline constexpr Range kAdaptWindowMsRange = kGateAdaptWindowMsRange;    // ms
+inline constexpr int64_t kMaxAdaptMin429 = kMaxGateAdaptMin429;          // 429s per window, >= 1
 // A decimal integer in [min, max].
 Result<int64_t> ParseInteger(const std::string& text, const std::string& what, int64_t min,
                              int64_t max);
@@ -72,10 +60,10 @@ Result<std::string> ParseTenant(const std::string& text, const std::string& what
 // A gate target: the same rule as tenant ids (keys are bp:{target}:...).
 Result<std::string> ParseTarget(const std::string& text);
 // "0.5,0.3,0.2": omega_1..omega_K, each in [kMinWeight, kMaxWeight], 1..kMaxClasses.
-inline constexpr size_t kMaxClasses = 100;
+inline constexpr size_t kMaxClasses = kMaxGateClasses;
 Result<std::vector<double>> ParsePriorityWeights(const std::string& text);
 
 // "60", "0.5", "1.6666666666666667": the shortest text that reads back as v.
-std::string FormatNumber(double v);
+inline std::string FormatNumber(double v) { return FormatGateNumber(v); }
 
 }  // namespace bp::bpctl

@@ -18,11 +18,17 @@
 //                    into debt, docs/gate.md); or the priority is above
 //                    the configured classes 1..K (a class without omega_k
 //                    would get weight 1 and outrank P1);
-//   FAIL_OPEN        Valkey was slow or unreachable: call the API ungated
-//                    (invariant I3); counted in fail_open_count(). After
-//                    a timeout or a lost connection the Gate's circuit
-//                    breaker answers FAIL_OPEN at once for a cool-off
+//   FAIL_OPEN        no decision from Valkey: call the API ungated
+//                    (invariant I3); counted in fail_open_count() and by
+//                    its cause (Decision::cause: unreachable, timed out,
+//                    target not configured, server error). After a timeout
+//                    or a lost connection the Gate's circuit breaker answers
+//                    FAIL_OPEN at once for a cool-off
 //                    (GateOptions::breaker_cool_off_ms, bp/circuit_breaker.h).
+//                    A target found unconfigured (the store lost its state)
+//                    is re-seeded from GateOptions::declared_config when one
+//                    is given, and the admission retried
+//                    (docs/store-restart.md).
 //
 // Units: requests and tokens are counts; caps are per second; times in ms.
 // Thread-safety: every method is thread-safe (one connection, serialized by an
@@ -126,6 +132,22 @@ inline constexpr double kMaxGateCostTokens = kMaxGateTpm;
 enum class Verdict { kAdmit, kDefer, kReject, kFailOpen };
 const char* VerdictName(Verdict v);  // "ADMIT", "DEFER", "REJECT", "FAIL_OPEN"
 
+// Why an admission failed open.
+enum class FailOpenCause {
+  kNone,           // not a FAIL_OPEN
+  kUnreachable,    // refused or reset connection, no slot owner, a reconnect
+                   // not yet due, or the breaker open after one of these
+  kTimedOut,       // no answer within command_timeout_ms (connect included),
+                   // or the breaker open after a timeout
+  kNotConfigured,  // the server answered that the target has no caps (a store
+                   // that lost its state) and no re-seed could be made
+                   // (no GateOptions::declared_config, one tried within
+                   // reseed_interval_ms, or the re-seed failed)
+  kServerError,    // any other error reply (script error, OOM, READONLY...)
+};
+// "none", "unreachable", "timed out", "target not configured", "server error".
+const char* FailOpenCauseName(FailOpenCause cause);
+
 struct Decision {
   Verdict verdict = Verdict::kFailOpen;
   std::string ticket;    // ADMIT only: pass to Release
@@ -133,6 +155,7 @@ struct Decision {
   std::string reason;    // REJECT / FAIL_OPEN: human-readable cause;
                          // DEFER: the binding rule ("fair", "l1:requests",
                          // "l1:tokens")
+  FailOpenCause cause = FailOpenCause::kNone;  // FAIL_OPEN only
 };
 
 struct AdmitRequest {
@@ -162,6 +185,8 @@ struct GateCaps {
   double max_cost_tokens = 0;
 };
 
+struct GateConfig;  // a target's whole configuration (bp/gate_admin.h)
+
 struct GateOptions {
   // redis://[[user]:password@]host[:port][/db] or unix:///path/to/socket, or
   // redis+cluster://host:port[,host:port...] (calls go to {target}'s primary)
@@ -186,6 +211,24 @@ struct GateOptions {
   // then costs one command timeout per cool-off instead of one per call.
   // 0 = no breaker (every call waits its timeout). Real ms on `clock`.
   int breaker_cool_off_ms = 1000;
+  // The target's declared configuration: what the operator wrote (the JSON
+  // of `bpctl export` / `bpctl import`, bp/gate_config_json.h). When set and
+  // an admission finds the target unconfigured (its store lost its state: a
+  // restart without persistence, a failover to an empty replica, a flush),
+  // the Gate re-seeds it with one configure.lua call that writes only while
+  // the target is still unconfigured (so racing clients write it once), with
+  // empty L1 buckets (no burst on top of what the provider counted while the
+  // clients failed open) and then retries the admission once. Counted in
+  // GateCounters::reseeds; the first re-seed in a process logs one warning
+  // per target: hot changes made since this configuration was written are
+  // lost. Validated on first use (ValidateGateConfig): an invalid one is
+  // never written, and such admissions fail open (kNotConfigured) with the
+  // reason. nullptr: they fail open. docs/store-restart.md.
+  std::shared_ptr<const GateConfig> declared_config;
+  // At most one re-seed attempt per interval per Gate (real ms on `clock`);
+  // the first is never delayed. Between attempts an unconfigured target
+  // fails open (kNotConfigured).
+  int reseed_interval_ms = 1000;
   // The clock of the intervals above (warn_interval_ms for the warnings
   // this Gate claims, the breaker's cool-off); nullptr = SteadyClock::Instance(). Must outlive the
   // Gate. The scripts' own time is Valkey's TIME (or AdmitRequest::now_ms).
@@ -255,6 +298,13 @@ struct GateCounters {
   // without contacting the server: Admits (also counted in fail_opens) and
   // releases (also in release_errors).
   uint64_t breaker_opens = 0, breaker_skips = 0;
+  // fail_opens by cause (FailOpenCause; they sum to fail_opens).
+  uint64_t fail_opens_unreachable = 0, fail_opens_timed_out = 0;
+  uint64_t fail_opens_unconfigured = 0, fail_opens_server_error = 0;
+  // Re-seeds this Gate wrote (GateOptions::declared_config): the target was
+  // found unconfigured and this Gate's call configured it. A call that found
+  // it configured by another client (a race) does not count.
+  uint64_t reseeds = 0;
 };
 
 // What a worker needs of a gate: the admission path and its counters, as

@@ -26,6 +26,7 @@
 #include <string>
 
 #include "bp/gate.h"
+#include "bp/gate_admin.h"
 #include "bp/loadgen/engine.h"
 #include "bp/loadgen/gate_pool.h"
 #include "bp/loadgen/time_scale.h"
@@ -47,20 +48,38 @@ struct BpOptions {
   // false: the target was configured by a cooperating process (shard.h);
   // MakeBpConfiguration only checks that Valkey answers and writes nothing.
   bool configure = true;
+  // The target's declared configuration (loadgen --gate-config FILE): what
+  // is written at the start and what every gate thread re-seeds the target
+  // from when the store lost its state (GateOptions::declared_config).
+  // nullptr: GateConfigOf(workload, scale).
+  std::shared_ptr<const GateConfig> declared_config;
 };
+
+// The declared configuration a workload implies: caps scaled (rates *
+// gate_cap_factor * speedup, burst_s / speedup), with gate_adapt the
+// tuning's adaptive-caps fields (times / speedup), priority weights omega
+// and each tenant's w_t; every other field at the gate's defaults.
+GateConfig GateConfigOf(const Workload& workload, const TimeScale& scale);
 
 // What Release reports for an upstream answer: kThrottled for an upstream
 // 429 (bound from the error type; retry-after paper ms -> real ms), else kOk;
 // the x-ratelimit-* headers as received (real ms), -1 where absent.
 UpstreamReport ReportOf(const CallResult& result, const TimeScale& scale);
 
+// The closing warning of a bp run whose gate calls failed open or whose
+// target was re-seeded, naming the causes from the records' counts, e.g.
+//   "<label>: 7743 gate calls failed open, ungated (target not configured
+//   7743); the circuit breakers opened 0 times"
+// with "; the target was re-seeded N times from the declared configuration
+// (the store lost its state)" when it was. "" when neither happened.
+std::string GateFailOpenSummary(const RunRecords& records, const std::string& label);
+
 // "bp" | "bp-no-drf" | "bp-no-priority" -> ablation; InvalidArgument otherwise.
 Result<GateAblation> BpAblationOf(const std::string& configuration);
 
-// Connects, then writes the run's gate state: SetCaps (scaled: rates *
-// gate_cap_factor * speedup, burst_s / speedup), with gate_adapt the tuning's
-// adaptive-caps fields (times / speedup), priority weights omega and each
-// tenant's w_t.
+// Connects, then writes the run's declared configuration in one
+// ReplaceConfig (options.declared_config, else GateConfigOf), and gives it to
+// every gate thread.
 // Unavailable if Valkey does not answer (a run is not started fail-open).
 // With options.configure false only the Ping is done.
 Result<std::unique_ptr<Configuration>> MakeBpConfiguration(const Workload& workload,
@@ -68,9 +87,8 @@ Result<std::unique_ptr<Configuration>> MakeBpConfiguration(const Workload& workl
                                                            BpOptions options);
 
 // The gate-state part of MakeBpConfiguration alone (connects, pings, and with
-// options.configure writes caps, tuning, omegas and every tenant's weight of
-// `workload`), with no worker threads: for the process that configures a
-// target shared by several loadgen processes. Same errors.
+// options.configure writes the declared configuration), with no worker threads: for the process
+// that configures a target shared by several loadgen processes. Same errors.
 Status ConfigureGateTarget(const Workload& workload, const TimeScale& scale,
                            const BpOptions& options);
 

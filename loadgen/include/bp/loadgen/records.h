@@ -132,6 +132,11 @@ struct RunRecords {
                                   // of cooperating processes (shard.h)
   uint64_t gate_fail_opens = 0;   // bp: Admit calls that failed open (I3)
   uint64_t gate_breaker_opens = 0;  // bp: times a gate thread's circuit breaker opened
+  // bp: gate_fail_opens by cause (bp::FailOpenCause; they sum to it), and
+  // the re-seeds of the target the gate threads wrote (bp::GateCounters).
+  uint64_t gate_fail_opens_unreachable = 0, gate_fail_opens_timed_out = 0;
+  uint64_t gate_fail_opens_unconfigured = 0, gate_fail_opens_server_error = 0;
+  uint64_t gate_reseeds = 0;
   uint64_t gate_unreleased = 0;   // bp: releases queued at the end that the drain
                                   // could not apply (GatePool::StopReport)
   std::string gate_target;        // bp: the run's gate target ("" otherwise)

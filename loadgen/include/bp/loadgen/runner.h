@@ -14,9 +14,11 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
+#include "bp/gate_admin.h"
 #include "bp/loadgen/litellm_limiter.h"
 #include "bp/loadgen/records.h"
 #include "bp/loadgen/retry_policy.h"
@@ -59,6 +61,12 @@ struct RunOptions {
   // `progress`, one line saying how long it waits when it is ahead).
   std::string gate_target;
   bool configure_gate = true;
+  // bp: the target's declared configuration (--gate-config FILE, the JSON of
+  // `bpctl export`, read by bp::ReadGateConfigFile): written at the start and
+  // re-seeded by the gate threads when the store lost its state
+  // (docs/store-restart.md). nullptr: derived from the workload
+  // (GateConfigOf; for a run over processes, from the whole workload).
+  std::shared_ptr<const GateConfig> gate_config;
   int64_t start_at_unix_ms = 0;
   // "part I/N" when this process runs part of a run (RunShard sets it):
   // added to the label of the progress and log lines, whose counts are the

@@ -16,8 +16,9 @@
 //   state_outage    the Valkey server loadgen was given (--valkey-pid or
 //                   --valkey-pidfile) goes away for duration_s: `pause`
 //                   (SIGSTOP, then SIGCONT) or `stop` (SIGTERM, then the same
-//                   command line is started again and the gate configuration
-//                   exported before is imported, as an operator would).
+//                   command line is started again, empty without
+//                   persistence; the gate threads re-seed the target from
+//                   their declared configuration, docs/store-restart.md).
 // Every event may also carry `label` (figure and report text), `window_s`
 // (default 20) and `settle_s` (default 0): the report measures the window
 // [event + settle_s, event + settle_s + window_s] (for state_outage counted

@@ -1,17 +1,22 @@
-// bpctl export/import format (config_json.h): GateConfig <-> JSON, strict on
-// input so an import is validated as a whole before anything is written.
-#include "bp/bpctl/config_json.h"
+// The declared-configuration format (gate_config_json.h): GateConfig <-> JSON,
+// strict on input so a file is validated as a whole before anything is
+// written, and the ranges tools accept.
+#include "bp/gate_config_json.h"
 
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
 #include <initializer_list>
 #include <set>
+#include <sstream>
 #include <string>
+#include <tuple>
 #include <vector>
 
-#include "bp/bpctl/values.h"
 #include "bp/json_text.h"
 
-namespace bp::bpctl {
+namespace bp {
 namespace {
 
 using json = nlohmann::ordered_json;
@@ -93,7 +98,79 @@ Status ReadTuning(const json& j, GateTuning* t) {
 
 }  // namespace
 
-nlohmann::ordered_json ConfigToJson(const GateConfig& c) {
+std::string GateRangeText(const GateRange& r) {
+  std::string text(1, r.min_open ? '(' : '[');
+  text.append(FormatGateNumber(r.min)).append(", ").append(FormatGateNumber(r.max));
+  text.push_back(r.max_open ? ')' : ']');
+  return text;
+}
+
+bool InGateRange(double v, const GateRange& r) {
+  return std::isfinite(v) && (r.min_open ? v > r.min : v >= r.min) &&
+         (r.max_open ? v < r.max : v <= r.max);
+}
+
+std::string FormatGateNumber(double v) {
+  char buf[32];
+  for (int precision = 6; precision <= 17; ++precision) {
+    std::snprintf(buf, sizeof buf, "%.*g", precision, v);
+    if (std::strtod(buf, nullptr) == v) break;
+  }
+  return buf;
+}
+
+Status CheckGateConfigRanges(const GateConfig& c) {
+  auto check = [](const std::string& field, double v, double min, double max,
+                  const std::string& note = "") {
+    if (v >= min && v <= max) return Status::Ok();
+    return Status::InvalidArgument(field + ": must be in [" + FormatGateNumber(min) + ", " +
+                                   FormatGateNumber(max) + "]" + note + ", got " +
+                                   FormatGateNumber(v));
+  };
+  if (c.configured) {
+    for (Status s :
+         {check("caps.requests_per_s", c.caps.requests_per_s, kMinGateRpm / 60, kMaxGateRpm / 60,
+                " (0.001 to 1e9 rpm)"),
+          check("caps.tokens_per_s", c.caps.tokens_per_s, 0, kMaxGateTpm / 60, " (0 to 1e12 tpm)"),
+          check("caps.burst_s", c.caps.burst_s, kMinGateBurstS, kMaxGateBurstS),
+          // The ranges of `set cap --max-cost-requests / --max-cost-tokens`.
+          check("caps.max_cost_requests", c.caps.max_cost_requests, 0, kMaxGateCostRequests),
+          check("caps.max_cost_tokens", c.caps.max_cost_tokens, 0, kMaxGateCostTokens)}) {
+      if (!s.ok()) return s;
+    }
+  }
+  if (c.omega.size() > kMaxGateClasses) {
+    return Status::InvalidArgument("priority_weights: at most " + std::to_string(kMaxGateClasses) +
+                                   " classes, got " + std::to_string(c.omega.size()));
+  }
+  for (size_t k = 0; k < c.omega.size(); ++k) {
+    Status s = check("priority_weights[" + std::to_string(k) + "]", c.omega[k], kMinGateWeight,
+                     kMaxGateWeight);
+    if (!s.ok()) return s;
+  }
+  for (const auto& [tenant, w] : c.tenant_weights) {
+    if (Status s = check("tenant_weights." + tenant, w, kMinGateWeight, kMaxGateWeight); !s.ok())
+      return s;
+  }
+  const GateTuning& t = c.tuning;
+  for (auto [field, v, range] :
+       {std::tuple{"tuning.adapt_beta", t.adapt_beta, kGateAdaptBetaRange},
+        std::tuple{"tuning.adapt_recover_ms", t.adapt_recover_ms, kGateAdaptRecoverMsRange},
+        std::tuple{"tuning.adapt_window_ms", t.adapt_window_ms, kGateAdaptWindowMsRange}}) {
+    if (!InGateRange(v, range)) {
+      return Status::InvalidArgument(std::string(field) + ": must be in " + GateRangeText(range) +
+                                     ", got " + FormatGateNumber(v));
+    }
+  }
+  if (t.adapt_min_429 < 1 || t.adapt_min_429 > kMaxGateAdaptMin429) {
+    return Status::InvalidArgument("tuning.adapt_min_429: must be an integer in [1, " +
+                                   std::to_string(kMaxGateAdaptMin429) + "], got " +
+                                   std::to_string(t.adapt_min_429));
+  }
+  return Status::Ok();
+}
+
+nlohmann::ordered_json GateConfigToJson(const GateConfig& c) {
   json j;
   j["version"] = 1;
   if (c.configured) {
@@ -121,7 +198,7 @@ nlohmann::ordered_json ConfigToJson(const GateConfig& c) {
   return j;
 }
 
-Result<GateConfig> ConfigFromJson(const nlohmann::ordered_json& j) {
+Result<GateConfig> GateConfigFromJson(const nlohmann::ordered_json& j) {
   if (Status s =
           OnlyFields(j, "", {"version", "caps", "priority_weights", "tenant_weights", "tuning"});
       !s.ok()) {
@@ -153,11 +230,11 @@ Result<GateConfig> ConfigFromJson(const nlohmann::ordered_json& j) {
     if (Status s = ReadTuning(j.at("tuning"), &c.tuning); !s.ok()) return s;
   }
   if (Status s = ValidateGateConfig(c); !s.ok()) return s;
-  if (Status s = CheckRanges(c); !s.ok()) return s;
+  if (Status s = CheckGateConfigRanges(c); !s.ok()) return s;
   return c;
 }
 
-Result<nlohmann::ordered_json> ParseConfigText(std::string_view text) {
+Result<nlohmann::ordered_json> ParseGateConfigText(std::string_view text) {
   if (text.find_first_not_of(" \t\r\n") == std::string_view::npos) {
     return Status::InvalidArgument("empty file (expected the JSON of `bpctl export`)");
   }
@@ -185,4 +262,16 @@ Result<nlohmann::ordered_json> ParseConfigText(std::string_view text) {
   return j;
 }
 
-}  // namespace bp::bpctl
+Result<GateConfig> ReadGateConfigFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return Status::NotFound(path + ": cannot read the gate configuration file");
+  std::ostringstream text;
+  text << in.rdbuf();
+  auto j = ParseGateConfigText(text.str());
+  if (!j.ok()) return Status(j.status().code(), path + ": " + j.status().message());
+  auto c = GateConfigFromJson(*j);
+  if (!c.ok()) return Status(c.status().code(), path + ": " + c.status().message());
+  return c;
+}
+
+}  // namespace bp

@@ -1,10 +1,13 @@
-// The export/import format (config_json.h): exact round trip, strict parsing,
-// validation of the whole document. No server needed.
-#include "bp/bpctl/config_json.h"
+// The declared-configuration format (gate_config_json.h; bpctl export and
+// import): exact round trip, strict parsing, validation of the whole
+// document, and reading a file. No server needed.
+#include "bp/gate_config_json.h"
 
 #include <gtest/gtest.h>
 
-namespace bp::bpctl {
+#include <fstream>
+
+namespace bp {
 namespace {
 
 using json = nlohmann::ordered_json;
@@ -24,36 +27,36 @@ GateConfig Sample() {
   return c;
 }
 
-TEST(BpctlConfigJson, RoundTripsExactly) {
-  const json j = ConfigToJson(Sample());
+TEST(GateConfigJson, RoundTripsExactly) {
+  const json j = GateConfigToJson(Sample());
   EXPECT_EQ(j.dump(),
             R"({"version":1,"caps":{"requests_per_s":1.6666666666666667,"tokens_per_s":12000.0,)"
             R"("burst_s":0.25},"priority_weights":[0.5,0.3,0.2],"tenant_weights":{"acme":2.0,)"
             R"("beta.1":0.1},"tuning":{"slack_ms":20.0,"lend_fraction":0.75,"grace_ms":150.0,)"
             R"("ticket_ttl_ms":30000,"adapt":true,"adapt_beta":0.5,"adapt_recover_ms":120000.0,)"
             R"("adapt_window_ms":2000.0,"adapt_min_429":4}})");
-  auto back = ConfigFromJson(json::parse(j.dump()));
+  auto back = GateConfigFromJson(json::parse(j.dump()));
   ASSERT_TRUE(back.ok()) << back.status().ToString();
-  EXPECT_EQ(ConfigToJson(*back), j);
+  EXPECT_EQ(GateConfigToJson(*back), j);
   EXPECT_EQ(back->caps.requests_per_s, 100.0 / 60);  // bit-exact
 }
 
-TEST(BpctlConfigJson, MaxCostsAreExportedOnlyWhenSet) {
+TEST(GateConfigJson, MaxCostsAreExportedOnlyWhenSet) {
   GateConfig c = Sample();
   c.caps.max_cost_tokens = 12000;  // the provider's limit per window
-  const json j = ConfigToJson(c);
+  const json j = GateConfigToJson(c);
   EXPECT_EQ(j.at("caps").dump(),
             R"({"requests_per_s":1.6666666666666667,"tokens_per_s":12000.0,"burst_s":0.25,)"
             R"("max_cost_tokens":12000.0})");
-  auto back = ConfigFromJson(json::parse(j.dump()));
+  auto back = GateConfigFromJson(json::parse(j.dump()));
   ASSERT_TRUE(back.ok()) << back.status().ToString();
   EXPECT_EQ(back->caps.max_cost_tokens, 12000);
   EXPECT_EQ(back->caps.max_cost_requests, 0);  // not set: the gate's default
-  EXPECT_EQ(ConfigToJson(*back), j);
+  EXPECT_EQ(GateConfigToJson(*back), j);
 }
 
-TEST(BpctlConfigJson, OptionalFieldsTakeTheGateDefaults) {
-  auto c = ConfigFromJson(json::parse(R"({"version":1,"caps":{"requests_per_s":10}})"));
+TEST(GateConfigJson, OptionalFieldsTakeTheGateDefaults) {
+  auto c = GateConfigFromJson(json::parse(R"({"version":1,"caps":{"requests_per_s":10}})"));
   ASSERT_TRUE(c.ok()) << c.status().ToString();
   EXPECT_EQ(c->caps.tokens_per_s, 0);
   EXPECT_EQ(c->caps.burst_s, 1);
@@ -63,15 +66,15 @@ TEST(BpctlConfigJson, OptionalFieldsTakeTheGateDefaults) {
   EXPECT_EQ(c->tuning.ticket_ttl_ms, GateTuning{}.ticket_ttl_ms);
 }
 
-TEST(BpctlConfigJson, UnconfiguredExportsNullCapsThatImportRejects) {
-  const json j = ConfigToJson(GateConfig{});
+TEST(GateConfigJson, UnconfiguredExportsNullCapsThatImportRejects) {
+  const json j = GateConfigToJson(GateConfig{});
   EXPECT_TRUE(j["caps"].is_null());
-  auto c = ConfigFromJson(j);
+  auto c = GateConfigFromJson(j);
   ASSERT_FALSE(c.ok());
   EXPECT_EQ(c.status().message(), "caps: required (the gate needs caps)");
 }
 
-TEST(BpctlConfigJson, RejectsBadDocumentsNamingTheField) {
+TEST(GateConfigJson, RejectsBadDocumentsNamingTheField) {
   const std::vector<std::pair<const char*, const char*>> cases = {
       {R"([])", "document: must be an object"},
       {R"({"caps":{"requests_per_s":1}})", "version: must be 1"},
@@ -105,30 +108,52 @@ TEST(BpctlConfigJson, RejectsBadDocumentsNamingTheField) {
        "tuning.slack: unknown field"},
   };
   for (const auto& [text, message] : cases) {
-    auto c = ConfigFromJson(json::parse(text));
+    auto c = GateConfigFromJson(json::parse(text));
     ASSERT_FALSE(c.ok()) << text;
     EXPECT_EQ(c.status().code(), StatusCode::kInvalidArgument) << text;
     EXPECT_EQ(c.status().message(), message) << text;
   }
 }
 
-TEST(BpctlConfigJson, ParseConfigTextRejectsEmptyTruncatedAndRepeatedKeys) {
-  EXPECT_EQ(ParseConfigText(R"({"version":1,"caps":null})")->at("version"), 1);
-  EXPECT_EQ(ParseConfigText("").status().message(),
+TEST(GateConfigJson, ParseConfigTextRejectsEmptyTruncatedAndRepeatedKeys) {
+  EXPECT_EQ(ParseGateConfigText(R"({"version":1,"caps":null})")->at("version"), 1);
+  EXPECT_EQ(ParseGateConfigText("").status().message(),
             "empty file (expected the JSON of `bpctl export`)");
-  EXPECT_EQ(ParseConfigText("\n \n").status().message(),
+  EXPECT_EQ(ParseGateConfigText("\n \n").status().message(),
             "empty file (expected the JSON of `bpctl export`)");
-  EXPECT_EQ(ParseConfigText(R"({"version":1,"caps":{)").status().message(),
+  EXPECT_EQ(ParseGateConfigText(R"({"version":1,"caps":{)").status().message(),
             "not valid JSON at line 1, column 22: syntax error while parsing object key - "
             "unexpected end of input; "
             "expected string literal");
-  EXPECT_EQ(ParseConfigText(R"({"version":1,"version":1})").status().message(),
+  EXPECT_EQ(ParseGateConfigText(R"({"version":1,"version":1})").status().message(),
             "duplicate key \"version\" (each field may appear once)");
   // The same key in two different objects is fine; repeated inside one is not.
-  EXPECT_TRUE(ParseConfigText(R"({"a":{"x":1},"b":{"x":1}})").ok());
-  EXPECT_EQ(ParseConfigText(R"({"a":{"x":1},"b":{"y":1,"y":2}})").status().message(),
+  EXPECT_TRUE(ParseGateConfigText(R"({"a":{"x":1},"b":{"x":1}})").ok());
+  EXPECT_EQ(ParseGateConfigText(R"({"a":{"x":1},"b":{"y":1,"y":2}})").status().message(),
             "duplicate key \"y\" (each field may appear once)");
 }
 
+TEST(GateConfigJson, ReadsAFileNamingItInEveryError) {
+  const std::string dir = ::testing::TempDir();
+  auto write = [&](const std::string& name, const std::string& text) {
+    const std::string path = dir + "/" + name;
+    std::ofstream(path) << text;
+    return path;
+  };
+  const std::string good = write("declared.json", GateConfigToJson(Sample()).dump(2));
+  auto c = ReadGateConfigFile(good);
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_EQ(GateConfigToJson(*c), GateConfigToJson(Sample()));
+  const std::string missing = dir + "/no-such-file.json";
+  EXPECT_EQ(ReadGateConfigFile(missing).status().ToString(),
+            "NotFound: " + missing + ": cannot read the gate configuration file");
+  const std::string null_caps = write("null-caps.json", R"({"version":1,"caps":null})");
+  EXPECT_EQ(ReadGateConfigFile(null_caps).status().message(),
+            null_caps + ": caps: required (the gate needs caps)");
+  const std::string bad = write("bad.json", R"({"version":1,"caps":{"requests_per_s":"x"}})");
+  EXPECT_EQ(ReadGateConfigFile(bad).status().message(),
+            bad + ": caps.requests_per_s: must be a number");
+}
+
 }  // namespace
-}  // namespace bp::bpctl
+}  // namespace bp
