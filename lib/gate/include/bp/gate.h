@@ -224,7 +224,7 @@ struct GateOptions {
   // lost. Validated on first use (ValidateGateConfig): an invalid one is
   // never written, and such admissions fail open (kNotConfigured) with the
   // reason. nullptr: they fail open. docs/store-restart.md.
-  std::shared_ptr<const GateConfig> declared_config;
+  std::shared_ptr<const GateConfig> declared_config = nullptr;
   // At most one re-seed attempt per interval per Gate (real ms on `clock`);
   // the first is never delayed. Between attempts an unconfigured target
   // fails open (kNotConfigured).
