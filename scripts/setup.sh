@@ -12,7 +12,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 packages=(
-  build-essential cmake pkg-config
+  build-essential cmake pkg-config ccache
   libboost-dev libboost-program-options-dev
   libhiredis-dev nlohmann-json3-dev libspdlog-dev libfmt-dev
   libgtest-dev libgmock-dev libbenchmark-dev
@@ -54,6 +54,13 @@ source scripts/lib/valkey_build.sh
 bp_valkey_setup || true  # a failure said its loud line; Redis 7 serves then
 
 if [ "${BP_SKIP_BUILD:-0}" != 1 ]; then
-  cmake -S . -B build -DCMAKE_BUILD_TYPE=Release -DBP_WERROR="${BP_WERROR:-OFF}" >/dev/null
+  # ccache with the clone's root as base dir: a fresh clone on the same machine
+  # (as CI makes) reuses the objects another clone compiled.
+  launcher=()
+  if command -v ccache >/dev/null 2>&1; then
+    export CCACHE_BASEDIR="$PWD" CCACHE_NOHASHDIR=1
+    launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_C_COMPILER_LAUNCHER=ccache)
+  fi
+  cmake -S . -B build -DCMAKE_BUILD_TYPE=Release -DBP_WERROR="${BP_WERROR:-OFF}" "${launcher[@]}" >/dev/null
   cmake --build build -j "$(nproc)"
 fi
