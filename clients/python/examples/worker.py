@@ -16,6 +16,7 @@ import json
 import os
 import re
 import sys
+import threading
 import time
 import urllib.error
 import urllib.request
@@ -55,27 +56,36 @@ def call_api(base, model, prompt, max_tokens):
         return e.code, json.loads(e.read() or b"{}"), e.headers
 
 
+class Totals(dict):
+    """Counts shared by the worker slots."""
+    lock = threading.Lock()
+
+    def add(self, name, n=1):
+        with self.lock:
+            self[name] += n
+
+
 def one_call(gate, args, totals):
     prompt = "Summarize the quarterly report. " * args.prompt_words
     estimate = len(prompt) // 4 + args.max_tokens  # prompt + completion bound
     while True:
         d = gate.admit(args.tenant, args.priority, requests=1, tokens=estimate)
         if isinstance(d, Defer):
-            totals["defers"] += 1
+            totals.add("defers")
             time.sleep(d.delta_ms / 1000)  # a durable timer in a workflow engine
             continue
         if isinstance(d, Reject):
-            totals["rejects"] += 1
+            totals.add("rejects")
             return
         status, body, headers = call_api(args.mockapi, args.model, prompt, args.max_tokens)
         if status == 200:
-            totals["ok"] += 1
+            totals.add("ok")
             used = body.get("usage", {}).get("total_tokens", estimate)
-            totals["tokens"] += used
+            totals.add("tokens", used)
             gate.release(d.ticket, used)
             return
         if status == 429:
-            totals["throttled"] += 1
+            totals.add("throttled")
             err = body.get("error", {}) if isinstance(body, dict) else {}
             bound = headers.get("x-mockapi-bound") or err.get("type") or ""
             retry_ms = float(headers.get("retry-after-ms") or 1000 * float(headers.get("retry-after") or 1))
@@ -90,7 +100,7 @@ def one_call(gate, args, totals):
                 return  # "Request too large": it can never pass
             time.sleep(retry_ms / 1000)
             continue
-        totals["errors"] += 1
+        totals.add("errors")
         gate.release(d.ticket, 0)
         return
 
@@ -109,7 +119,7 @@ def main():
     p.add_argument("--max-tokens", type=int, default=64)
     args = p.parse_args()
     gate = Gate(args.target, url=args.valkey)
-    totals = dict(ok=0, throttled=0, defers=0, rejects=0, errors=0, tokens=0)
+    totals = Totals(ok=0, throttled=0, defers=0, rejects=0, errors=0, tokens=0)
     start = time.monotonic()
     with ThreadPoolExecutor(args.slots) as pool:
         for f in [pool.submit(one_call, gate, args, totals) for _ in range(args.calls)]:
