@@ -1,11 +1,13 @@
 // The Node client against a real server: validation before sending, release
-// once, fail-open with a counter across a server restart, and NOSCRIPT recovery.
+// once, fail-open with a counter across a server restart, NOSCRIPT recovery,
+// and a one-node cluster.
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Gate, INVALID_REQUEST, loadScripts } from "../gate.mjs";
+import Valkey from "iovalkey";
 import { Server } from "./server.mjs";
 
 const CAPS = { requests_per_s: 10, tokens_per_s: 1000 };
@@ -93,4 +95,24 @@ test("a restart mid-run fails open, then gating resumes", async () => {
     assert.equal(back.ticket.id, "1");
     assert.equal(Number((await g.state()).l1_tokens), 900);
   } finally { await g.close(); await server.stop(); }
+});
+
+// A lone cluster node reports its own address as "" in CLUSTER SLOTS until it
+// meets another node; iovalkey needs an address, so the node announces one.
+test("a one-node cluster routes by the hash tag", async () => {
+  const dir = mkdtempSync(join(tmpdir(), "bp-cluster-"));
+  const server = await Server.create(["--cluster-enabled", "yes", "--cluster-config-file",
+    join(dir, "nodes.conf"), "--cluster-announce-ip", "127.0.0.1"]);
+  const admin = new Valkey(server.url);
+  try {
+    await admin.call("CLUSTER", "ADDSLOTSRANGE", "0", "16383");
+    for (let i = 0; i < 200 && !(await admin.call("CLUSTER", "INFO")).includes("cluster_state:ok"); i++) await sleep(50);
+    const g = new Gate("clustered", { url: `redis+cluster://127.0.0.1:${server.port}`, timeoutMs: 2000 });
+    assert.equal(await g.configure(CAPS), true);
+    const d = await g.admit("a", 1, { tokens: 100 });
+    assert.equal(d.ticket?.id, "1", JSON.stringify(d));
+    assert.equal(await g.release(d.ticket, 60), true);
+    assert.equal(await admin.call("CLUSTER", "KEYSLOT", g.key), await admin.call("CLUSTER", "KEYSLOT", "clustered"));
+    g.client.disconnect();
+  } finally { admin.disconnect(); await server.stop(); }
 });
