@@ -3,7 +3,8 @@
 # target's caps set with bpctl, then the Python and the Node worker side by
 # side on that target. Each must finish every call through the gate (ok =
 # calls, no fail-open, no reject) and both must together stay under the caps
-# (no 429 from mockapi). Usage: tests/clients/examples_test.sh BUILD_DIR
+# (no 429 from mockapi). The gate timeout is 2 s: a loaded test machine must
+# not turn slow answers into fail-opens. Usage: tests/clients/examples_test.sh BUILD_DIR
 # Exits 77 (skipped) only when clients/node/node_modules is absent.
 set -uo pipefail
 SRC="$(cd "$(dirname "$0")/../.." && pwd)"
@@ -23,9 +24,9 @@ bpctl --target demo set cap --rpm 600 --tpm 60000 >/dev/null 2>&1 ||
   bpctl --target demo --create set cap --rpm 600 --tpm 60000 >/dev/null ||
   { echo "FAIL: bpctl set cap"; exit 1; }
 py_out="$BP_STACK_DIR/py.json"
-timeout 120 /usr/bin/python3 clients/python/examples/worker.py --target demo --tenant acme --calls 10 >"$py_out" &
+timeout 120 /usr/bin/python3 clients/python/examples/worker.py --target demo --tenant acme --calls 10 --timeout-ms 2000 >"$py_out" &
 py=$!
-node_line=$(timeout 120 node clients/node/examples/worker.mjs --target demo --tenant beta --calls 10)
+node_line=$(timeout 120 node clients/node/examples/worker.mjs --target demo --tenant beta --calls 10 --timeout-ms 2000)
 wait "$py"
 py_line=$(cat "$py_out")
 echo "python: $py_line"

@@ -24,6 +24,7 @@ const { values: opt } = parseArgs({ options: {
   model: { type: "string", default: "gpt-4o-mini" },
   "prompt-words": { type: "string", default: "20" },
   "max-tokens": { type: "string", default: "64" },
+  "timeout-ms": { type: "string", default: "200" },  // per gate command; then fail open
 } });
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
@@ -37,7 +38,7 @@ function goDurationMs(s) {
 }
 const headerInt = (h, name) => (/^-?\d+$/.test(h.get(name) ?? "") ? Number(h.get(name)) : -1);
 
-const gate = new Gate(opt.target, { url: opt.valkey });
+const gate = new Gate(opt.target, { url: opt.valkey, timeoutMs: Number(opt["timeout-ms"]) });
 const openai = new OpenAI({ baseURL: `${opt.mockapi.replace(/\/$/, "")}/v1`, apiKey: "sk-example", maxRetries: 0 });
 const totals = { ok: 0, throttled: 0, defers: 0, rejects: 0, errors: 0, tokens: 0 };
 const maxTokens = Number(opt["max-tokens"]);

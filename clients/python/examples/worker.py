@@ -117,8 +117,9 @@ def main():
     p.add_argument("--model", default="gpt-4o-mini")
     p.add_argument("--prompt-words", type=int, default=20)
     p.add_argument("--max-tokens", type=int, default=64)
+    p.add_argument("--timeout-ms", type=int, default=200, help="per gate command; then fail open")
     args = p.parse_args()
-    gate = Gate(args.target, url=args.valkey)
+    gate = Gate(args.target, url=args.valkey, timeout_s=args.timeout_ms / 1000)
     totals = Totals(ok=0, throttled=0, defers=0, rejects=0, errors=0, tokens=0)
     start = time.monotonic()
     with ThreadPoolExecutor(args.slots) as pool:
