@@ -20,6 +20,7 @@ packages=(
   linux-perf
   nodejs
   redis-tools
+  python3-redis python3-pytest
 )
 missing=()
 for p in "${packages[@]}"; do

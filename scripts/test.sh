@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The test command (README): installs what is missing, builds with warnings as
-# errors, installs the pinned npm client for the real-client test, and runs
+# errors, installs the pinned npm packages (the real-client test, the Node
+# gate client), and runs
 # every test with ctest. Tests start their own server (the Valkey 9 setup
 # builds; docs/servers.md) and mockapi on free loopback ports and stop them.
 #
@@ -18,8 +19,10 @@ case "$server" in
   valkey\ 9.*) ;;
   *) echo "test: *** not Valkey 9: hash-field expiry (HPEXPIRE/HPTTL) is unavailable (docs/servers.md) ***" ;;
 esac
-if [ -f tests/node/package-lock.json ]; then
-  (cd tests/node && npm ci --no-audit --no-fund --loglevel=error >/dev/null)
-fi
+for dir in tests/node clients/node; do
+  if [ -f "$dir/package-lock.json" ]; then
+    (cd "$dir" && npm ci --no-audit --no-fund --loglevel=error >/dev/null)
+  fi
+done
 cd build
 ctest --output-on-failure -j "${BP_TEST_JOBS:-2}" "$@"

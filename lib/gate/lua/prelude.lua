@@ -9,6 +9,10 @@
 -- answers named fields). It runs on every call, so it only defines (six
 -- closures, no tables) and checks KEYS[1]; it calls no command.
 
+-- The protocol version (docs/protocol.md): keys, arguments and replies of
+-- these scripts. A client refuses scripts of another version (bp::kGateProtocolVersion).
+local PROTOCOL_VERSION = 1  -- luacheck: ignore (read by clients from this text)
+
 ---------------------------------------------------------------- keys
 -- KEYS[1] = "bp:{T}:state", the target's state hash, is the one key every
 -- script declares (it exists while the target is configured). The others

@@ -83,6 +83,12 @@ enum class GateMode {
 // With O = m = 0 (estimate, reconcile) it is the plain bucket's
 // C_t * span + max(B_t, largest cost).
 
+// The gate's script protocol version (docs/protocol.md): the keys,
+// arguments and replies of lib/gate/lua/*.lua. It mirrors PROTOCOL_VERSION in
+// lib/gate/lua/prelude.lua (the owner; a test compares them); the Python and
+// Node clients refuse scripts whose prelude names another version.
+inline constexpr int kGateProtocolVersion = 1;
+
 // The one table of mode names, used by admit.lua's ARGV, workload files
 // (gate.mode) and bpctl (--mode): "estimate", "reconcile", "reservation".
 const char* GateModeName(GateMode mode);

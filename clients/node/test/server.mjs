@@ -1,0 +1,43 @@
+// A real Valkey/Redis server on a free loopback port for the tests, found as
+// scripts/lib/servers.sh's bp_server_bin finds it.
+import { spawn, execFileSync } from "node:child_process";
+import { accessSync, constants } from "node:fs";
+import { createServer, connect } from "node:net";
+import { homedir } from "node:os";
+import { join } from "node:path";
+
+export function serverBin() {
+  const cached = join(process.env.XDG_CACHE_HOME || join(homedir(), ".cache"), "backpressure/valkey-9/bin/valkey-server");
+  try { accessSync(cached, constants.X_OK); return cached; } catch {}
+  for (const name of ["valkey-server", "redis-server"]) {
+    try { return execFileSync("sh", ["-c", `command -v ${name}`]).toString().trim(); } catch {}
+  }
+  throw new Error("neither valkey-server nor redis-server found (run scripts/setup.sh)");
+}
+
+export function freePort() {
+  return new Promise((res) => { const s = createServer().listen(0, "127.0.0.1", () => { const p = s.address().port; s.close(() => res(p)); }); });
+}
+
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+export class Server {
+  static async create(extra = []) { const s = new Server(); s.port = await freePort(); s.extra = extra; await s.start(); return s; }
+  get url() { return `redis://127.0.0.1:${this.port}`; }
+  async start() {
+    this.proc = spawn(serverBin(), ["--port", String(this.port), "--bind", "127.0.0.1", "--save", "",
+      "--appendonly", "no", "--daemonize", "no", "--loglevel", "warning", ...this.extra], { stdio: "ignore" });
+    for (let i = 0; i < 200; i++) {
+      const ok = await new Promise((res) => { const c = connect(this.port, "127.0.0.1"); c.on("connect", () => { c.end(); res(true); }); c.on("error", () => res(false)); });
+      if (ok) return;
+      await sleep(20);
+    }
+    throw new Error(`server did not listen on ${this.port}`);
+  }
+  async stop() {
+    if (!this.proc || this.proc.exitCode !== null) return;
+    const done = new Promise((r) => this.proc.once("exit", r));
+    this.proc.kill("SIGTERM");
+    await done;
+  }
+}

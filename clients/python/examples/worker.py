@@ -1,0 +1,134 @@
+#!/usr/bin/env python3
+"""A worker that puts the gate in front of its LLM calls (docs/clients.md).
+
+For each call: admit; on Defer free the slot and come back after delta_ms
+(a sleep here; in a workflow engine a durable timer); on Admit call the
+OpenAI-compatible API (mockapi) with plain HTTP, then release with the usage
+the answer reports; on a 429 release with the upstream report, wait its
+retry-after and ask again. Prints one JSON line of totals at the end.
+
+    BP_VALKEY_URL=redis://127.0.0.1:6379 BP_MOCKAPI_URL=http://127.0.0.1:8080 \\
+      python3 clients/python/examples/worker.py --tenant acme --calls 50
+"""
+
+import argparse
+import json
+import os
+import re
+import sys
+import threading
+import time
+import urllib.error
+import urllib.request
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from backpressure import Admit, Defer, Gate, Reject, Upstream429  # noqa: E402
+
+
+def go_duration_ms(s):
+    """'19.75s', '750ms', '6m0s' (x-ratelimit-reset-*) in ms; -1 when absent."""
+    if not s:
+        return -1
+    total, units = 0.0, {"h": 3600e3, "m": 60e3, "s": 1e3, "ms": 1, "us": 1e-3, "ns": 1e-6}
+    for value, unit in re.findall(r"([0-9.]+)(ms|us|ns|h|m|s)", s):
+        total += float(value) * units[unit]
+    return total
+
+
+def header_int(h, name):
+    v = h.get(name)
+    return int(v) if v is not None and v.lstrip("-").isdigit() else -1
+
+
+def call_api(base, model, prompt, max_tokens):
+    """(status, body dict, headers) of one chat completion."""
+    body = json.dumps({"model": model, "max_tokens": max_tokens,
+                       "messages": [{"role": "user", "content": prompt}]}).encode()
+    req = urllib.request.Request(base.rstrip("/") + "/v1/chat/completions", body,
+                                 {"content-type": "application/json",
+                                  "authorization": "Bearer sk-example"})
+    try:
+        with urllib.request.urlopen(req, timeout=30) as r:
+            return r.status, json.load(r), r.headers
+    except urllib.error.HTTPError as e:
+        return e.code, json.loads(e.read() or b"{}"), e.headers
+
+
+class Totals(dict):
+    """Counts shared by the worker slots."""
+    lock = threading.Lock()
+
+    def add(self, name, n=1):
+        with self.lock:
+            self[name] += n
+
+
+def one_call(gate, args, totals):
+    prompt = "Summarize the quarterly report. " * args.prompt_words
+    estimate = len(prompt) // 4 + args.max_tokens  # prompt + completion bound
+    while True:
+        d = gate.admit(args.tenant, args.priority, requests=1, tokens=estimate)
+        if isinstance(d, Defer):
+            totals.add("defers")
+            time.sleep(d.delta_ms / 1000)  # a durable timer in a workflow engine
+            continue
+        if isinstance(d, Reject):
+            totals.add("rejects")
+            return
+        status, body, headers = call_api(args.mockapi, args.model, prompt, args.max_tokens)
+        if status == 200:
+            totals.add("ok")
+            used = body.get("usage", {}).get("total_tokens", estimate)
+            totals.add("tokens", used)
+            gate.release(d.ticket, used)
+            return
+        if status == 429:
+            totals.add("throttled")
+            err = body.get("error", {}) if isinstance(body, dict) else {}
+            bound = headers.get("x-mockapi-bound") or err.get("type") or ""
+            retry_ms = float(headers.get("retry-after-ms") or 1000 * float(headers.get("retry-after") or 1))
+            gate.release(d.ticket, estimate, upstream=Upstream429(
+                bound=bound if bound in ("requests", "tokens") else "",
+                retry_after_ms=retry_ms,
+                remaining_requests=header_int(headers, "x-ratelimit-remaining-requests"),
+                reset_requests_ms=go_duration_ms(headers.get("x-ratelimit-reset-requests")),
+                remaining_tokens=header_int(headers, "x-ratelimit-remaining-tokens"),
+                reset_tokens_ms=go_duration_ms(headers.get("x-ratelimit-reset-tokens"))))
+            if headers.get("x-should-retry") == "false":
+                return  # "Request too large": it can never pass
+            time.sleep(retry_ms / 1000)
+            continue
+        totals.add("errors")
+        gate.release(d.ticket, 0)
+        return
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--tenant", default="python-worker")
+    p.add_argument("--priority", type=int, default=1)
+    p.add_argument("--calls", type=int, default=20)
+    p.add_argument("--slots", type=int, default=4, help="concurrent calls (worker slots)")
+    p.add_argument("--target", default=os.environ.get("BP_TARGET", "default"))
+    p.add_argument("--valkey", default=os.environ.get("BP_VALKEY_URL", "redis://127.0.0.1:6379"))
+    p.add_argument("--mockapi", default=os.environ.get("BP_MOCKAPI_URL", "http://127.0.0.1:8080"))
+    p.add_argument("--model", default="gpt-4o-mini")
+    p.add_argument("--prompt-words", type=int, default=20)
+    p.add_argument("--max-tokens", type=int, default=64)
+    p.add_argument("--timeout-ms", type=int, default=200, help="per gate command; then fail open")
+    args = p.parse_args()
+    gate = Gate(args.target, url=args.valkey, timeout_s=args.timeout_ms / 1000)
+    totals = Totals(ok=0, throttled=0, defers=0, rejects=0, errors=0, tokens=0)
+    start = time.monotonic()
+    with ThreadPoolExecutor(args.slots) as pool:
+        for f in [pool.submit(one_call, gate, args, totals) for _ in range(args.calls)]:
+            f.result()
+    totals.update(tenant=args.tenant, client="python", seconds=round(time.monotonic() - start, 3),
+                  fail_opens=gate.counters["fail_opens"])
+    print(json.dumps(totals))
+
+
+if __name__ == "__main__":
+    main()
