@@ -8,7 +8,7 @@
 -- tokens_per_s, burst_s, max_cost_requests, max_cost_tokens, omega:<k>,
 -- omega_sum, classes, tw:<tenant>, lend_fraction, slack_ms, grace_ms,
 -- ticket_ttl_ms, adapt, adapt_beta, adapt_recover_ms, adapt_window_ms,
--- adapt_min_429 (README "Key schema").
+-- adapt_min_429 (docs/gate.md "Key schema").
 --
 -- Mode "set" writes the pairs given; "replace" (a whole configuration,
 -- bp::Gate::ReplaceConfig) also deletes every tenant weight tw:<tenant> not

@@ -1,4 +1,4 @@
--- prelude.lua - the one owner of the gate's key schema (README "Key schema").
+-- prelude.lua - the one owner of the gate's key schema (docs/gate.md "Key schema").
 --
 -- The build puts this text in front of admit.lua, release.lua,
 -- configure.lua, reset_buckets.lua and state.lua (cmake/EmbedFiles.cmake,

@@ -16,7 +16,7 @@
 -- the call's whole dominant share, so a queue is charged once per call served
 -- (a large call refused by a window edge keeps its turn).
 --
--- Adaptive caps (README "Adaptive caps"), when the tuning field adapt = 1:
+-- Adaptive caps (docs/gate.md "Adaptive caps"), when the tuning field adapt = 1:
 -- the upstream's answer feeds an AIMD rule (Chiu & Jain 1989; the halving of
 -- RFC 5681 section 3.1, with CUBIC's gentler beta = 0.7 of RFC 9438 as the
 -- default) on a learned fraction f_d of each cap C_d, d = requests, tokens:

@@ -44,7 +44,7 @@ bool InGateRange(double v, const GateRange& range);
 std::string FormatGateNumber(double v);
 
 // The adaptive rule's parameters that tools accept (bpctl `set adapt`,
-// imports, declared configurations; README "Adaptive caps"; their defaults,
+// imports, declared configurations; docs/gate.md "Adaptive caps"; their defaults,
 // 0.7, 120000 ms, 2000 ms and 4, are lib/gate/lua/prelude.lua's). Beyond
 // these the rule is meaningless in practice: a recovery longer than a day
 // never recovers within a run, a window longer than an hour holds a decrease
