@@ -18,6 +18,7 @@ packages=(
   linux-perf
   nodejs
   redis-tools
+  clang libclang-rt-dev  # scripts/fuzz.sh: libFuzzer and the sanitizer runtimes (CI replays the corpus)
 )
 missing=()
 for p in "${packages[@]}"; do
