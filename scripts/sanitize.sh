@@ -14,8 +14,11 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-# Test names (GoogleTest suites) whose code runs on several threads.
-TSAN_REGEX='^(Gate[A-Za-z]*|GatePoolTest|CircuitBreaker|Engine[A-Za-z]*|ServiceTest|HttpTest|AdminSpeedup|BpAdmission)\.'
+# The suites whose code runs on several threads: the gate client (Gate*,
+# parameterized ones behind a "Prefix/"), the gate pool, the circuit breaker,
+# the engine (Engine*, BpAdmission), the mockapi service and server
+# (ServiceTest, HttpTest, AdminSpeedup, MockApiBinary).
+TSAN_REGEX='^([A-Za-z]+/)?(Gate[A-Za-z]*|CircuitBreaker|Engine[A-Za-z]*|BpAdmission|ServiceTest|HttpTest|AdminSpeedup|MockApiBinary)\.'
 
 kind="${1:-}"
 [ "$#" -gt 0 ] && shift
