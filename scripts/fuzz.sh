@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Builds the libFuzzer targets (fuzz/, BP_FUZZ=ON, clang with ASan and UBSan)
-# in build-fuzz/ and runs each for a bounded time, starting from the seed and
+# Builds the libFuzzer targets (every fuzz/<name>_fuzz.cpp is target
+# fuzz_<name>; BP_FUZZ=ON, clang with ASan and UBSan, ccache when present) in
+# build-fuzz/ and runs each for a bounded time, starting from the seed and
 # regression inputs in tests/fuzz/corpus/<target>/ (shipped configs and
 # workloads are added as seeds). New inputs go to build-fuzz/corpus/<target>/;
 # a crash leaves build-fuzz/crash-<target>-* and makes the script exit 1: fix
@@ -8,7 +9,7 @@
 #
 #   scripts/fuzz.sh              # 60 s per target
 #   scripts/fuzz.sh --seconds 30 # shorter
-#   scripts/fuzz.sh --replay     # only run the stored corpus once (fast check)
+#   scripts/fuzz.sh --replay     # only run the stored corpus once (CI; exit 1 on a crash)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -25,9 +26,18 @@ while [ "$#" -gt 0 ]; do
 done
 command -v clang++ >/dev/null || { echo "fuzz: clang++ not found (apt-get install clang)" >&2; exit 2; }
 
-TARGETS=(fuzz_mockapi_request fuzz_mockapi_config fuzz_workload)
+TARGETS=()
+for src in fuzz/*_fuzz.cpp; do
+  name="$(basename "$src" _fuzz.cpp)"
+  TARGETS+=("fuzz_$name")
+done
+launcher=()
+if command -v ccache >/dev/null; then
+  launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_C_COMPILER_LAUNCHER=ccache)
+fi
 cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_COMPILER=clang++ -DBP_FUZZ=ON \
-  -DBP_BUILD_TESTS=OFF -DBP_BUILD_BENCH=OFF >/dev/null
+  -DBP_BUILD_TESTS=OFF -DBP_BUILD_BENCH=OFF "${launcher[@]}" >/dev/null
+# Only the targets and the libraries they link (not the apps).
 cmake --build build-fuzz -j "$(nproc)" --target "${TARGETS[@]}"
 
 seeds() {  # target -> extra seed files
@@ -45,7 +55,12 @@ for t in "${TARGETS[@]}"; do
   while read -r f; do [ -n "$f" ] && cp "$f" "$corpus/"; done < <(seeds "$t")
   if [ "$REPLAY" -eq 1 ]; then
     echo "fuzz: $t: replaying $stored"
-    "build-fuzz/fuzz/$t" -runs=0 "$stored" "$corpus" || status=1
+    if ! "build-fuzz/fuzz/$t" -runs=0 -timeout=10 -rss_limit_mb=1024 \
+        -artifact_prefix="build-fuzz/crash-$t-" "$stored" "$corpus" 2>"build-fuzz/$t.log"; then
+      tail -n 40 "build-fuzz/$t.log" >&2
+      echo "fuzz: $t FAILED on the stored corpus; see build-fuzz/$t.log" >&2
+      status=1
+    fi
     continue
   fi
   echo "fuzz: $t for ${SECONDS_PER_TARGET} s"

@@ -21,6 +21,7 @@ packages=(
   nodejs
   redis-tools
   python3-redis python3-pytest
+  clang libclang-rt-dev  # scripts/fuzz.sh: libFuzzer and the sanitizer runtimes (CI replays the corpus)
 )
 missing=()
 for p in "${packages[@]}"; do
