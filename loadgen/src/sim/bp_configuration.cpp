@@ -208,13 +208,18 @@ Status ConfigureGateTarget(const Workload& workload, const TimeScale& scale,
   // Never a cap outside bpctl's ranges (loadgen refused it before the run).
   if (Status s = CheckGateRanges(workload, scale.speedup()); !s.ok()) return s;
   if (Status s = setup.SetCaps(GateCapsOf(workload, scale.speedup())); !s.ok()) return s;
-  if (workload.gate_adapt) {  // else the tuning stays unset: the paper's gate
+  // Else the tuning stays unset: the paper's gate with its default rule.
+  if (workload.gate_adapt || workload.gate_flat_share || workload.gate_strict_classes) {
     GateTuning t;
-    t.adapt = true;
-    t.adapt_beta = workload.gate_adapt_beta;
-    t.adapt_recover_ms = scale.ToReal(workload.gate_adapt_recover_s * 1000);
-    t.adapt_window_ms = scale.ToReal(workload.gate_adapt_window_s * 1000);
-    t.adapt_min_429 = workload.gate_adapt_min_429;
+    if (workload.gate_adapt) {
+      t.adapt = true;
+      t.adapt_beta = workload.gate_adapt_beta;
+      t.adapt_recover_ms = scale.ToReal(workload.gate_adapt_recover_s * 1000);
+      t.adapt_window_ms = scale.ToReal(workload.gate_adapt_window_s * 1000);
+      t.adapt_min_429 = workload.gate_adapt_min_429;
+    }
+    if (workload.gate_flat_share) t.share_rule = GateTuning::ShareRule::kFlat;
+    if (workload.gate_strict_classes) t.class_policy = GateTuning::ClassPolicy::kStrict;
     if (Status s = setup.SetTuning(t); !s.ok()) return s;
   }
   if (Status s = setup.SetPriorityWeights(workload.priority_weights); !s.ok()) return s;

@@ -236,7 +236,8 @@ struct GateTuning {
   enum class ShareRule { kHier, kFlat } share_rule = ShareRule::kHier;
   // kFair: classes share by the rule above. kStrict: a class is served only
   // while no higher class (smaller k) has a backlogged queue; a lower class
-  // can starve while a higher one keeps a backlog.
+  // can starve while a higher one keeps a backlog. Stored and reported; the
+  // scripts do not apply kStrict yet.
   enum class ClassPolicy { kFair, kStrict } class_policy = ClassPolicy::kFair;
 };
 
