@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Server time per admission of admit.lua at a git revision against the
 # working tree's, side by side on one redis-server, so a script change is
-judged by its ratio measured in one run (docs/benchmarks.md):
+# judged by its ratio measured in one run (docs/benchmarks.md):
 #
 #   bench/admit_script_compare.sh [REV] [CALLS]     (default f7dc3b1, 20000)
 #

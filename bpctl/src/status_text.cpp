@@ -130,12 +130,14 @@ void Summary(std::ostream& o, const json& s) {
 std::string StatusText(const nlohmann::ordered_json& s) {
   std::ostringstream o;
   Summary(o, s);
-  o << "\nL2 classes (admitted totals since the last reset)\n";
-  std::vector<std::vector<std::string>> rows = {{"prio", "omega", "share", "nominal req/s",
-                                                 "nominal tok/s", "admitted req", "admitted tok",
-                                                 "req/s", "tok/s"}};
+  o << "\nL2 classes (share = omega_k / sum(omega); current = among the backlogged classes;\n"
+    << "admitted totals since the last reset)\n";
+  std::vector<std::vector<std::string>> rows = {{"prio", "omega", "share", "current",
+                                                 "nominal req/s", "nominal tok/s", "admitted req",
+                                                 "admitted tok", "req/s", "tok/s"}};
   for (const auto& c : s.at("classes")) {
     rows.push_back({Num(c, "priority"), Num(c, "omega"), Percent(c, "nominal_share"),
+                    Percent(c, "current_share"),
                     Num(c, "nominal_requests_per_s"), Num(c, "nominal_tokens_per_s"),
                     Num(c, "admitted_requests"), Num(c, "admitted_tokens"),
                     Num(c, "admitted_requests_per_s"), Num(c, "admitted_tokens_per_s")});
@@ -145,7 +147,7 @@ std::string StatusText(const nlohmann::ordered_json& s) {
   size_t backlogged = 0;
   for (const auto& q : queues) backlogged += q.at("backlogged").get<bool>() ? 1 : 0;
   o << "\nqueues (" << queues.size() << " active, " << backlogged
-    << " backlogged; lag = tag - V; fair = share of the backlogged weight)\n";
+    << " backlogged; lag = tag - V; fair = its share of the cap by the gate's rule)\n";
   if (queues.empty()) {
     o << "  none\n";
     return o.str();

@@ -5,6 +5,7 @@
 #include "bp/bpctl/status_view.h"
 
 #include <algorithm>
+#include <map>
 
 #include "bp/gate_config_json.h"
 
@@ -27,17 +28,63 @@ json Bucket(double level, double capacity, double rate) {
   return {{"level", level}, {"capacity", capacity}, {"refill_per_s", rate}};
 }
 
+// omega_k of class k (1-based); 1 beyond the configured classes.
+double OmegaOf(const GateConfig& cfg, int64_t k) {
+  return k >= 1 && static_cast<size_t>(k) <= cfg.omega.size() ? cfg.omega[static_cast<size_t>(k - 1)]
+                                                               : 1.0;
+}
+
+// The fluid shares of the gate's rule over the backlogged queues (docs/gate.md
+// "The rule"): per class omega_k / sum(omega of backlogged classes), per
+// queue that times w_t / W_k (hierarchical) or w_q / sum(w_q) (flat, w_q =
+// w_t omega_k as state reports it).
+struct CurrentShares {
+  std::map<int64_t, double> class_share;  // backlogged classes only
+  std::vector<double> queue_share;        // per st.queues entry; 0 unless backlogged
+};
+
+CurrentShares Current(const GateState& st, const GateConfig& cfg) {
+  CurrentShares out;
+  out.queue_share.assign(st.queues.size(), 0.0);
+  std::map<int64_t, double> class_w;  // W_k: summed w_t of backlogged queues
+  double all_w = 0;                   // flat: summed w_q
+  for (const auto& q : st.queues) {
+    if (!q.backlogged) continue;
+    class_w[q.priority] += q.weight / OmegaOf(cfg, q.priority);
+    all_w += q.weight;
+  }
+  double omega_sum = 0;
+  for (const auto& [k, w] : class_w) omega_sum += OmegaOf(cfg, k);
+  const bool flat = cfg.tuning.share_rule == GateTuning::ShareRule::kFlat;
+  for (size_t i = 0; i < st.queues.size(); ++i) {
+    const auto& q = st.queues[i];
+    if (!q.backlogged) continue;
+    if (flat) {
+      out.queue_share[i] = q.weight / all_w;
+      out.class_share[q.priority] += q.weight / all_w;
+    } else {
+      const double cls = OmegaOf(cfg, q.priority) / omega_sum;
+      out.queue_share[i] = cls * (q.weight / OmegaOf(cfg, q.priority)) / class_w[q.priority];
+      out.class_share[q.priority] = cls;
+    }
+  }
+  return out;
+}
+
 json Classes(const GateState& st, const GateConfig& cfg) {
   const size_t k_max = std::max({cfg.omega.size(), st.class_requests.size(), size_t{1}});
   double omega_sum = 0;
   for (size_t k = 0; k < k_max; ++k) omega_sum += k < cfg.omega.size() ? cfg.omega[k] : 1.0;
+  const CurrentShares cur = Current(st, cfg);
   json out = json::array();
   for (size_t k = 0; k < k_max; ++k) {
     const double omega = k < cfg.omega.size() ? cfg.omega[k] : 1.0;
     const double share = omega / omega_sum;
+    const auto it = cur.class_share.find(static_cast<int64_t>(k + 1));
     json c = {{"priority", k + 1},
               {"omega", omega},
               {"nominal_share", share},
+              {"current_share", it == cur.class_share.end() ? 0.0 : it->second},
               {"admitted_requests", k < st.class_requests.size() ? st.class_requests[k] : 0.0},
               {"admitted_tokens", k < st.class_tokens.size() ? st.class_tokens[k] : 0.0}};
     if (st.configured) {
@@ -49,11 +96,11 @@ json Classes(const GateState& st, const GateConfig& cfg) {
   return out;
 }
 
-json Queues(const GateState& st) {
-  double backlogged_weight = 0;
-  for (const auto& q : st.queues) backlogged_weight += q.backlogged ? q.weight : 0;
+json Queues(const GateState& st, const GateConfig& cfg) {
+  const CurrentShares cur = Current(st, cfg);
   json out = json::array();
-  for (const auto& q : st.queues) {
+  for (size_t i = 0; i < st.queues.size(); ++i) {
+    const auto& q = st.queues[i];
     json j = {{"tenant", q.tenant},
               {"priority", q.priority},
               {"weight", q.weight},
@@ -63,8 +110,8 @@ json Queues(const GateState& st) {
               {"admits", q.admits},
               {"defers", q.defers},
               {"lent", q.lent}};
-    if (q.backlogged && backlogged_weight > 0) {
-      const double share = q.weight / backlogged_weight;
+    if (q.backlogged && cur.queue_share[i] > 0) {
+      const double share = cur.queue_share[i];
       j["fair_share"] = share;
       if (st.configured) {
         j["fair_requests_per_s"] = share * st.caps.requests_per_s;
@@ -138,7 +185,7 @@ nlohmann::ordered_json StatusJson(const std::string& target, const GateState& st
   }
   j["virtual_time"] = st.virtual_time;
   j["classes"] = Classes(st, cfg);
-  j["queues"] = Queues(st);
+  j["queues"] = Queues(st, cfg);
   return j;
 }
 

@@ -57,7 +57,7 @@ TEST_F(BpctlAdmitStatus, StatusJsonHasCapsLevelsClassesAndQueueCounters) {
   EXPECT_EQ(s["l1"]["last_call_ms"], static_cast<double>(t));
   EXPECT_EQ(s["priority_weights"], json::parse("[0.5,0.3,0.2]"));
   EXPECT_EQ(s["tenant_weights"], json::parse(R"({"acme":2.0})"));
-  EXPECT_NEAR(s["virtual_time"].get<double>(), 0.2, 1e-12);  // the work: 2 x 0.1
+  EXPECT_NEAR(s["virtual_time"].get<double>(), 0.4, 1e-12);  // acme's tag (alone)
   ASSERT_EQ(s["classes"].size(), 3u);
   const json& c1 = s["classes"][0];
   EXPECT_EQ(c1["nominal_share"], 0.5);
@@ -71,7 +71,8 @@ TEST_F(BpctlAdmitStatus, StatusJsonHasCapsLevelsClassesAndQueueCounters) {
   EXPECT_EQ(q["tenant"], "acme");
   EXPECT_EQ(q["priority"], 1);
   EXPECT_EQ(q["weight"], 1.0);                      // 2 * 0.5
-  EXPECT_NEAR(q["tag"].get<double>(), 0.2, 1e-12);  // two quanta of max(1/10, 100/1000) / 1
+  // Two quanta of max(1/10, 100/1000) / w_q, w_q = omega_1 w_t / W_1 = 0.5.
+  EXPECT_NEAR(q["tag"].get<double>(), 0.4, 1e-12);
   EXPECT_NEAR(q["lag"].get<double>(), 0, 1e-12);  // tag - V
   EXPECT_EQ(q["backlogged"], true);
   EXPECT_EQ(q["fair_share"], 1.0);  // alone in the backlog
@@ -88,7 +89,7 @@ TEST_F(BpctlAdmitStatus, StatusJsonHasCapsLevelsClassesAndQueueCounters) {
       << text.out;
   EXPECT_NE(text.out.find("L1 requests  8 / 10, refill 10/s"), std::string::npos) << text.out;
   EXPECT_NE(text.out.find("tenants  acme=2 (others 1)"), std::string::npos) << text.out;
-  EXPECT_NE(text.out.find("1     acme    1       0.2  0    yes"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("1     acme    1       0.4  0    yes"), std::string::npos) << text.out;
 }
 
 TEST_F(BpctlAdmitStatus, AdmitPrintsEachVerdict) {

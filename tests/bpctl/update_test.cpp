@@ -73,8 +73,13 @@ TEST_F(BpctlUpdate, CapsOnAnUnconfiguredTargetNeedRpm) {
   EXPECT_EQ(Snapshot(), "");
 }
 
+// Under share_rule flat, where a lone tenant's own weight shows in its
+// quantum (hierarchical: it is alone in its class, w_t / W_1 = 1).
 TEST_F(BpctlUpdate, WeightsChangeTheNextQuantum) {
   auto g = MakeGate();
+  GateTuning flat;
+  flat.share_rule = GateTuning::ShareRule::kFlat;
+  ASSERT_TRUE(g->SetTuning(flat).ok());
   ASSERT_EQ(Bpctl({"set", "cap", "--rpm", "600"}).rc, kExitOk);  // sigma = 1/10 per request
   ASSERT_EQ(Bpctl({"set", "priority-weights", "0.5,0.25"}).rc, kExitOk);
   ASSERT_EQ(Admit(*g, "a", kT0).verdict, Verdict::kAdmit);

@@ -73,8 +73,13 @@ TEST_F(GateArith, CostAboveTheProvidersLimitIsRejected) {
   EXPECT_EQ(GateAdmin(*gate).State()->l1_requests, 10);  // nothing debited
 }
 
+// Under share_rule flat (one weight w_t omega_k per queue: a and b weigh 1
+// each); the hierarchical default's tags are the model's table cases.
 TEST_F(GateArith, FairTagsAndCalendarDeltas) {
   auto gate = MakeGate(GateCaps{10, 0, 1.0}, {});
+  GateTuning flat;
+  flat.share_rule = GateTuning::ShareRule::kFlat;
+  ASSERT_TRUE(GateAdmin(*gate).SetTuning(flat).ok());
   // Alone, a takes the whole burst: tags 0 -> 1.0 (quantum 0.1 = (1/10)/1),
   // V follows its start tags to 0.9.
   for (int i = 0; i < 10; ++i) EXPECT_EQ(gate->Admit(At("a", 0, {1, 0})).verdict, Verdict::kAdmit);

@@ -109,7 +109,8 @@ std::string DiffStep::Describe() const {
       o << "tuning slack " << tuning.slack_ms << " lend " << tuning.lend_fraction << " grace "
         << tuning.grace_ms << " ticket_ttl " << tuning.ticket_ttl_ms << " adapt " << tuning.adapt
         << " beta " << tuning.adapt_beta << " recover " << tuning.adapt_recover_ms << " window "
-        << tuning.adapt_window_ms << " min_429 " << tuning.adapt_min_429;
+        << tuning.adapt_window_ms << " min_429 " << tuning.adapt_min_429 << " share_rule "
+        << (tuning.share_rule == GateTuning::ShareRule::kFlat ? "flat" : "hier");
       break;
   }
   return o.str();
@@ -138,6 +139,7 @@ DiffStep DiffGenerator::Next(const gate_model::Model& model) {
     s.tuning.adapt_recover_ms = static_cast<double>(1000 * Uniform(2, 60));
     s.tuning.adapt_window_ms = static_cast<double>(100 * Uniform(0, 30));
     s.tuning.adapt_min_429 = Uniform(1, 3);
+    if (Chance(0.25)) s.tuning.share_rule = GateTuning::ShareRule::kFlat;
     s.now_ms = now_ms_;
     return s;
   }
@@ -196,7 +198,11 @@ DiffStep DiffGenerator::Admit() {
   int t = 0;
   while (t + 1 < run_.tenants && Chance(0.5)) ++t;
   a.tenant = TenantName(t);
-  a.priority = Uniform(1, std::max(1, classes_) + (Chance(0.03) ? 1 : 0));
+  // Mostly the tenant's home class, so classes hold unequal numbers of
+  // tenants (tenant 0, the most frequent, alone in its class with odd
+  // counts); sometimes any class, or one above K.
+  const int home = 1 + (t == 0 ? 0 : 1 + t) % std::max(1, classes_);
+  a.priority = Chance(0.8) ? home : Uniform(1, std::max(1, classes_) + (Chance(0.03) ? 1 : 0));
   a.requests = Chance(0.9) ? 1 : Uniform(0, 5);
   const double r = std::uniform_real_distribution<>(0, 1)(rng_);
   const auto bucket = static_cast<int64_t>(bucket_tokens_);
@@ -270,6 +276,9 @@ std::string DiffHarness::ApplyToBoth(const DiffStep& step) {
       c.adapt_beta = t.adapt_beta, c.adapt_recover_ms = t.adapt_recover_ms;
       c.adapt_window_ms = t.adapt_window_ms;
       c.adapt_min_429 = static_cast<double>(t.adapt_min_429);
+      c.share_rule = t.share_rule == GateTuning::ShareRule::kFlat
+                         ? gate_model::Config::ShareRule::kFlat
+                         : gate_model::Config::ShareRule::kHier;
       break;
     }
     case DiffStep::Kind::kCaps:

@@ -54,8 +54,13 @@ TEST_F(GateFinishTagOrder, HeavyQueuesKeepTheirShareAmongManyLightOnes) {
 // eligible caller with a later (or the same) one leaves the holder's need in L1 (WF2Q+'s
 // order among eligible callers). 10 req/s, burst 1 s; h has weight 10
 // (quantum 0.01), l1 and l2 weight 1 (quantum 0.1).
+// Under share_rule flat, so the weights are 10, 1 and 1 whoever is
+// backlogged.
 TEST_F(GateFinishTagOrder, TheEarliestFinishTagHoldsL1) {
   auto gate = MakeGate(GateCaps{10, 0, 1.0}, {});
+  GateTuning flat;
+  flat.share_rule = GateTuning::ShareRule::kFlat;
+  ASSERT_TRUE(GateAdmin(*gate).SetTuning(flat).ok());
   ASSERT_TRUE(GateAdmin(*gate).SetTenantWeight("h", 10).ok());
   for (int i = 0; i < 10; ++i) ASSERT_EQ(gate->Admit(At("l1", 0)).verdict, Verdict::kAdmit);
   // L1 empty: l1 is due (tag 1.0) and holds L1 with finish tag 1.1.

@@ -62,41 +62,46 @@ std::vector<Case> Cases() {
          EXPECT_EQ(m.state.tickets.at("1").Text(), "1 1 0 0 1:a 0");
        }});
   {
-    // a is admitted at t0+100 (its hold), F_a = 1.1, V = 1 + 1/20 = 1.05;
-    // its next call is 0.05 ahead of V at X* = 10/20: 100 ms, binding fair.
+    // a is admitted at t0+100 (its hold); a and b share class 1 (W = 2,
+    // w_a = 1/2): F_a = 1 + 0.1 / 0.5 = 1.2; D_r = omega (10 + 10) / W = 10,
+    // V = 1 + 1/10 = 1.1. Its next call is 0.1 ahead of V at X* = 10/10:
+    // 100 ms, as long as L1's refill of its request, which names the binding.
     Case c{"defers for fair share", Caps(10, 0, 1), Mode::kReconcile, TwoBacklogged()};
     c.calls.push_back(Admit(100, "a", 1, "2"));
-    c.calls.push_back(Defer(100, "a", 1, 100, "fair"));
+    c.calls.push_back(Defer(100, "a", 1, 100, "l1:requests"));
     c.check = [](const Model& m) {
-      EXPECT_EQ(m.state.g->V, 1.05);
-      EXPECT_EQ(m.state.queues.at("1:a").F, 1.1);
+      EXPECT_EQ(m.state.g->V, 1.1);
+      EXPECT_EQ(m.state.queues.at("1:a").F, 1.2);
       EXPECT_EQ(m.state.queues.at("1:a").T_us, kCaseT0us + 200000);
       EXPECT_FALSE(m.state.hold.has_value());  // the holder got its turn
     };
     out.push_back(c);
   }
   {
-    // As above with lend_fraction 0.5 and b in class 2 backlogged but idle:
-    // at t0+700 L1 holds 6 = 1 + 0.5 x 10, so a (ahead of V) borrows it;
-    // then 5 - 1 < 5: a waits for its turn, (1.2 - 1.05) / 0.5 s.
+    // As above with lend_fraction 0.5 and b in class 2 backlogged but idle
+    // (a alone in class 1: F_a = 1.1, V = 1.05 after t0+100): at t0+700 L1
+    // holds 6 = 1 + 0.5 x 10, so a (ahead of V) borrows it: F_a = 1.2, and V
+    // advances by the lent work too, 1/20 -> 1.1; then 5 - 1 < 5: a waits
+    // for its turn, (1.2 - 1.1) / 0.5 s.
     Case c{"lends to a backlogged class",
            Caps(10, 0, 1, 0, 0.5, 2000),
            Mode::kReconcile,
            {Admit(0, "z", 10, "1"), Defer(0, "a", 1, 100, "l1:requests"),
             Defer(0, "b", 1, 200, "l1:requests", 0, 2), Admit(100, "a", 1, "2"),
             Defer(100, "a", 1, 100, "fair"), Admit(700, "a", 1, "3"),
-            Defer(700, "a", 1, 300, "fair")}};
+            Defer(700, "a", 1, 200, "fair")}};
     c.check = [](const Model& m) {
       EXPECT_EQ(m.state.queues.at("1:a").lent, 1);
-      EXPECT_EQ(m.state.g->V, 1.05);  // a lent admission does not advance V
+      EXPECT_EQ(m.state.g->V, 1.1);  // a lent admission advances V as well
       EXPECT_EQ(m.state.g->r, 5);
       EXPECT_EQ(m.state.queues.at("2:b").bl, 1);
     };
     out.push_back(c);
   }
   {
-    // a (cost 2, finish tag 1.2) takes the hold; b (cost 1, finish tag
-    // 1.1 < 1.2) takes it over; after b's admission a takes it back.
+    // a (cost 2, finish tag 1.2) takes the hold; b (cost 1, class 2 alone,
+    // finish tag 1.1 < 1.2) takes it over; after b's admission a takes it
+    // back.
     Case c{"the L1 hold taken",
            Caps(10, 0, 1),
            Mode::kReconcile,
@@ -110,20 +115,52 @@ std::vector<Case> Cases() {
     };
     out.push_back(c);
     c.name = "the L1 hold handed over to the smaller finish tag";
-    c.calls.push_back(Defer(0, "b", 1, 100, "l1:requests"));
+    c.calls.push_back(Defer(0, "b", 1, 100, "l1:requests", 0, 2));
     c.check = [](const Model& m) {
-      EXPECT_EQ(m.state.hold->queue, "1:b");
+      EXPECT_EQ(m.state.hold->queue, "2:b");
       EXPECT_EQ(m.state.hold->F, 1.1);
       EXPECT_EQ(m.state.hold->until_us, kCaseT0us + 100000 + 200000);
     };
     out.push_back(c);
     c.name = "the L1 hold handed back after the holder's admission";
-    c.calls.push_back(Admit(100, "b", 1, "2"));
+    c.calls.push_back(Admit(100, "b", 1, "2", 0, 2));
     c.calls.push_back(Defer(100, "a", 2, 200, "l1:requests"));
     c.check = [](const Model& m) {
       EXPECT_EQ(m.state.hold->queue, "1:a");
       EXPECT_EQ(m.state.hold->until_us, kCaseT0us + 100000 + 200000 + 200000);
       EXPECT_EQ(m.state.g->V, 1.05);
+    };
+    out.push_back(c);
+  }
+  {
+    // Class 1 holds tenant a, class 2 tenants b, c, d (omega 1 each). Each
+    // class's part of D_r is omega_k A_r / W_k = 1 x (10 per tenant x n) / n
+    // = 10: half of eq. (1)'s D_r = 20 each, whatever the tenant count;
+    // inside class 2 each tenant's weight is 1/3 (a quantum of 0.3 s for a
+    // 0.1 s call). Flat: class 2's part is 30, three quarters of D_r.
+    Case c{"two classes with unequal tenant counts get omega shares",
+           Caps(10, 0, 1),
+           Mode::kReconcile,
+           {Admit(0, "z", 10, "1"), Defer(0, "a", 1, 100, "l1:requests"),
+            Defer(0, "b", 1, 200, "l1:requests", 0, 2), Defer(0, "c", 1, 200, "l1:requests", 0, 2),
+            Defer(0, "d", 1, 200, "l1:requests", 0, 2), Admit(100, "a", 1, "2"),
+            Defer(100, "b", 1, 100, "l1:requests", 0, 2), Admit(200, "b", 1, "3", 0, 2)}};
+    c.config.omega = {1, 1};
+    c.check = [](const Model& m) {
+      EXPECT_EQ(m.state.classes.at("1").Er, 10);
+      EXPECT_EQ(m.state.classes.at("2").Er, 10);
+      EXPECT_EQ(m.state.classes.at("2").W, 3);
+      EXPECT_EQ(m.state.g->Dr, 20);
+      EXPECT_EQ(m.state.queues.at("1:a").F, 1.1);  // start tag 1, + 0.1 / 1
+      EXPECT_EQ(m.state.queues.at("2:b").F, 1.3);  // start tag 1, + 0.1 / (1/3)
+    };
+    out.push_back(c);
+    c.name = "flat share rule: class shares grow with tenant counts";
+    c.config.share_rule = Config::ShareRule::kFlat;
+    c.check = [](const Model& m) {
+      EXPECT_EQ(m.state.classes.at("2").Er, 30);
+      EXPECT_EQ(m.state.g->Dr, 40);
+      EXPECT_EQ(m.state.queues.at("2:b").F, 1.1);  // start tag 1, + 0.1 / 1
     };
     out.push_back(c);
   }
@@ -163,7 +200,7 @@ std::vector<Case> Cases() {
       EXPECT_EQ(m.state.g->t, 850);
       EXPECT_EQ(m.state.reserved, 0);
       EXPECT_EQ(m.state.reservations.size(), 0U);
-      EXPECT_EQ(m.state.classes.at("1").second, 150);
+      EXPECT_EQ(m.state.classes.at("1").tokens, 150);
       EXPECT_EQ(m.state.queues.at("1:a").F, 0.1 + (0.15 - 0.1));  // sigma 0.1 -> 0.15
     };
     out.push_back(c);

@@ -136,6 +136,9 @@ TEST_F(GateModelDiff, ScriptsDecideTheNamedCasesAsTheModel) {
     t.adapt_beta = cf.adapt_beta, t.adapt_recover_ms = cf.adapt_recover_ms;
     t.adapt_window_ms = cf.adapt_window_ms;
     t.adapt_min_429 = static_cast<int64_t>(cf.adapt_min_429);
+    if (cf.share_rule == gate_model::Config::ShareRule::kFlat) {
+      t.share_rule = GateTuning::ShareRule::kFlat;
+    }
     steps[1].kind = DiffStep::Kind::kCaps;
     steps[1].caps = {cf.requests_per_s, cf.tokens_per_s, cf.burst_s, cf.max_cost_requests,
                      cf.max_cost_tokens};

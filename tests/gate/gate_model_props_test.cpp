@@ -1,11 +1,15 @@
 // Property tests of the reference model (no server; long seeded runs of
 // simulated workers over an explicit clock): the bounds stated in
 // bp/gate_model.h. P1 the rate bound in every span; P2 each backlogged
-// queue's dominant share within epsilon of its entitlement w_q / sum(w);
-// P3 work conservation of the binding cap while queues are backlogged.
+// class's dominant share within epsilon of omega_k / sum(omega), each
+// tenant's within epsilon of w_t / W_k of its class's (flat rule: each
+// queue's of omega_k w_t / sum(omega w)); P3 work conservation of the
+// binding cap while queues are backlogged.
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
+#include <cstdio>
 #include <limits>
 #include <queue>
 #include <random>
@@ -182,25 +186,33 @@ TEST(GateModelProps, RateBoundWithReservations) {
 // P2 and P3 under sustained backlog: every queue has more workers than its
 // share serves, so it always has a caller waiting.
 struct BacklogRun {
-  std::vector<double> achievement;  // per queue: (D_q / w_q) / (sum D / sum w)
+  // Hierarchical: per class (D_k / omega_k) / (sum D / sum omega), per queue
+  // (D_q / w_t) / (D_k / W_k). Flat: per queue (D_q / w_q) / (sum D / sum w),
+  // w_q = omega_k w_t, and no class entries.
+  std::vector<double> class_achievement;
+  std::vector<double> achievement;
   double binding_admitted = 0;      // binding dimension's cost admitted in the window
   double binding_capacity = 0;      // C_b * window
   double slack_allowed = 0;         // C_b * burst_s + one largest cost
 };
 
-BacklogRun RunBacklogged(uint32_t seed, bool mixed_dominance) {
+BacklogRun RunBacklogged(uint32_t seed, bool mixed_dominance, bool flat = false) {
   std::mt19937_64 rng(seed);
   const double rps = 20, tps = 20000, burst = 1;
   Config c = Caps(rps, tps, burst);
   c.omega = {4, 2, 1};
+  if (flat) c.share_rule = Config::ShareRule::kFlat;
   Model m;
   std::vector<SimQueue> qs;
   std::vector<double> w;
-  for (int i = 0; i < 6; ++i) {
+  // Unequal classes: one tenant in class 1, four in class 2, two in class 3
+  // (summed weights 1, 7, 5).
+  const int64_t classes_of[] = {1, 2, 2, 2, 2, 3, 3};
+  for (int i = 0; i < 7; ++i) {
     SimQueue q;
     q.tenant = "t";
     q.tenant += std::to_string(i);
-    q.k = 1 + (i / 2) % 3;
+    q.k = classes_of[i];
     q.workers = 40;
     // Token-dominant calls (sigma = tokens / C_t > 1 / C_r) unless mixed:
     // then the odd queues are request-dominant.
@@ -210,7 +222,7 @@ BacklogRun RunBacklogged(uint32_t seed, bool mixed_dominance) {
     qs.push_back(q);
     const double tw = 1 + i % 3;  // w_t: 1, 2, 3, 1, 2, 3
     if (tw != 1) c.tenant_weights[q.tenant] = tw;
-    w.push_back(tw * c.omega[static_cast<size_t>(q.k - 1)]);
+    w.push_back(flat ? tw * c.omega[static_cast<size_t>(q.k - 1)] : tw);
   }
   m.Configure(c);
   const int64_t warmup = 60'000, duration = 900'000;
@@ -226,7 +238,23 @@ BacklogRun RunBacklogged(uint32_t seed, bool mixed_dominance) {
   double sum_d = 0, sum_w = 0;
   for (size_t q = 0; q < qs.size(); ++q) sum_d += dom[q], sum_w += w[q];
   BacklogRun r;
-  for (size_t q = 0; q < qs.size(); ++q) r.achievement.push_back(dom[q] / w[q] / (sum_d / sum_w));
+  if (flat) {
+    for (size_t q = 0; q < qs.size(); ++q) r.achievement.push_back(dom[q] / w[q] / (sum_d / sum_w));
+  } else {
+    std::vector<double> dk(c.omega.size(), 0), wk(c.omega.size(), 0);
+    double sum_o = 0;
+    for (double o : c.omega) sum_o += o;
+    for (size_t q = 0; q < qs.size(); ++q) {
+      dk[static_cast<size_t>(qs[q].k - 1)] += dom[q], wk[static_cast<size_t>(qs[q].k - 1)] += w[q];
+    }
+    for (size_t k = 0; k < dk.size(); ++k) {
+      r.class_achievement.push_back(dk[k] / c.omega[k] / (sum_d / sum_o));
+    }
+    for (size_t q = 0; q < qs.size(); ++q) {
+      const size_t k = static_cast<size_t>(qs[q].k - 1);
+      r.achievement.push_back(dom[q] / w[q] / (dk[k] / wk[k]));
+    }
+  }
   const double span = static_cast<double>(duration - warmup) / 1000;
   const bool tokens_bind = tok / tps >= req / rps;
   r.binding_admitted = tokens_bind ? tok : req;
@@ -235,17 +263,39 @@ BacklogRun RunBacklogged(uint32_t seed, bool mixed_dominance) {
   return r;
 }
 
-// P2: each queue's weighted dominant share within epsilon = 0.05 of the
-// common level, i.e. of its entitlement w_q / sum(w) of the binding cap when
-// every queue is dominated by the same dimension.
+// P2: each class's dominant share per omega within epsilon_class = 0.05 of
+// the common level (omega_k / sum(omega) of the binding cap when one
+// dimension dominates), each tenant's per w_t within epsilon_tenant = 0.05
+// of its class's level (w_t / W_k of the class's part); with classes of
+// 1, 4 and 2 tenants, so a rule that weighs queues by omega_k w_t fails.
 TEST(GateModelProps, BackloggedQueuesGetTheirEntitlement) {
+  double worst = 0;
   for (uint32_t seed = 1; seed <= 4; ++seed) {
     for (bool mixed : {false, true}) {
       const BacklogRun r = RunBacklogged(seed, mixed);
+      ASSERT_EQ(r.class_achievement.size(), 3U);
+      for (size_t k = 0; k < r.class_achievement.size(); ++k) {
+        EXPECT_NEAR(r.class_achievement[k], 1, 0.05)
+            << "seed " << seed << (mixed ? " mixed" : "") << " class " << k + 1;
+        worst = std::max(worst, std::abs(r.class_achievement[k] - 1));
+      }
       for (size_t q = 0; q < r.achievement.size(); ++q) {
         EXPECT_NEAR(r.achievement[q], 1, 0.05)
             << "seed " << seed << (mixed ? " mixed" : "") << " queue " << q;
+        worst = std::max(worst, std::abs(r.achievement[q] - 1));
       }
+    }
+  }
+  std::printf("P2 hierarchical: largest deviation %.4f\n", worst);
+}
+
+// P2 under share_rule flat: each queue's dominant share per omega_k w_t
+// within 0.05 of the common level.
+TEST(GateModelProps, FlatRuleGivesEachQueueItsProductWeight) {
+  for (uint32_t seed = 1; seed <= 2; ++seed) {
+    const BacklogRun r = RunBacklogged(seed, false, true);
+    for (size_t q = 0; q < r.achievement.size(); ++q) {
+      EXPECT_NEAR(r.achievement[q], 1, 0.05) << "seed " << seed << " queue " << q;
     }
   }
 }

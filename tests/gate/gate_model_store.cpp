@@ -54,14 +54,17 @@ Result<State> ReadStoreState(ValkeyConnection& conn, const std::string& target) 
       auto d = Unpack(v, 8);
       if (!d.empty()) st.g = gate_model::Bucket{d[0], d[1], d[2], d[3], d[4], d[5], d[6], d[7]};
     } else if (f.rfind("q:", 0) == 0) {
-      auto d = Unpack(v, 9);
+      auto d = Unpack(v, 10);
       if (!d.empty()) {
         st.queues[f.substr(2)] =
-            gate_model::Queue{d[0], d[1], d[2], d[3], d[4], d[5], d[6], d[7], d[8]};
+            gate_model::Queue{d[0], d[1], d[2], d[3], d[4], d[5], d[6], d[7], d[8], d[9]};
       }
     } else if (f.rfind("c:", 0) == 0) {
-      auto d = Unpack(v, 2);
-      if (!d.empty()) st.classes[f.substr(2)] = {d[0], d[1]};
+      auto d = Unpack(v, 8);
+      if (!d.empty()) {
+        st.classes[f.substr(2)] =
+            gate_model::ClassSums{d[0], d[1], d[2], d[3], d[4], d[5], d[6], d[7]};
+      }
     } else if (f == "l1hold") {
       auto d = Unpack(v, 4);
       if (!d.empty()) st.hold = gate_model::Hold{d[0], d[1], d[2], d[3], v.substr(33)};
@@ -118,7 +121,7 @@ std::string CompareStates(const State& m, const State& s) {
     cmp(q + "F", a.F, b.F), cmp(q + "T_us", a.T_us, b.T_us), cmp(q + "dr", a.dr, b.dr);
     cmp(q + "dt", a.dt, b.dt), cmp(q + "bl", a.bl, b.bl), cmp(q + "zs_us", a.zs_us, b.zs_us);
     cmp(q + "admits", a.admits, b.admits), cmp(q + "defers", a.defers, b.defers);
-    cmp(q + "lent", a.lent, b.lent);
+    cmp(q + "lent", a.lent, b.lent), cmp(q + "w", a.w, b.w);
   }
   if (m.classes.size() != s.classes.size() && o.tellp() == 0) o << "class totals: count differs";
   for (const auto& [k, a] : m.classes) {
@@ -127,8 +130,11 @@ std::string CompareStates(const State& m, const State& s) {
       if (o.tellp() == 0) o << "class " << k << ": absent in the store";
       continue;
     }
-    cmp("class " + k + " requests", a.first, it->second.first);
-    cmp("class " + k + " tokens", a.second, it->second.second);
+    const auto& b = it->second;
+    const std::string c = "class " + k + " ";
+    cmp(c + "requests", a.requests, b.requests), cmp(c + "tokens", a.tokens, b.tokens);
+    cmp(c + "n", a.n, b.n), cmp(c + "W", a.W, b.W), cmp(c + "Ar", a.Ar, b.Ar);
+    cmp(c + "At", a.At, b.At), cmp(c + "Er", a.Er, b.Er), cmp(c + "Et", a.Et, b.Et);
   }
   if (m.hold.has_value() != s.hold.has_value() && o.tellp() == 0) {
     o << "l1hold: present in only one (model " << m.hold.has_value() << ")";

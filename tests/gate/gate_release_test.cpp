@@ -101,7 +101,8 @@ TEST_F(GateRelease, WeightsAndCapsChangeOnTheNextCall) {
   ASSERT_EQ(gate->Admit(AdmitRequest{"a", 2, {1, 0}, 0, kT0}).verdict, Verdict::kAdmit);
   st = GateAdmin(*gate).State();
   EXPECT_DOUBLE_EQ(st->queues[0].weight, 8);  // 4 * 2
-  EXPECT_NEAR(st->queues[0].tag, 0.2 + 0.1 / 8, 1e-12);
+  // Alone in its class: w_q = omega_2 w_t / W_2 = 2 * 4 / 4.
+  EXPECT_NEAR(st->queues[0].tag, 0.2 + 0.1 / 2, 1e-12);
   ASSERT_TRUE(GateAdmin(*gate).UnsetTenantWeight("a").ok());
   ASSERT_EQ(gate->Admit(AdmitRequest{"a", 2, {1, 0}, 0, kT0}).verdict, Verdict::kAdmit);
   EXPECT_DOUBLE_EQ(GateAdmin(*gate).State()->queues[0].weight, 2);  // back to w_t = 1

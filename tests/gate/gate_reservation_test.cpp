@@ -237,7 +237,10 @@ TEST_F(GateReservation, NoSpanUsesMoreThanTheBound) {
       "  %zu calls, used %.3f of the token cap; tightest span %.3f of the bound, "
       "largest excess over C span + max(B, largest) %.0f tokens\n",
       calls.size(), used_share, worst, beyond_plain);
-  EXPECT_GT(used_share, 0.9);  // the credit is used (0.80 with refunds clipped at B_t)
+  // The credit is used: 0.80 with refunds clipped at B_t; 0.86 with lent
+  // work advancing V (0.95 when it did not, but then a queue with a small
+  // share could keep borrowing past its share: gate.md "The rule").
+  EXPECT_GT(used_share, 0.85);
   EXPECT_GT(worst, 0.6);       // and the check is not vacuous
 }
 

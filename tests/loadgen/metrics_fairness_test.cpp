@@ -122,5 +122,47 @@ TEST(WeightedDrfTest, DemandCapOnTheHeavyTenantLiftsTheLightOnes) {
   EXPECT_NEAR(s.rate[2], 28.5, 1e-9);
 }
 
+// The hierarchical ideal (the gate's default rule): classes by omega, then
+// tenants by w_t inside a class. Four classes omega 0.4/0.3/0.2/0.1 whose
+// tenants' weights sum to 3, 4, 3, 4, cap 60: classes 24/18/12/6 whatever
+// their summed weights (flat: 21.8/21.8/10.9/7.3).
+TEST(HierarchicalSharesTest, ClassesGetTheirOmegaWhateverTheirTenants) {
+  const double caps[1] = {60};
+  const double omega[4] = {0.4, 0.3, 0.2, 0.1};
+  const double w[8] = {1, 2, 1, 3, 1, 2, 1, 3};
+  std::vector<FairShareQueue> qs(8);
+  for (size_t i = 0; i < 8; ++i) {
+    qs[i].weight = w[i], qs[i].group = static_cast<int>(i / 2) + 1, qs[i].cost = {1.0};
+    qs[i].group_weight = omega[i / 2];
+  }
+  const std::vector<double> want = {8, 16, 4.5, 13.5, 4, 8, 1.5, 4.5};
+  const FairShares s = WeightedDrfShares(caps, qs);
+  for (size_t i = 0; i < 8; ++i) EXPECT_NEAR(s.rate[i], want[i], 1e-9) << i;
+}
+
+// A tenant below its share (demand cap) leaves the rest to its own class; a
+// class with no demand leaves its part to the others by omega.
+TEST(HierarchicalSharesTest, UnusedShareStaysInTheClassThenGoesByOmega) {
+  const double caps[1] = {60};
+  std::vector<FairShareQueue> qs(4);
+  // class 1 (omega 0.5): a (w 1, at most 2 req/s) and b (w 2); class 2
+  // (omega 0.3): c; class 3 (omega 0.2): d, at most 0 demand -> no share.
+  const int group[4] = {1, 1, 2, 3};
+  const double omega[4] = {0.5, 0.5, 0.3, 0.2}, w[4] = {1, 2, 1, 1};
+  for (size_t i = 0; i < 4; ++i) {
+    qs[i].weight = w[i], qs[i].group = group[i], qs[i].group_weight = omega[i];
+    qs[i].cost = {1.0};
+  }
+  qs[0].demand_cap = 2;
+  qs[3].demand_cap = 0;
+  const FairShares s = WeightedDrfShares(caps, qs);
+  // Classes 1 and 2 share 60 by 0.5 : 0.3 -> 37.5 and 22.5; a takes 2, b
+  // the rest of class 1.
+  EXPECT_NEAR(s.rate[0], 2, 1e-9);
+  EXPECT_NEAR(s.rate[1], 35.5, 1e-9);
+  EXPECT_NEAR(s.rate[2], 22.5, 1e-9);
+  EXPECT_EQ(s.rate[3], 0);
+}
+
 }  // namespace
 }  // namespace bp::loadgen

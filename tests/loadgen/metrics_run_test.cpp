@@ -78,9 +78,17 @@ TEST(RunMetricsTest, ATenantThatLeftBeforeAnyCallGotASlotIsNoQueue) {
   EXPECT_EQ(m.cancelled_calls, 1);
   EXPECT_DOUBLE_EQ(m.contention_window_s, 2.0);
 
-  // Had its call got a slot (OK at 10 ms real), it demanded: three queues,
-  // WFQ 0.6 : 0.4 : 0.4 of 60, r = 1.4 x (1/24, 1/48, 1/48) -> J = 8/9.
+  // Had its call got a slot (OK at 10 ms real), it demanded: three queues.
+  // Hierarchical: class 1 keeps 0.6 of 60 = 36, class 2's 24 is split by
+  // its two tenants, 12 each; achievements 1.5/36, 0.5/12, 0.5/12 = 1/24
+  // each -> J = 1 (flat, 0.6 : 0.4 : 0.4, would give J = 8/9).
   r.activities.back() = testing::Activity(7, 4, 2, 0, 5'000, 10'000, 10'000, true, 1000, 0);
+  m = ComputeRunMetrics(r);
+  EXPECT_NEAR(m.tenants[0].ideal_rps, 36, 1e-9);
+  EXPECT_NEAR(m.tenants[1].ideal_rps, 12, 1e-9);
+  EXPECT_NEAR(m.tenants[2].ideal_rps, 12, 1e-9);
+  EXPECT_NEAR(m.achievement_jain, 1.0, 1e-12);
+  r.flat_share = true;
   m = ComputeRunMetrics(r);
   EXPECT_NEAR(m.tenants[2].ideal_rps, 24 / 1.4, 1e-9);
   EXPECT_NEAR(m.achievement_jain, 8.0 / 9.0, 1e-12);

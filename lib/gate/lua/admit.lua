@@ -7,12 +7,16 @@
 --            to B_d and may go below 0 (a debt)
 --   c_d      this call's cost (tokens: the L1 debit; reservation mode debits
 --            prompt + max_tokens, the fair rule charges the prompt)
---   w_q      queue weight w_t * omega_k of queue q = (class k, tenant t)
+--   w_q      queue weight of queue q = (class k, tenant t): omega_k w_t / W_k,
+--            W_k the summed w_t of class k's backlogged tenants, q's
+--            included (hierarchical share); omega_k w_t with share_rule flat
 --   sigma    dominant share of the call, max_d c_d / C_d (seconds of cap)
 --   F_q      the queue's virtual tag; S_q its start tag: F_q while the
 --            queue is backlogged, else max(F_q, V)
 --   V        system virtual time, never below the least backlogged tag
---   D_d      eq. (1): the sum over backlogged queues of w_q c_d / sigma
+--   D_d      eq. (1): the sum over backlogged queues of w_q c_d / sigma,
+--            kept as the sum over classes of E_d = omega_k A_d / W_k, A_d the
+--            class's sum of w_t c_d / sigma (so a change of W_k is exact)
 --   X*       the virtual clock's speed, min_d C_d / D_d (per second)
 --   slack    slack_ms of time in virtual units, slack_ms * X*
 --
@@ -31,8 +35,11 @@
 --             back takes the L1 hold, so nobody borrows the refill it waits
 --             for.
 -- An admission advances F_q by sigma / w_q and a fair one V by c_b / D_b (b
--- the binding dimension of eq. 1). L2 (the class split omega_k / sum(omega))
--- is realized by the weights; per-class admitted totals are kept for bpctl.
+-- the binding dimension of eq. 1). With w_q = omega_k w_t / W_k the weights
+-- of class k's backlogged queues sum to omega_k: the fluid rates are the
+-- hierarchical ones (Bennett and Zhang 1997, H-GPS): class k gets
+-- omega_k / sum(omega of backlogged classes) of the binding cap, tenant t
+-- w_t / W_k of its class's (L2 of the paper, with borrowing at both levels).
 -- bp::gate_model (lib/gate/include/bp/gate_model.h) is the same rule in C++;
 -- tests/gate/gate_model_diff_test.cpp checks the two agree.
 --
@@ -99,7 +106,7 @@ local cfg_rec, tw_text, g_rec, q_rec, c_rec, hold_rec, rsv_text, ad_text = unpac
 ---------------------------------------------------------------- configuration
 -- cfg (configure.lua; read on every call: hot updates, I2), with omega_k
 local Cr, Ct, burst, omega_sum, lend, slack_us, grace_us, ticket_ttl, maxr, maxt, adapt,
-  classes = rec(CFGREC, CFGLEN, cfg_rec)
+  classes, flat = rec(CFGREC, CFGLEN, cfg_rec)
 if not Cr or Cr <= 0 then
   return redis.error_reply('ERR bp: target not configured (set caps)')
 end
@@ -115,7 +122,7 @@ if not omega and omega_sum > 0 then
   return {'REJECT', string.format('priority %d above the configured classes 1..%s',
     k, redis.call('HGET', H, 'classes') or '?')}
 end
-local w = queue_weight(tw_text, omega, no_priority)
+local tw, om = tenant_weight(tw_text), class_weight(omega, no_priority)  -- w_t, omega_k
 local capr, capt = Cr * burst, Ct * burst  -- B_r, B_t
 -- Largest admissible cost per dimension: the provider's own capacity for one
 -- window (max_cost_*, set by the operator), else one minute of cap (RPM, TPM),
@@ -166,25 +173,59 @@ if t < capt + rsv then t = math.min(capt + rsv, t + Ct * el / 1e6) end
 -- stopping until the clock passes the old ts.
 if ts < now or ts > now + 1000000 then ts = now end
 
+---------------------------------------------------------------- classes
+-- This class's record: admitted totals, n backlogged tenants, their weight
+-- sum W, the sums A_d and the class's part E_d of D_d (prelude.lua).
+local cr, ct, cn, cW, cAr, cAt, cEr, cEt = rec(CREC, CLEN, c_rec)
+cr, ct, cn, cW = cr or 0, ct or 0, cn or 0, cW or 0
+cAr, cAt, cEr, cEt = cAr or 0, cAt or 0, cEr or 0, cEt or 0
+-- E_d of a class with weight o, n backlogged tenants, weight sum W and sum A.
+local function class_part(o, n, W, A)
+  if n <= 0 then return 0 end
+  if flat == 1 then return o * A end
+  return o * A / W
+end
+
 ---------------------------------------------------------------- eviction
 -- Bounded (amortized O(1): each queue enters each set once per episode),
 -- at most once per 10 ms. Leaving the backlog subtracts the queue's share of
 -- D_d (eq. 1). SEEN scores are refreshed every ttl / 8, so an idle queue is
 -- evicted after between 7/8 and 1 times the TTL.
-local qF, qT, qdr, qdt, qbl, qzs, qna, qnd, qnl = rec(QREC, QLEN, q_rec)
+local qF, qT, qdr, qdt, qbl, qzs, qna, qnd, qnl, qw = rec(QREC, QLEN, q_rec)
 if not evt or now >= evt + 10000 or now < evt then
   local function leave_backlog(id)
-    local F, T, dr, dt, _, zs, na, nd, nl
+    local F, T, dr, dt, _, zs, na, nd, nl, wt
     if id == qid then
-      F, T, dr, dt, zs, na, nd, nl = qF, qT, qdr, qdt, qzs, qna, qnd, qnl
-      qdr, qdt, qbl = 0, 0, 0
+      F, T, dr, dt, zs, na, nd, nl, wt = qF, qT, qdr, qdt, qzs, qna, qnd, qnl, qw
+      qdr, qdt, qbl, qw = 0, 0, 0, 0
     else
-      F, T, dr, dt, _, zs, na, nd, nl = rec(QREC, QLEN, redis.call('HGET', H, 'q:' .. id))
+      F, T, dr, dt, _, zs, na, nd, nl, wt = rec(QREC, QLEN, redis.call('HGET', H, 'q:' .. id))
     end
     if F then
-      Dr, Dt = Dr - (dr or 0), Dt - (dt or 0)
+      -- The queue leaves its class's sums; the class's part of D_d follows.
+      local kk = string.match(id, '^[^:]*')
+      local c = {cr, ct, cn, cW, cAr, cAt, cEr, cEt}
+      if kk ~= kstr then
+        c = {rec(CREC, CLEN, redis.call('HGET', H, 'c:' .. kk))}
+        for i = 1, 8 do c[i] = c[i] or 0 end
+      end
+      c[3], c[4], c[5], c[6] = c[3] - 1, c[4] - (wt or 0), c[5] - (dr or 0), c[6] - (dt or 0)
+      if c[3] <= 0 then c[3], c[4], c[5], c[6] = 0, 0, 0, 0 end
+      local o = 1
+      local kn = tonumber(kk)
+      if kn and kn >= 1 and kn <= classes and #cfg_rec >= CFGLEN + 8 * kn then
+        o = class_weight(struct.unpack('<d', cfg_rec, CFGLEN + 1 + 8 * (kn - 1)), false)
+      end
+      local er, et = class_part(o, c[3], c[4], c[5]), class_part(o, c[3], c[4], c[6])
+      Dr, Dt = Dr - c[7] + er, Dt - c[8] + et
+      c[7], c[8] = er, et
+      if kk == kstr then
+        cn, cW, cAr, cAt, cEr, cEt = c[3], c[4], c[5], c[6], c[7], c[8]
+      else
+        redis.call('HSET', H, 'c:' .. kk, struct.pack(CREC, 1, unpack(c)))
+      end
       redis.call('HSET', H, 'q:' .. id, struct.pack(QREC, 1, F, T or 0, 0, 0, 0, zs or 0, na or 0,
-        nd or 0, nl or 0))
+        nd or 0, nl or 0, 0))
     end
     redis.call('ZREM', BL, id)
     redis.call('ZREM', BX, id)
@@ -197,20 +238,27 @@ if not evt or now >= evt + 10000 or now < evt then
     if redis.call('ZSCORE', BL, id) then leave_backlog(id) end
     redis.call('HDEL', H, 'q:' .. id)
     redis.call('ZREM', SEEN, id)
-    if id == qid then qF, qT, qdr, qdt, qbl, qzs, qna, qnd, qnl = nil end
+    if id == qid then qF, qT, qdr, qdt, qbl, qzs, qna, qnd, qnl, qw = nil end
   end
 end
 
 ---------------------------------------------------------------- queue state
 local sigma = creq / Cr
 if not no_drf and Ct > 0 then sigma = math.max(sigma, ttag / Ct) end
-local quantum = sigma / w  -- what an admission adds to F_q
 local in_bl = qbl == 1
 -- The two least backlogged tags: the head (id, tag) and the one after it.
 local head_id, head_tag, next_id, next_tag = unpack(redis.call('ZRANGE', BL, '0', '1',
   'WITHSCORES'))
 head_tag, next_tag = tonumber(head_tag), tonumber(next_tag)
-if not head_id then Dr, Dt = 0, 0 end  -- empty backlog: no float drift
+if not head_id then  -- empty backlog: no float drift
+  Dr, Dt, cn, cW, cAr, cAt, cEr, cEt = 0, 0, 0, 0, 0, 0, 0, 0
+end
+-- W: the class's backlogged weight with this queue in it (at its weight now).
+local W = cW
+if not in_bl then W = cW + tw elseif qw ~= tw then W = cW - (qw or 0) + tw end
+local w = om * tw
+if flat ~= 1 then w = w / W end
+local quantum = sigma / w  -- what an admission adds to F_q
 local others = head_id ~= nil and not (head_id == qid and not next_id)
 if head_id then V = math.max(V, head_tag) end
 -- S: a backlogged queue keeps its tag, even below V (the turns it lost to
@@ -227,14 +275,18 @@ if not zs or now - zs >= ttl / 8 or now < zs then
   zs = now
 end
 -- X* (eq. 1, per second) over the backlog plus this queue; Db, cb: the
--- binding dimension's D and this call's cost in it.
+-- binding dimension's D and this call's cost in it. my_d: this queue's
+-- tenant-level part of its class's A_d.
 local my_dr, my_dt = 0, 0
 if sigma > 0 then
-  my_dr = w * creq / sigma
-  if not no_drf then my_dt = w * ttag / sigma end
+  my_dr = tw * creq / sigma
+  if not no_drf then my_dt = tw * ttag / sigma end
 end
 local Dr_all, Dt_all = Dr, Dt
-if not in_bl then Dr_all, Dt_all = Dr + my_dr, Dt + my_dt end
+if not in_bl then
+  Dr_all = Dr - cEr + class_part(om, cn + 1, W, cAr + my_dr)
+  Dt_all = Dt - cEt + class_part(om, cn + 1, W, cAt + my_dt)
+end
 local X, Db, cb = math.huge, 0, 0
 if Dr_all > 0 then X, Db, cb = Cr / Dr_all, Dr_all, creq end
 if Ct > 0 and Dt_all > 0 and Ct / Dt_all < X then X, Db, cb = Ct / Dt_all, Dt_all, ttag end
@@ -313,10 +365,15 @@ if admit then
   -- Tags: F advances one quantum; V stays at least the least backlogged tag.
   -- Raising this queue's tag changes the least tag only if it was the least.
   F = Fnext
-  -- V advances by the work of a fair admission at the binding dimension
-  -- (c_b / D_b: at full use, X* per second, eq. 1); a lent admission uses
-  -- capacity nobody backlogged claimed, so it does not advance V.
-  if fair and Db > 0 then V = V + cb / Db end
+  -- V advances by the work of every admission at the binding dimension
+  -- (c_b / D_b: at full use, X* per second, eq. 1), lent ones included, as
+  -- WF2Q+'s system virtual time follows all work done: the borrower's tag
+  -- then gains on V only by its weight's difference, and the backlogged
+  -- queues that left the capacity idle fall behind V and are due sooner. (A
+  -- V that ignored lent work let a queue with a small share, whose callers
+  -- all wake at the 60 s cap once it is far ahead, keep borrowing: +50 % over
+  -- its share in the model's backlog runs.)
+  if Db > 0 then V = V + cb / Db end
   if in_bl then
     redis.call('ZADD', BL, F, qid)
     local least = F
@@ -342,12 +399,12 @@ if admit then
       rsv_f = {'rsv', string.format('%d', rsv + tdebit - ttag)}
     end
   end
-  local cr, ct = rec(CREC, CLEN, c_rec)  -- per-class admitted requests and tokens (L2 view)
   if holder_is_me then redis.call('HDEL', H, 'l1hold') end  -- the holder got its turn
   redis.call('HSET', H, 'g', struct.pack(GREC, 1, r, t, ts, V, Dr, Dt, seq, evt),
     qfield, struct.pack(QREC, 1, F, qT or 0, qdr or 0, qdt or 0, qbl or 0, zs, (qna or 0) + 1,
-      qnd or 0, (qnl or 0) + (lent and 1 or 0)),
-    cfield, struct.pack(CREC, 1, (cr or 0) + creq, (ct or 0) + tdebit), unpack(rsv_f))
+      qnd or 0, (qnl or 0) + (lent and 1 or 0), qw or 0),
+    cfield, struct.pack(CREC, 1, cr + creq, ct + tdebit, cn, cW, cAr, cAt, cEr, cEt),
+    unpack(rsv_f))
   return {'ADMIT', ticket}
 end
 
@@ -380,16 +437,20 @@ if holds then
   redis.call('HSET', H, 'l1hold',
     struct.pack(HOLDREC, 1, now + delta_ms * 1000 + grace_us, Fnext, needr, needt) .. qid)
 end
--- Join (or stay in) the backlog with start tag S and this call's D_d share.
+-- Join (or stay in) the backlog with start tag S and this call's share of
+-- its class's sums; the class's part of D_d follows.
 if in_bl then
-  Dr, Dt = Dr - (qdr or 0) + my_dr, Dt - (qdt or 0) + my_dt
+  cAr, cAt, cW = cAr - (qdr or 0) + my_dr, cAt - (qdt or 0) + my_dt, W
 else
-  Dr, Dt = Dr + my_dr, Dt + my_dt
+  cn, cW, cAr, cAt = cn + 1, W, cAr + my_dr, cAt + my_dt
 end
+local er, et = class_part(om, cn, cW, cAr), class_part(om, cn, cW, cAt)
+Dr, Dt, cEr, cEt = Dr - cEr + er, Dt - cEt + et, er, et
 redis.call('ZADD', BL, S, qid)
 redis.call('ZADD', BX, 'GT', now + (delta_ms * 1000) + grace_us, qid)
 -- T_q: the last promised wake-up (a holder's earlier one keeps the line).
 redis.call('HSET', H, 'g', struct.pack(GREC, 1, r, t, ts, V, Dr, Dt, seq, evt),
   qfield, struct.pack(QREC, 1, S, math.max(qT or 0, now + delta_ms * 1000), my_dr, my_dt, 1, zs,
-    qna or 0, (qnd or 0) + 1, qnl or 0))
+    qna or 0, (qnd or 0) + 1, qnl or 0, tw),
+  cfield, struct.pack(CREC, 1, cr, ct, cn, cW, cAr, cAt, cEr, cEt))
 return {'DEFER', delta_ms, binding}

@@ -8,7 +8,8 @@
 -- tokens_per_s, burst_s, max_cost_requests, max_cost_tokens, omega:<k>,
 -- omega_sum, classes, tw:<tenant>, lend_fraction, slack_ms, grace_ms,
 -- ticket_ttl_ms, adapt, adapt_beta, adapt_recover_ms, adapt_window_ms,
--- adapt_min_429 (docs/gate.md "Key schema").
+-- adapt_min_429, share_rule (hier | flat), class_policy (fair | strict)
+-- (docs/gate.md "Key schema").
 --
 -- Mode "set" writes the pairs given; "replace" (a whole configuration,
 -- bp::Gate::ReplaceConfig) also deletes every tenant weight tw:<tenant> not
@@ -46,6 +47,11 @@ for i = first, #ARGV, 2 do
   if string.sub(f, 1, 3) == 'tw:' and v ~= '' and not valid_tenant(string.sub(f, 4)) then
     return redis.error_reply('ERR bp: tenant weight: tenant \'' .. string.sub(f, 4)
       .. '\' must match ' .. TENANT_RULE)
+  end
+  if (f == 'share_rule' and v ~= '' and v ~= 'hier' and v ~= 'flat')
+      or (f == 'class_policy' and v ~= '' and v ~= 'fair' and v ~= 'strict') then
+    return redis.error_reply('ERR bp: ' .. f .. ' \'' .. v .. '\' must be '
+      .. (f == 'share_rule' and 'hier or flat' or 'fair or strict'))
   end
   given[f] = true
 end
@@ -103,7 +109,7 @@ elseif ad[2] then
 end
 local f = redis.call('HMGET', H, 'requests_per_s', 'tokens_per_s', 'burst_s', 'omega_sum',
   'lend_fraction', 'slack_ms', 'grace_ms', 'ticket_ttl_ms', 'max_cost_requests',
-  'max_cost_tokens', 'adapt', 'classes')
+  'max_cost_tokens', 'adapt', 'classes', 'share_rule', 'class_policy')
 if not f[1] then
   redis.call('HDEL', H, 'cfg')
   return 0
@@ -111,10 +117,12 @@ end
 local function num(i, d) return tonumber(f[i]) or d end
 local classes = math.max(0, math.floor(num(12, 0)))
 -- cfg = Cr Ct burst omega_sum lend slack_ms grace_ms ticket_ttl_ms
---       max_cost_requests max_cost_tokens adapt K omega_1..omega_K (prelude.lua)
+--       max_cost_requests max_cost_tokens adapt K flat strict omega_1..omega_K
+--       (prelude.lua)
 local parts = {struct.pack(CFGREC, 1, num(1, 0), num(2, 0), num(3, DEFAULT_BURST_S), num(4, 0),
   num(5, DEFAULT_LEND_FRACTION), num(6, DEFAULT_SLACK_MS), num(7, DEFAULT_GRACE_MS),
-  num(8, DEFAULT_TICKET_TTL_MS), num(9, 0), num(10, 0), f[11] == '1' and 1 or 0, classes)}
+  num(8, DEFAULT_TICKET_TTL_MS), num(9, 0), num(10, 0), f[11] == '1' and 1 or 0, classes,
+  f[13] == 'flat' and 1 or 0, f[14] == 'strict' and 1 or 0)}
 for c = 1, classes do
   parts[c + 1] = struct.pack('<d', tonumber(redis.call('HGET', H, 'omega:' .. c)) or 1)
 end

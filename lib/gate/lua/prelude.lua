@@ -6,7 +6,7 @@
 -- only here: the key names, the layout of the packed records and their
 -- decoding, the tuning defaults, the tenant-name rule and the queue weight
 -- rule. C++ decodes none of them (bp::Gate reads through state.lua, which
--- answers named fields). It runs on every call, so it only defines (six
+-- answers named fields). It runs on every call, so it only defines (eight
 -- closures, no tables) and checks KEYS[1]; it calls no command.
 
 -- The protocol version (docs/protocol.md): keys, arguments and replies of
@@ -37,24 +37,29 @@ local BL, BX, SEEN, RSV = P .. ':bl', P .. ':bx', P .. ':seen', P .. ':rsv'
 --   g       = r t ts_us V Dr Dt seq evt_us    L1 levels (requests, tokens),
 --             their refill time, the virtual time V, eq. (1) sums D_r and D_t,
 --             the ticket counter, the last eviction pass
---   q:<id>  = F T_us dr dt bl zs_us admits defers lent    queue (k, tenant):
---             tag, promised wake-up, its share of D_r and D_t, backlogged
---             (1/0), last seen, counters
---   c:<k>   = requests tokens    admitted by class k (release-corrected)
+--   q:<id>  = F T_us ar at bl zs_us admits defers lent w    queue (k,
+--             tenant): tag, promised wake-up, its tenant-level share of its
+--             class's eq. (1) sums (w_t c_d / sigma), backlogged (1/0), last
+--             seen, counters, the tenant weight w_t it added to the class's W
+--   c:<k>   = requests tokens n W Ar At Er Et    class k: admitted requests
+--             and tokens (release-corrected); its n backlogged tenants, the
+--             sum W of their weights w_t, the sums A_d of their ar, at, and
+--             E_d, the class's part of D_d: omega_k A_d / W (flat: omega_k A_d)
 --   cfg     = Cr Ct burst omega_sum lend slack_ms grace_ms ticket_ttl_ms
---             max_cost_requests max_cost_tokens adapt K, then omega_1..omega_K
---             (K more doubles)    what admit.lua reads, rebuilt by
---             configure.lua from the fields below with the defaults applied
---             (omega_sum 0 = no priority weights, max cost 0 = the default,
---             one minute of cap, adapt 1 = on, K = classes)
+--             max_cost_requests max_cost_tokens adapt K flat strict, then
+--             omega_1..omega_K (K more doubles)    what admit.lua reads,
+--             rebuilt by configure.lua from the fields below with the
+--             defaults applied (omega_sum 0 = no priority weights, max cost
+--             0 = the default, one minute of cap, adapt 1 = on, K = classes,
+--             flat 1 = share_rule flat, strict 1 = class_policy strict)
 --   l1hold  = until_us F needr needt, then the queue id    the L1 holder
 --             (admit.lua): a due caller waiting for L1 until until_us, its
 --             finish tag and its L1 need per dimension
 local GREC, GLEN = '<Bdddddddd', 65
-local QREC, QLEN = '<Bddddddddd', 73
-local CREC, CLEN = '<Bdd', 17
+local QREC, QLEN = '<Bdddddddddd', 81
+local CREC, CLEN = '<Bdddddddd', 65
 local HOLDREC, HOLDLEN = '<Bdddd', 33  -- l1hold = until_us F needr needt, then the queue id
-local CFGREC, CFGLEN = '<Bdddddddddddd', 97  -- the fixed part; omega_k at CFGLEN + 1 + 8(k-1)
+local CFGREC, CFGLEN = '<Bdddddddddddddd', 113  -- the fixed part; omega_k at CFGLEN + 1 + 8(k-1)
 -- The values of record s in the order above, or nothing when s is absent or
 -- foreign: rec(GREC, GLEN, s). Writing one: struct.pack(GREC, 1, values...).
 -- (Helpers are few on purpose: every function here is a closure made anew
@@ -98,14 +103,25 @@ local TENANT_RULE = '[A-Za-z0-9_.-]{1,128}'
 local function valid_tenant(t)
   return type(t) == 'string' and #t >= 1 and #t <= 128 and not string.find(t, '[^A-Za-z0-9_.%-]')
 end
--- A queue's weight w_t * omega_k (paper eq. 1): the tenant weight tw:<tenant>
--- (default 1) times the class weight omega:<k> (default 1; taken as 1 under
--- the no-priority ablation). A weight <= 0 counts as 1e-9.
-local function queue_weight(tw, omega, no_priority)
+-- Weights (paper eq. 1; docs/gate.md "The rule"). tenant_weight: w_t =
+-- tw:<tenant>, default 1. class_weight: omega_k (cfg's omega_k; 1 when
+-- absent or under the no-priority ablation). A weight <= 0 counts as 1e-9.
+-- queue_weight: w_t * omega_k, the product the flat share rule uses (the
+-- hierarchical rule divides it by W, the summed w_t of the class's
+-- backlogged tenants: admit.lua).
+local function tenant_weight(tw)
   local w = tonumber(tw) or 1
-  if not no_priority then w = w * (tonumber(omega) or 1) end
   if w <= 0 then w = 1e-9 end
   return w
+end
+local function class_weight(omega, no_priority)
+  local o = 1
+  if not no_priority then o = tonumber(omega) or 1 end
+  if o <= 0 then o = 1e-9 end
+  return o
+end
+local function queue_weight(tw, omega, no_priority)
+  return tenant_weight(tw) * class_weight(omega, no_priority)
 end
 -- Server time in integer microseconds.
 local function server_us()

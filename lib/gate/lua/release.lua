@@ -59,7 +59,7 @@ local tenant = string.match(qid, '^[^:]+:(.+)$')
 if now <= 0 then now = server_us() end
 local s = redis.call('HMGET', H, 'cfg', 'g', 'q:' .. qid, 'c:' .. k, 'tw:' .. tenant,
   'omega:' .. k, 'ad', 'adapt', 'rsv')
-local Cr, Ct, burst = rec(CFGREC, CFGLEN, s[1])
+local Cr, Ct, burst, _, _, _, _, _, _, _, _, _, flat = rec(CFGREC, CFGLEN, s[1])
 if not Cr or Cr <= 0 then return 1 end
 local capr, capt = Cr * burst, Ct * burst
 
@@ -148,23 +148,32 @@ r = math.min(capr, r + Cr * el / 1e6 - dr)
 t = math.min(capt + O, t + Ct * el / 1e6 - dt)
 local hw = {'g', struct.pack(GREC, 1, r, t, math.max(ts, now), V or 0, Dr or 0, Dt or 0, seq or 0,
   evt or 0)}
-local cr, ct = rec(CREC, CLEN, s[4])
-hw[3], hw[4] = 'c:' .. k, struct.pack(CREC, 1, (cr or 0) + dr, (ct or 0) + dt)
+local c = {rec(CREC, CLEN, s[4])}
+for i = 1, 8 do c[i] = c[i] or 0 end
+c[1], c[2] = c[1] + dr, c[2] + dt
+hw[3], hw[4] = 'c:' .. k, struct.pack(CREC, 1, unpack(c))
 
 -- L3: the queue's tag moves by the change in its dominant share.
-local qF, qT, qdr, qdt, qbl, qzs, qna, qnd, qnl = rec(QREC, QLEN, s[3])
+local qF, qT, qdr, qdt, qbl, qzs, qna, qnd, qnl, qw = rec(QREC, QLEN, s[3])
 if qF then
   local function sig(req, tok)
     local x = req / Cr
     if abl ~= '1' and Ct > 0 then x = math.max(x, tok / Ct) end
     return x
   end
-  local w = queue_weight(s[5], s[6], abl == '2')
+  -- The queue's weight as admit.lua takes it (w_q, with W_k from the class).
+  local tw = tenant_weight(s[5])
+  local w = tw * class_weight(s[6], abl == '2')
+  if flat ~= 1 then
+    local W = c[4]
+    if qbl ~= 1 then W = c[4] + tw elseif qw ~= tw then W = c[4] - qw + tw end
+    w = w / W
+  end
   local dF = (sig(areq, atok) - sig(dreq, ttok)) / w
   if refused then dF = -sig(dreq, ttok) / w end
   if dF ~= 0 then
     qF = qF + dF
-    hw[5], hw[6] = 'q:' .. qid, struct.pack(QREC, 1, qF, qT, qdr, qdt, qbl, qzs, qna, qnd, qnl)
+    hw[5], hw[6] = 'q:' .. qid, struct.pack(QREC, 1, qF, qT, qdr, qdt, qbl, qzs, qna, qnd, qnl, qw)
     redis.call('ZADD', BL, 'XX', qF, qid)  -- only if backlogged
   end
 end

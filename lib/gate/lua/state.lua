@@ -60,6 +60,8 @@ if what == 'config' then
   for i = 1, #fields, 2 do
     put(fields[i], fmt(tonumber(redis.call('HGET', H, fields[i])) or fields[i + 1]))
   end
+  put('share_rule', redis.call('HGET', H, 'share_rule') or 'hier')
+  put('class_policy', redis.call('HGET', H, 'class_policy') or 'fair')
   local tw, cursor = {}, '0'
   repeat
     local page = redis.call('HSCAN', H, cursor, 'MATCH', 'tw:*', 'COUNT', '1000')

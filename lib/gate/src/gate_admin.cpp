@@ -69,6 +69,12 @@ Result<GateConfig> GateAdmin::Config() {
   c.tuning.adapt_recover_ms = FieldNumber(*f, "adapt_recover_ms");
   c.tuning.adapt_window_ms = FieldNumber(*f, "adapt_window_ms");
   c.tuning.adapt_min_429 = static_cast<int64_t>(FieldNumber(*f, "adapt_min_429"));
+  auto text = [&](const char* name) {
+    auto it = f->find(name);
+    return it == f->end() ? std::string() : it->second.AsString();
+  };
+  if (text("share_rule") == "flat") c.tuning.share_rule = GateTuning::ShareRule::kFlat;
+  if (text("class_policy") == "strict") c.tuning.class_policy = GateTuning::ClassPolicy::kStrict;
   if (auto it = f->find("omega"); it != f->end()) {
     for (const ValkeyReply& v : it->second.elements) c.omega.push_back(ReplyToDouble(v, 1.0));
   }

@@ -179,7 +179,11 @@ std::vector<std::string> TuningPairs(const GateTuning& t) {
           "adapt_window_ms",
           FormatDouble(t.adapt_window_ms),
           "adapt_min_429",
-          std::to_string(t.adapt_min_429)};
+          std::to_string(t.adapt_min_429),
+          "share_rule",
+          t.share_rule == GateTuning::ShareRule::kFlat ? "flat" : "hier",
+          "class_policy",
+          t.class_policy == GateTuning::ClassPolicy::kStrict ? "strict" : "fair"};
 }
 
 Status GateAdmin::SetCaps(const GateCaps& caps) {

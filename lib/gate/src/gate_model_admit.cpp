@@ -18,15 +18,22 @@ std::string Fmt(const char* fmt, double v) {
   return buf;
 }
 
-// w_t * omega_k (eq. 1); a weight <= 0 counts as 1e-9.
-double QueueWeight(std::optional<double> tw, std::optional<double> omega, bool no_priority) {
-  double w = tw.value_or(1);
-  if (!no_priority) w = w * omega.value_or(1);
-  if (w <= 0) w = 1e-9;
-  return w;
+// E_d of a class (its part of eq. (1)'s D_d): omega_k A_d / W_k, or
+// omega_k A_d under the flat rule; 0 without backlogged tenants.
+double ClassPart(bool flat, double o, double n, double W, double A) {
+  if (n <= 0) return 0;
+  if (flat) return o * A;
+  return o * A / W;
 }
 
 }  // namespace
+
+double ClassWeight(std::optional<double> omega, bool no_priority) {
+  double o = 1;
+  if (!no_priority) o = omega.value_or(1);
+  if (o <= 0) o = 1e-9;
+  return o;
+}
 
 double LearnedFraction(std::optional<double> f, double t_us, std::optional<double> tau_us,
                        double now_us) {
@@ -81,9 +88,11 @@ AdmitOutput Model::Admit(const AdmitInput& in) {
                  std::to_string(cf.omega.size());
     return out;
   }
-  std::optional<double> tw;
+  const bool flat = cf.share_rule == Config::ShareRule::kFlat;
+  double tw = 1;  // w_t
   if (auto it = cf.tenant_weights.find(in.tenant); it != cf.tenant_weights.end()) tw = it->second;
-  const double w = QueueWeight(tw, omega, no_priority);
+  if (tw <= 0) tw = 1e-9;
+  const double om = ClassWeight(omega, no_priority);  // omega_k
   const double capr = Cr * burst, capt = Ct * burst;
   double maxr = cf.max_cost_requests, maxt = cf.max_cost_tokens;
   if (maxr <= 0) maxr = std::max(Cr * 60, capr);
@@ -125,6 +134,10 @@ AdmitOutput Model::Admit(const AdmitInput& in) {
   if (g.t < capt + rsv) g.t = std::min(capt + rsv, g.t + Ct * el / 1e6);
   if (g.ts_us < now || g.ts_us > now + 1000000) g.ts_us = now;
 
+  // ---- this class's sums
+  ClassSums c;
+  if (auto it = st.classes.find(kstr); it != st.classes.end()) c = it->second;
+
   // ---- eviction (bounded, at most once per 10 ms)
   std::optional<Queue> q;
   if (auto it = st.queues.find(qid); it != st.queues.end()) q = it->second;
@@ -133,14 +146,33 @@ AdmitOutput Model::Admit(const AdmitInput& in) {
       std::optional<Queue> rec;
       if (id == qid) {
         rec = q;
-        if (q) q->dr = 0, q->dt = 0, q->bl = 0;
+        if (q) q->dr = 0, q->dt = 0, q->bl = 0, q->w = 0;
       } else if (auto it = st.queues.find(id); it != st.queues.end()) {
         rec = it->second;
       }
       if (rec) {
-        g.Dr = g.Dr - rec->dr, g.Dt = g.Dt - rec->dt;
+        // The queue leaves its class's sums; the class's part of D_d follows.
+        const std::string kk = id.substr(0, id.find(':'));
+        ClassSums ck = c;
+        if (kk != kstr) ck = st.classes.count(kk) ? st.classes[kk] : ClassSums{};
+        ck.n = ck.n - 1, ck.W = ck.W - rec->w, ck.Ar = ck.Ar - rec->dr, ck.At = ck.At - rec->dt;
+        if (ck.n <= 0) ck.n = 0, ck.W = 0, ck.Ar = 0, ck.At = 0;
+        double o = 1;
+        const int64_t kn = std::stoll(kk);
+        if (kn >= 1 && kn <= static_cast<int64_t>(cf.omega.size())) {
+          o = ClassWeight(cf.omega[static_cast<size_t>(kn - 1)], false);
+        }
+        const double er = ClassPart(flat, o, ck.n, ck.W, ck.Ar);
+        const double et = ClassPart(flat, o, ck.n, ck.W, ck.At);
+        g.Dr = g.Dr - ck.Er + er, g.Dt = g.Dt - ck.Et + et;
+        ck.Er = er, ck.Et = et;
+        if (kk == kstr) {
+          c = ck;
+        } else {
+          st.classes[kk] = ck;
+        }
         Queue left = *rec;
-        left.dr = 0, left.dt = 0, left.bl = 0;
+        left.dr = 0, left.dt = 0, left.bl = 0, left.w = 0;
         st.queues[id] = left;
       }
       st.backlog.Remove(id);
@@ -159,10 +191,22 @@ AdmitOutput Model::Admit(const AdmitInput& in) {
   // ---- queue state: dominant share, tags, eq. (1)
   double sigma = creq / Cr;
   if (!no_drf && Ct > 0) sigma = std::max(sigma, ttag / Ct);
-  const double quantum = sigma / w;
   const bool in_bl = q && q->bl == 1;
   const auto first = st.backlog.First(2);
-  if (first.empty()) g.Dr = 0, g.Dt = 0;
+  if (first.empty()) {
+    g.Dr = 0, g.Dt = 0;
+    c.n = 0, c.W = 0, c.Ar = 0, c.At = 0, c.Er = 0, c.Et = 0;
+  }
+  // W: the class's backlogged weight with this queue in it.
+  double W = c.W;
+  if (!in_bl) {
+    W = c.W + tw;
+  } else if (q->w != tw) {
+    W = c.W - q->w + tw;
+  }
+  double w = om * tw;
+  if (!flat) w = w / W;
+  const double quantum = sigma / w;
   const bool others = !first.empty() && !(first[0].first == qid && first.size() == 1);
   if (!first.empty()) g.V = std::max(g.V, first[0].second);
   double F = q ? q->F : g.V;
@@ -175,11 +219,14 @@ AdmitOutput Model::Admit(const AdmitInput& in) {
   }
   double my_dr = 0, my_dt = 0;
   if (sigma > 0) {
-    my_dr = w * creq / sigma;
-    if (!no_drf) my_dt = w * ttag / sigma;
+    my_dr = tw * creq / sigma;
+    if (!no_drf) my_dt = tw * ttag / sigma;
   }
   double Dr_all = g.Dr, Dt_all = g.Dt;
-  if (!in_bl) Dr_all = g.Dr + my_dr, Dt_all = g.Dt + my_dt;
+  if (!in_bl) {
+    Dr_all = g.Dr - c.Er + ClassPart(flat, om, c.n + 1, W, c.Ar + my_dr);
+    Dt_all = g.Dt - c.Et + ClassPart(flat, om, c.n + 1, W, c.At + my_dt);
+  }
   double X = kInf, Db = 0, cb = 0;
   if (Dr_all > 0) X = Cr / Dr_all, Db = Dr_all, cb = creq;
   if (Ct > 0 && Dt_all > 0 && Ct / Dt_all < X) X = Ct / Dt_all, Db = Dt_all, cb = ttag;
@@ -219,7 +266,7 @@ AdmitOutput Model::Admit(const AdmitInput& in) {
     g.r = g.r - creq;
     if (Ct > 0) g.t = g.t - tdebit;
     F = Fnext;
-    if (fair && Db > 0) g.V = g.V + cb / Db;
+    if (Db > 0) g.V = g.V + cb / Db;
     if (in_bl) {
       st.backlog.Add(qid, F);
       double m = F;
@@ -247,8 +294,8 @@ AdmitOutput Model::Admit(const AdmitInput& in) {
         st.reserved = static_cast<int64_t>(rsv + tdebit - ttag);
       }
     }
-    auto& cls = st.classes[kstr];
-    cls = {cls.first + creq, cls.second + tdebit};
+    c.requests = c.requests + creq, c.tokens = c.tokens + tdebit;
+    st.classes[kstr] = c;
     if (!hold_q.empty() && hold_q == qid) st.hold.reset();
     st.g = g;
     Queue nq = q.value_or(Queue{});
@@ -285,16 +332,19 @@ AdmitOutput Model::Admit(const AdmitInput& in) {
   const double delta_ms = std::max(1.0, std::min(60000.0, std::ceil(delta / 1000 - 1e-6)));
   if (holds) st.hold = Hold{now + delta_ms * 1000 + grace_us, Fnext, needr, needt, qid};
   if (in_bl) {
-    g.Dr = g.Dr - q->dr + my_dr, g.Dt = g.Dt - q->dt + my_dt;
+    c.Ar = c.Ar - q->dr + my_dr, c.At = c.At - q->dt + my_dt, c.W = W;
   } else {
-    g.Dr = g.Dr + my_dr, g.Dt = g.Dt + my_dt;
+    c.n = c.n + 1, c.W = W, c.Ar = c.Ar + my_dr, c.At = c.At + my_dt;
   }
+  const double er = ClassPart(flat, om, c.n, c.W, c.Ar), et = ClassPart(flat, om, c.n, c.W, c.At);
+  g.Dr = g.Dr - c.Er + er, g.Dt = g.Dt - c.Et + et, c.Er = er, c.Et = et;
+  st.classes[kstr] = c;
   st.backlog.Add(qid, S);
   st.expiry.AddGT(qid, now + (delta_ms * 1000) + grace_us);
   st.g = g;
   Queue nq = q.value_or(Queue{});
   nq.F = S, nq.T_us = std::max(q ? q->T_us : 0.0, now + delta_ms * 1000);
-  nq.dr = my_dr, nq.dt = my_dt, nq.bl = 1, nq.zs_us = zs, nq.defers += 1;
+  nq.dr = my_dr, nq.dt = my_dt, nq.bl = 1, nq.zs_us = zs, nq.defers += 1, nq.w = tw;
   st.queues[qid] = nq;
   out.verdict = Verdict::kDefer;
   out.delta_ms = static_cast<int64_t>(delta_ms);

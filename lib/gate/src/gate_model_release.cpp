@@ -171,8 +171,8 @@ int Model::Release(const ReleaseInput& in) {
   g.t = std::min(capt + O, g.t + Ct * el / 1e6 - dt);
   g.ts_us = std::max(g.ts_us, now);
   st.g = g;
-  auto& cls = st.classes[tk.k];
-  cls = {cls.first + dr, cls.second + dt};
+  ClassSums& cls = st.classes[tk.k];
+  cls.requests = cls.requests + dr, cls.tokens = cls.tokens + dt;
 
   // ---- L3: the queue's tag moves by the change in its dominant share
   if (auto it = st.queues.find(tk.queue); it != st.queues.end()) {
@@ -188,9 +188,19 @@ int Model::Release(const ReleaseInput& in) {
     if (k >= 1 && k <= static_cast<int64_t>(cf.omega.size())) {
       omega = cf.omega[static_cast<size_t>(k - 1)];
     }
-    double w = tw.value_or(1);
-    if (tk.ablation != 2) w = w * omega.value_or(1);
-    if (w <= 0) w = 1e-9;
+    double wt = tw.value_or(1);
+    if (wt <= 0) wt = 1e-9;
+    double w = wt * ClassWeight(omega, tk.ablation == 2);
+    if (cf.share_rule != Config::ShareRule::kFlat) {
+      const Queue& qr = it->second;
+      double W = cls.W;
+      if (qr.bl != 1) {
+        W = cls.W + wt;
+      } else if (qr.w != wt) {
+        W = cls.W - qr.w + wt;
+      }
+      w = w / W;
+    }
     double dF = (sig(areq, atok) - sig(dreq, ttok)) / w;
     if (refused) dF = -sig(dreq, ttok) / w;
     if (dF != 0) {

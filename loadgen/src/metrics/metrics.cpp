@@ -205,8 +205,7 @@ RunMetrics ComputeRunMetrics(const RunRecords& r, const MetricsOptions& options)
       tm.dominant_share = dominant_sum[t] / m.contention_window_s;
     }
     if (!demanded) continue;
-    FairShareQueue q;
-    q.weight = tm.weight;
+    FairShareQueue q = internal::ShareQueue(r, t, info.weight, info.priority_weight);
     if (t < options.tenant_demand_cap_rps.size() && options.tenant_demand_cap_rps[t] > 0) {
       q.demand_cap = options.tenant_demand_cap_rps[t];
     }

@@ -3,6 +3,8 @@
 // paper equation 1 for the level X* of the first filling step.
 #include <algorithm>
 #include <cmath>
+#include <limits>
+#include <map>
 
 #include "bp/loadgen/fairness.h"
 
@@ -37,64 +39,82 @@ FairShares WeightedDrfShares(std::span<const double> capacities,
   size_t remaining = 0;
   for (size_t q = 0; q < n; ++q) {
     sigma[q] = DominantCostShare(capacities, queues[q]);
-    if (sigma[q] > 0 && queues[q].demand_cap > 0) {
+    if (sigma[q] > 0 && queues[q].demand_cap > 0 &&
+        (queues[q].group < 0 || queues[q].group_weight > 0)) {
       active[q] = true;
       ++remaining;
     }
   }
-  std::vector<double> used(dims, 0.0);  // usage of frozen queues per dimension
+  std::vector<double> used(dims, 0.0);  // usage of every queue's rate so far
+  std::vector<double> w(n, 0.0);        // this step's weight per active queue
 
   while (remaining > 0) {
-    // Level at which each dimension saturates with all active queues at X:
-    // X_d = (C_d - used_d) / sum_{q active} w_q cost_qd / sigma_q  (eq. 1).
-    double level = std::numeric_limits<double>::infinity();
+    // Weights of this step: flat, or omega_k w_t / W_k over the unfrozen.
+    std::map<int, double> group_sum;
+    for (size_t q = 0; q < n; ++q) {
+      if (active[q] && queues[q].group >= 0) group_sum[queues[q].group] += queues[q].weight;
+    }
+    for (size_t q = 0; q < n; ++q) {
+      if (!active[q]) continue;
+      w[q] = queues[q].weight;
+      if (queues[q].group >= 0) w[q] = queues[q].group_weight * w[q] / group_sum[queues[q].group];
+    }
+    // Level increment at which each dimension saturates with every active
+    // queue growing at w_q / sigma_q: (C_d - used_d) / sum_q w_q cost_qd /
+    // sigma_q (eq. 1 at the first step).
+    double step = std::numeric_limits<double>::infinity();
     int bind_dim = -1;
     for (size_t d = 0; d < dims; ++d) {
       double demand = 0;
       for (size_t q = 0; q < n; ++q) {
-        if (active[q]) demand += queues[q].weight * queues[q].cost[d] / sigma[q];
+        if (active[q]) demand += w[q] * queues[q].cost[d] / sigma[q];
       }
       if (demand <= 0) continue;
       const double x_d = std::max(0.0, capacities[d] - used[d]) / demand;
-      if (x_d < level) {
-        level = x_d;
+      if (x_d < step) {
+        step = x_d;
         bind_dim = static_cast<int>(d);
       }
     }
-    // Level at which the first active queue hits its demand cap.
-    double cap_level = std::numeric_limits<double>::infinity();
+    // Increment at which the first active queue reaches its demand cap.
+    double cap_step = std::numeric_limits<double>::infinity();
     for (size_t q = 0; q < n; ++q) {
       if (!active[q]) continue;
-      cap_level = std::min(cap_level, queues[q].demand_cap * sigma[q] / queues[q].weight);
+      cap_step = std::min(cap_step, (queues[q].demand_cap - out.rate[q]) * sigma[q] / w[q]);
     }
-    if (std::isinf(level) && std::isinf(cap_level)) break;  // no cost anywhere
-
-    auto freeze = [&](size_t q, double rate, int why) {
-      out.rate[q] = rate;
+    if (std::isinf(step) && std::isinf(cap_step)) break;  // no cost anywhere
+    const bool caps_first = cap_step <= step;
+    const double x = caps_first ? cap_step : step;
+    for (size_t q = 0; q < n; ++q) {
+      if (!active[q]) continue;
+      const double add = w[q] * x / sigma[q];
+      out.rate[q] += add;
+      for (size_t d = 0; d < dims; ++d) used[d] += add * queues[q].cost[d];
+    }
+    auto freeze = [&](size_t q, int why) {
       out.binding[q] = why;
-      for (size_t d = 0; d < dims; ++d) used[d] += rate * queues[q].cost[d];
       active[q] = false;
       --remaining;
     };
-    if (cap_level <= level) {
+    if (caps_first) {
       // Demand caps first: those queues take only what they can use.
-      const double tol = cap_level * (1 + 1e-9);
+      // (what is left to its cap, in level units, is 0 up to rounding)
       for (size_t q = 0; q < n; ++q) {
-        if (active[q] && queues[q].demand_cap * sigma[q] / queues[q].weight <= tol) {
-          freeze(q, queues[q].demand_cap, -1);
+        if (active[q] &&
+            (queues[q].demand_cap - out.rate[q]) * sigma[q] / w[q] <= 1e-9 * cap_step + 1e-15) {
+          out.rate[q] = queues[q].demand_cap;
+          freeze(q, -1);
         }
       }
       continue;
     }
     // Dimension bind_dim saturates: every active queue using it freezes.
-    std::vector<size_t> to_freeze;
     for (size_t q = 0; q < n; ++q) {
       if (active[q] && queues[q].cost[static_cast<size_t>(bind_dim)] >
                            kRelEps * sigma[q] * capacities[static_cast<size_t>(bind_dim)]) {
-        to_freeze.push_back(q);
+        freeze(q, bind_dim);
       }
     }
-    for (size_t q : to_freeze) freeze(q, queues[q].weight * level / sigma[q], bind_dim);
   }
   for (size_t q = 0; q < n; ++q) out.dominant_share[q] = out.rate[q] * sigma[q];
   return out;

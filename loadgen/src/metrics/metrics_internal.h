@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cstdint>
 
+#include "bp/loadgen/fairness.h"
 #include "bp/loadgen/metrics.h"
 #include "bp/loadgen/records.h"
 #include "bp/loadgen/time_scale.h"
@@ -35,6 +36,22 @@ int64_t ContentionWindowEndUs(const RunRecords& r);
 // Fills each class's deferrals_by_cause, retries_429 and tail breakdown
 // (metrics_waits.cpp). Needs m.classes with end_to_end computed.
 void AddWaitBreakdown(const RunRecords& r, RunMetrics& m);
+
+// Tenant t's queue for the ideal shares (WeightedDrfShares), with tenant
+// weight w_t and class weight omega_k, under the run's share rule: grouped
+// by class (hierarchical, the gate's default) or one weight w_t * omega_k
+// (flat). Its cost and demand cap are the caller's.
+inline FairShareQueue ShareQueue(const RunRecords& r, size_t t, double w_t, double omega_k) {
+  FairShareQueue q;
+  if (r.flat_share) {
+    q.weight = w_t * omega_k;
+  } else {
+    q.weight = w_t;
+    q.group = r.tenants[t].priority;
+    q.group_weight = omega_k;
+  }
+  return q;
+}
 
 ServiceHeatmap BuildHeatmap(const RunRecords& r, const MetricsOptions& options,
                             int64_t drain_end_us);

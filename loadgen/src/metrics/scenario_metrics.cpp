@@ -73,7 +73,7 @@ struct Index {
 // Caps (after the outside share) and queue weights in force at `at_us`.
 struct InForce {
   double requests_per_s = 0, tokens_per_s = 0;
-  std::vector<double> weight;  // w_t * omega_k per tenant
+  std::vector<double> weight, omega;  // w_t and omega_k per tenant
 };
 
 InForce StateAt(const RunRecords& r, const std::vector<ScenarioEvent>& events, int64_t at_us) {
@@ -102,8 +102,10 @@ InForce StateAt(const RunRecords& r, const std::vector<ScenarioEvent>& events, i
   InForce s;
   s.requests_per_s = caps.requests_per_s * (1 - share);
   s.tokens_per_s = caps.tokens_per_s * (1 - share);
-  for (size_t t = 0; t < r.tenants.size(); ++t)
-    s.weight.push_back(w[t] * omega[r.tenants[t].priority]);
+  for (size_t t = 0; t < r.tenants.size(); ++t) {
+    s.weight.push_back(w[t]);
+    s.omega.push_back(omega[r.tenants[t].priority]);
+  }
   return s;
 }
 
@@ -138,8 +140,7 @@ WindowMetrics Window(const RunRecords& r, const std::vector<ScenarioEvent>& even
     if (!Active(r.tenants[t], from, to)) continue;
     m.tenants.push_back(static_cast<int>(t));
     m.tenant_ok_rps.push_back(len_s > 0 ? static_cast<double>(ok) / len_s : 0);
-    FairShareQueue q;
-    q.weight = s.weight[t];
+    FairShareQueue q = internal::ShareQueue(r, t, s.weight[t], s.omega[t]);
     q.cost = {1.0};
     if (caps.size() > 1) q.cost.push_back(ix.tokens_per_call[t]);
     queues.push_back(q);

@@ -239,6 +239,8 @@ GateConfig GateConfigOf(const Workload& workload, const TimeScale& scale) {
     c.tuning.adapt_window_ms = scale.ToReal(workload.gate_adapt_window_s * 1000);
     c.tuning.adapt_min_429 = workload.gate_adapt_min_429;
   }
+  if (workload.gate_flat_share) c.tuning.share_rule = GateTuning::ShareRule::kFlat;
+  if (workload.gate_strict_classes) c.tuning.class_policy = GateTuning::ClassPolicy::kStrict;
   c.omega = workload.priority_weights;
   for (const TenantSpec& t : workload.tenants) c.tenant_weights[t.id] = t.weight;
   return c;

@@ -35,6 +35,7 @@ Engine::Engine(const Workload& workload, EngineOptions options, Configuration& c
   records_.speedup = options_.scale.speedup();
   records_.cap_requests_per_s = workload_.caps.requests_per_s;
   records_.cap_tokens_per_s = workload_.caps.tokens_per_s;
+  records_.flat_share = workload_.gate_flat_share;
   records_.slots = workload_.slots;
   free_slots_ = workload_.slots;
   tenants_.resize(workload_.tenants.size());

@@ -136,6 +136,7 @@ Result<RunRecords> MergeShards(std::vector<ShardRecords> parts) {
   m.speedup = first.speedup;
   m.cap_requests_per_s = first.cap_requests_per_s;
   m.cap_tokens_per_s = first.cap_tokens_per_s;
+  m.flat_share = first.flat_share;
   m.gate_target = first.gate_target;
   m.gate_server = first.gate_server;
   m.start_unix_us = zero;

@@ -118,7 +118,8 @@ Result<Workload> ParseWorkload(const json& doc, const std::string& source) {
     if (!g.is_object()) return fail("gate: must be an object");
     FieldReader gr(g, "gate", &error);
     gr.OnlyKeys({"mode", "burst_s", "cap_factor", "adapt", "adapt_beta", "adapt_recover_s",
-                 "adapt_window_s", "adapt_min_429", "queue_ttl_s"});
+                 "adapt_window_s", "adapt_min_429", "queue_ttl_s", "share_rule",
+                 "class_policy"});
     std::string mode = "reconcile";
     gr.String("mode", &mode, false);
     gr.Number("burst_s", 0, false, &w.gate_burst_s, false);
@@ -131,6 +132,17 @@ Result<Workload> ParseWorkload(const json& doc, const std::string& source) {
     gr.Number("adapt_recover_s", 0, false, &w.gate_adapt_recover_s, false);
     gr.Number("adapt_window_s", 0, true, &w.gate_adapt_window_s, false);
     gr.Int("adapt_min_429", 1, 1000000, &w.gate_adapt_min_429, false);
+    std::string share_rule = "hier", class_policy = "fair";
+    gr.String("share_rule", &share_rule, false);
+    gr.String("class_policy", &class_policy, false);
+    if (error.empty() && share_rule != "hier" && share_rule != "flat") {
+      gr.Fail("share_rule", "must be hier or flat, got " + share_rule);
+    }
+    if (error.empty() && class_policy != "fair" && class_policy != "strict") {
+      gr.Fail("class_policy", "must be fair or strict, got " + class_policy);
+    }
+    w.gate_flat_share = share_rule == "flat";
+    w.gate_strict_classes = class_policy == "strict";
     if (!error.empty()) return fail(error);
     const auto m = ParseGateMode(mode);
     if (!m) return fail(std::string("gate.mode: must be ") + kGateModeNames + ", got " + mode);

@@ -275,6 +275,19 @@ struct GateTuning {
   // one decrease per overload episode. window >= 0, min_429 >= 1.
   double adapt_window_ms = 2000;
   int64_t adapt_min_429 = 4;
+
+  // How classes share the binding cap (docs/gate.md "The rule"). kHier: a
+  // backlogged class k gets omega_k / sum(omega of backlogged classes), and
+  // its backlogged tenants split that by w_t, whatever their number. kFlat:
+  // every queue gets omega_k * w_t / sum(omega_k * w_t), so a class's share
+  // grows with its summed tenant weights (omega_k as a per-tenant tier
+  // multiplier).
+  enum class ShareRule { kHier, kFlat } share_rule = ShareRule::kHier;
+  // kFair: classes share by the rule above. kStrict: a class is served only
+  // while no higher class (smaller k) has a backlogged queue; a lower class
+  // can starve while a higher one keeps a backlog. Stored and reported; the
+  // scripts do not apply kStrict yet.
+  enum class ClassPolicy { kFair, kStrict } class_policy = ClassPolicy::kFair;
 };
 
 // What the upstream answered to an admitted call (Release input for the

@@ -4,8 +4,12 @@
 // clock the capacities use (the metrics pass paper units).
 //
 // Definitions and their sources:
-//  - WFQ ideal share: the cap split in proportion to the weights
-//    w_t * omega_k among the backlogged queues (paper section III-B, P2).
+//  - Hierarchical ideal share (the gate's default rule, SPEC section 4 P2,
+//    docs/gate.md "The rule"): among the classes with demand, class k gets
+//    omega_k / sum(omega); inside it tenant t gets w_t / W_k of the class's
+//    part (H-GPS, Bennett and Zhang 1997), work-conserving at both levels.
+//  - Flat share (share_rule flat): the cap split in proportion to the
+//    weights w_t * omega_k among the backlogged queues (paper III-B, P2).
 //  - Weighted DRF ideal share: progressive filling that keeps the weighted
 //    dominant shares s_q / w_q equal until a cap binds (Ghodsi et al. 2011,
 //    "Dominant Resource Fairness"; paper equation 1 gives the level X*).
@@ -19,11 +23,15 @@ namespace bp::loadgen {
 
 // One queue (tenant, priority class) competing for the capacities C_d.
 struct FairShareQueue {
-  double weight = 1.0;       // w_t * omega_k; <= 0 means the queue gets nothing
+  // Flat (group < 0): w_t * omega_k. Hierarchical (group >= 0): w_t, and
+  // group_weight = omega_k of its class `group`. <= 0: the queue gets nothing.
+  double weight = 1.0;
   std::vector<double> cost;  // cost per request in each dimension d (same order
                              // as the capacities); e.g. {1, prompt + completion}
   // Max req/s the queue can use; its unused share goes to the others.
   double demand_cap = std::numeric_limits<double>::infinity();
+  int group = -1;  // hierarchical: the queue's class; < 0: flat
+  double group_weight = 1.0;
 };
 
 struct FairShares {
@@ -42,6 +50,12 @@ struct FairShares {
 // or a dimension d reaches C_d (every queue with cost in d freezes). Without
 // demand caps and with every queue using every dimension the first step is the
 // paper's equation 1: X* = min_d C_d / sum_q w_q cost_qd / sigma_q.
+// Hierarchical (queues with group >= 0): at every step an unfrozen queue's
+// weight is group_weight * weight / (sum of weight over its group's
+// unfrozen queues), so each group with an unfrozen queue grows by its
+// group_weight and a frozen queue's part stays in its group: the H-GPS
+// water-filling. The one function behind every ideal loadgen reports
+// (achievement ratios, Jain indexes, scenario windows).
 // capacities: C_d > 0 per second. Queues whose cost vector size differs from
 // capacities.size(), or is all zero, get rate 0. O(Q^2 D).
 FairShares WeightedDrfShares(std::span<const double> capacities,

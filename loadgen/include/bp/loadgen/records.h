@@ -125,6 +125,7 @@ struct RunRecords {
   double speedup = 1.0;
   double cap_requests_per_s = 0;  // paper units
   double cap_tokens_per_s = 0;    // paper units; 0 = single resource
+  bool flat_share = false;        // the ideal's rule: flat, else hierarchical
   int slots = 0;
   int64_t end_us = 0;             // run end
   int64_t start_unix_us = 0;      // wall clock (system_clock, us since the

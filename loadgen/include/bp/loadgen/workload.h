@@ -69,6 +69,11 @@ struct Workload {
   double gate_adapt_recover_s = 120;
   double gate_adapt_window_s = 2;
   int gate_adapt_min_429 = 4;
+  // The gate's share rule and class policy (bp::GateTuning share_rule,
+  // class_policy; docs/gate.md "The rule"). The metrics' ideal follows
+  // share_rule: hierarchical unless gate.share_rule is "flat".
+  bool gate_flat_share = false;
+  bool gate_strict_classes = false;
   // The mockapi section (docs/mockapi-config.md): limits, completion_tokens,
   // latency, count_rejected, token_accounting, dialect, scope, model, profile,
   // overload (docs/provider-profiles.md). Paper units: it is PUT to
