@@ -178,5 +178,19 @@ TEST_F(GateArith, BadConfigurationFailsWithItsMessage) {
   EXPECT_EQ(d.verdict, Verdict::kReject);
 }
 
+// Strict priority is not implemented, so the script refuses it rather than
+// storing a policy that nothing applies; the target keeps its fair policy.
+TEST_F(GateArith, StrictClassPolicyIsRefused) {
+  auto gate = MakeGate(GateCaps{10, 0, 1.0}, {});
+  GateTuning strict;
+  strict.class_policy = GateTuning::ClassPolicy::kStrict;
+  const Status s = GateAdmin(*gate).SetTuning(strict);
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("class_policy 'strict' must be fair (strict is not implemented)"),
+            std::string::npos)
+      << s.message();
+  EXPECT_EQ(GateAdmin(*gate).Config()->tuning.class_policy, GateTuning::ClassPolicy::kFair);
+}
+
 }  // namespace
 }  // namespace bp::test

@@ -131,7 +131,12 @@ TEST(BpReport, GateSectionAdaptFields) {
         std::tuple{"adapt_beta", nlohmann::json(1), "x.json: gate.adapt_beta: must be in (0, 1)"},
         std::tuple{"cap_factor", nlohmann::json(0),
                    "x.json: gate.cap_factor: must be a finite number > 0, got 0"},
-        std::tuple{"adapt_min_429", nlohmann::json(0), "x.json: gate.adapt_min_429: must be"}}) {
+        std::tuple{"adapt_min_429", nlohmann::json(0), "x.json: gate.adapt_min_429: must be"},
+        std::tuple{"share_rule", nlohmann::json("tree"),
+                   "x.json: gate.share_rule: must be hier or flat, got tree"},
+        std::tuple{"class_policy", nlohmann::json("strict"),
+                   "x.json: gate.class_policy: must be fair (strict is not implemented), got "
+                   "strict"}}) {
     doc["gate"] = {{field, value}};
     auto bad = ParseWorkload(doc, "x.json");
     ASSERT_FALSE(bad.ok()) << field;

@@ -285,8 +285,8 @@ struct GateTuning {
   enum class ShareRule { kHier, kFlat } share_rule = ShareRule::kHier;
   // kFair: classes share by the rule above. kStrict: a class is served only
   // while no higher class (smaller k) has a backlogged queue; a lower class
-  // can starve while a higher one keeps a backlog. Stored and reported; the
-  // scripts do not apply kStrict yet.
+  // can starve while a higher one keeps a backlog. Not implemented yet:
+  // configure.lua refuses kStrict with an error reply.
   enum class ClassPolicy { kFair, kStrict } class_policy = ClassPolicy::kFair;
 };
 
