@@ -48,6 +48,13 @@ for svc in redis-server nginx valkey-server prometheus; do
   service "$svc" stop >/dev/null 2>&1 || true
 done
 command -v npm >/dev/null 2>&1 || { echo "setup: npm not found (nodejs package without npm)"; exit 1; }
+# The pinned npm packages: the Node gate client and its worker example
+# (clients/node), the real-OpenAI-SDK test (tests/node).
+for dir in tests/node clients/node; do
+  if [ -f "$dir/package-lock.json" ] && [ ! -f "$dir/node_modules/.package-lock.json" -o "$dir/package-lock.json" -nt "$dir/node_modules/.package-lock.json" ]; then
+    (cd "$dir" && npm ci --no-audit --no-fund --loglevel=error >/dev/null)
+  fi
+done
 
 # shellcheck source=lib/servers.sh
 source scripts/lib/servers.sh  # bp_valkey_cache, bp_free_port, bp_wait_port

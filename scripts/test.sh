@@ -1,8 +1,7 @@
 #!/usr/bin/env bash
 # The test command (README): installs what is missing, builds with warnings as
-# errors, installs the pinned npm packages (the real-client test, the Node
-# gate client), and runs
-# every test with ctest. Tests start their own server (the Valkey 9 setup
+# errors (scripts/setup.sh, which also installs the pinned npm packages), and
+# runs every test with ctest. Tests start their own server (the Valkey 9 setup
 # builds; docs/servers.md) and mockapi on free loopback ports and stop them.
 #
 #   scripts/test.sh                      # everything, on Valkey 9
@@ -19,10 +18,5 @@ case "$server" in
   valkey\ 9.*) ;;
   *) echo "test: *** not Valkey 9: hash-field expiry (HPEXPIRE/HPTTL) is unavailable (docs/servers.md) ***" ;;
 esac
-for dir in tests/node clients/node; do
-  if [ -f "$dir/package-lock.json" ]; then
-    (cd "$dir" && npm ci --no-audit --no-fund --loglevel=error >/dev/null)
-  fi
-done
 cd build
 ctest --output-on-failure -j "${BP_TEST_JOBS:-2}" "$@"
