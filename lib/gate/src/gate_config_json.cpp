@@ -71,7 +71,8 @@ Status ReadCaps(const json& j, GateConfig* c) {
 Status ReadTuning(const json& j, GateTuning* t) {
   if (Status s = OnlyFields(j, "tuning",
                             {"slack_ms", "lend_fraction", "grace_ms", "ticket_ttl_ms", "adapt",
-                             "adapt_beta", "adapt_recover_ms", "adapt_window_ms", "adapt_min_429"});
+                             "adapt_beta", "adapt_recover_ms", "adapt_window_ms", "adapt_min_429",
+                             "share_rule"});
       !s.ok()) {
     return s;
   }
@@ -92,6 +93,13 @@ Status ReadTuning(const json& j, GateTuning* t) {
   if (j.contains("adapt")) {
     if (!j.at("adapt").is_boolean()) return Bad("tuning.adapt", "must be true or false");
     t->adapt = j.at("adapt").get<bool>();
+  }
+  if (j.contains("share_rule")) {
+    const json& v = j.at("share_rule");
+    if (!v.is_string() || (v != "hier" && v != "flat")) {
+      return Bad("tuning.share_rule", "must be \"hier\" or \"flat\"");
+    }
+    t->share_rule = v == "flat" ? GateTuning::ShareRule::kFlat : GateTuning::ShareRule::kHier;
   }
   return Status::Ok();
 }
@@ -194,7 +202,8 @@ nlohmann::ordered_json GateConfigToJson(const GateConfig& c) {
                  {"adapt_beta", c.tuning.adapt_beta},
                  {"adapt_recover_ms", c.tuning.adapt_recover_ms},
                  {"adapt_window_ms", c.tuning.adapt_window_ms},
-                 {"adapt_min_429", c.tuning.adapt_min_429}};
+                 {"adapt_min_429", c.tuning.adapt_min_429},
+                 {"share_rule", c.tuning.share_rule == GateTuning::ShareRule::kFlat ? "flat" : "hier"}};
   return j;
 }
 
