@@ -14,6 +14,7 @@
 #include "bp/loadgen/engine.h"
 #include "bp/loadgen/workload.h"
 #include "engine_scripted_upstream.h"
+#include "workload_builder.h"
 
 namespace bp::loadgen {
 namespace {
@@ -69,28 +70,11 @@ class FakeAdmission final : public Admission {
 // One tenant, one workflow of `activities` activities in sequence (prompt
 // 10, max_tokens 5), no dispatch latency.
 Workload Activities(int activities) {
-  nlohmann::json doc = {{"name", "fake-admission"},
-                        {"slots", 1},
-                        {"run_length_cap_s", 60},
-                        {"dispatch_latency_ms", 0},
-                        {"tenants",
-                         {{{"id", "t1"},
-                           {"priority", 2},
-                           {"concurrency", 1},
-                           {"workflows", 1},
-                           {"activities_per_workflow", activities},
-                           {"prompt_tokens", 10},
-                           {"max_tokens", 5}}}},
-                        {"priority_weights", {0.6, 0.4}},
-                        {"upstream",
-                         {{"limits",
-                           {{{"dimension", "requests"},
-                             {"algorithm", "fixed_window"},
-                             {"limit", 60},
-                             {"window_s", 1}}}}}}};
-  auto w = ParseWorkload(doc, "fake-admission");
-  EXPECT_TRUE(w.ok()) << w.status().message();
-  return *w;
+  nlohmann::json doc = testing::OneTenantWorkloadDoc("fake-admission");
+  doc["tenants"][0]["priority"] = 2;
+  doc["tenants"][0]["activities_per_workflow"] = activities;
+  doc["priority_weights"] = {0.6, 0.4};
+  return testing::BuildWorkload(doc);
 }
 
 RunRecords RunOnFake(const Workload& w, Script& script, const ScriptedUpstream& up) {

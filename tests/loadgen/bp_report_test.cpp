@@ -13,6 +13,7 @@
 #include "bp/valkey.h"
 #include "engine_scripted_upstream.h"
 #include "support/valkey_server.h"
+#include "workload_builder.h"
 
 namespace bp::loadgen {
 namespace {
@@ -69,34 +70,12 @@ TEST(BpReport, ReportOfAnAnswer) {
 // One activity; the upstream answers 429 (tokens, retry-after-ms 50,
 // x-ratelimit-reset-tokens 150ms) once, then 200.
 Workload AdaptWorkload(bool adapt) {
-  nlohmann::json doc = {
-      {"name", "adapt-test"},
-      {"slots", 1},
-      {"run_length_cap_s", 60},
-      {"dispatch_latency_ms", 0},
-      {"gate",
-       {{"adapt", adapt}, {"adapt_beta", 0.5}, {"adapt_min_429", 1}, {"adapt_window_s", 0.01}}},
-      {"tenants",
-       {{{"id", "t1"},
-         {"priority", 1},
-         {"concurrency", 1},
-         {"workflows", 1},
-         {"activities_per_workflow", 1},
-         {"prompt_tokens", 10},
-         {"max_tokens", 5}}}},
-      {"upstream",
-       {{"limits",
-         {{{"dimension", "requests"},
-           {"algorithm", "fixed_window"},
-           {"limit", 60},
-           {"window_s", 1}},
-          {{"dimension", "tokens"},
-           {"algorithm", "fixed_window"},
-           {"limit", 6000},
-           {"window_s", 1}}}}}}};
-  auto w = ParseWorkload(doc, "adapt-test");
-  EXPECT_TRUE(w.ok()) << w.status().message();
-  return *w;
+  nlohmann::json doc = testing::OneTenantWorkloadDoc("adapt-test");
+  doc["gate"] = {
+      {"adapt", adapt}, {"adapt_beta", 0.5}, {"adapt_min_429", 1}, {"adapt_window_s", 0.01}};
+  doc["upstream"]["limits"].push_back(
+      {{"dimension", "tokens"}, {"algorithm", "fixed_window"}, {"limit", 6000}, {"window_s", 1}});
+  return testing::BuildWorkload(doc);
 }
 
 TEST(BpReport, GateSectionAdaptFields) {

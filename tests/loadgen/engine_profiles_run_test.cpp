@@ -13,6 +13,7 @@
 #include "bp/loadgen/runner.h"
 #include "mockapi_process.h"
 #include "support/valkey_server.h"
+#include "workload_builder.h"
 
 namespace bp::loadgen {
 namespace {
@@ -21,32 +22,18 @@ namespace {
 // second, no service time.
 Workload ProfileWorkload(const std::string& profile, int limit,
                          nlohmann::json overload = nlohmann::json()) {
-  nlohmann::json upstream = {
-      {"profile", profile},
-      {"latency", {{"min_ms", 0}, {"max_ms", 0}, {"per_output_token_ms", 0}}},
-      {"completion_tokens", {{"distribution", "fixed"}, {"value", 5}}},
-      {"limits",
-       {{{"dimension", "requests"},
-         {"algorithm", "fixed_window"},
-         {"limit", limit},
-         {"window_s", 1.0}}}}};
+  nlohmann::json doc = testing::OneTenantWorkloadDoc("profile-" + profile);
+  doc["slots"] = 4;
+  doc["run_length_cap_s"] = 120;
+  doc["tenants"][0]["concurrency"] = 4;
+  doc["tenants"][0]["workflows"] = 8;
+  nlohmann::json& upstream = doc["upstream"];
+  upstream["profile"] = profile;
+  upstream["latency"] = {{"min_ms", 0}, {"max_ms", 0}, {"per_output_token_ms", 0}};
+  upstream["completion_tokens"] = {{"distribution", "fixed"}, {"value", 5}};
+  upstream["limits"][0]["limit"] = limit;
   if (!overload.is_null()) upstream["overload"] = overload;
-  nlohmann::json doc = {{"name", "profile-" + profile},
-                        {"slots", 4},
-                        {"run_length_cap_s", 120},
-                        {"dispatch_latency_ms", 0},
-                        {"tenants",
-                         {{{"id", "t1"},
-                           {"priority", 1},
-                           {"concurrency", 4},
-                           {"workflows", 8},
-                           {"activities_per_workflow", 1},
-                           {"prompt_tokens", 10},
-                           {"max_tokens", 5}}}},
-                        {"upstream", upstream}};
-  auto w = ParseWorkload(doc, "profile-" + profile);
-  EXPECT_TRUE(w.ok()) << w.status().message();
-  return *w;
+  return testing::BuildWorkload(doc);
 }
 
 RunRecords RunAgainst(const Workload& w, const std::string& config, const std::string& url,

@@ -10,6 +10,7 @@
 #include "bp/loadgen/upstream_wait.h"
 #include "engine_scripted_upstream.h"
 #include "support/valkey_server.h"
+#include "workload_builder.h"
 
 namespace bp::loadgen {
 namespace {
@@ -115,27 +116,9 @@ TEST(UpstreamWait, WorkloadCarriesProfileAndOverloadInPaperUnits) {
 
 // One tenant, one slot, one activity; a cap the scripted upstream ignores.
 Workload OneActivity() {
-  nlohmann::json doc = {{"name", "profiles"},
-                        {"slots", 1},
-                        {"run_length_cap_s", 600},
-                        {"dispatch_latency_ms", 0},
-                        {"tenants",
-                         {{{"id", "t1"},
-                           {"priority", 1},
-                           {"concurrency", 1},
-                           {"workflows", 1},
-                           {"activities_per_workflow", 1},
-                           {"prompt_tokens", 10},
-                           {"max_tokens", 5}}}},
-                        {"upstream",
-                         {{"limits",
-                           {{{"dimension", "requests"},
-                             {"algorithm", "fixed_window"},
-                             {"limit", 60},
-                             {"window_s", 1.0}}}}}}};
-  auto w = ParseWorkload(doc, "profiles");
-  EXPECT_TRUE(w.ok()) << w.status().message();
-  return *w;
+  nlohmann::json doc = testing::OneTenantWorkloadDoc("profiles");
+  doc["run_length_cap_s"] = 600;
+  return testing::BuildWorkload(doc);
 }
 
 RunRecords RunOne(const std::string& config, const std::string& url, double speedup,

@@ -8,6 +8,7 @@
 #include "bp/loadgen/runner.h"
 #include "engine_scripted_upstream.h"
 #include "support/valkey_server.h"
+#include "workload_builder.h"
 
 namespace bp::loadgen {
 namespace {
@@ -18,27 +19,14 @@ using bp::test::ScriptedUpstream;
 // One tenant, no dispatch latency; caps from `rps` (limit per window_s).
 Workload TestWorkload(int concurrency, int workflows, int slots, int64_t limit = 60,
                       double window_s = 1.0) {
-  nlohmann::json doc = {{"name", "engine-test"},
-                        {"slots", slots},
-                        {"run_length_cap_s", 600},
-                        {"dispatch_latency_ms", 0},
-                        {"tenants",
-                         {{{"id", "t1"},
-                           {"priority", 1},
-                           {"concurrency", concurrency},
-                           {"workflows", workflows},
-                           {"activities_per_workflow", 1},
-                           {"prompt_tokens", 10},
-                           {"max_tokens", 5}}}},
-                        {"upstream",
-                         {{"limits",
-                           {{{"dimension", "requests"},
-                             {"algorithm", "fixed_window"},
-                             {"limit", limit},
-                             {"window_s", window_s}}}}}}};
-  auto w = ParseWorkload(doc, "engine-test");
-  EXPECT_TRUE(w.ok()) << w.status().message();
-  return *w;
+  nlohmann::json doc = testing::OneTenantWorkloadDoc("engine-test");
+  doc["slots"] = slots;
+  doc["run_length_cap_s"] = 600;
+  doc["tenants"][0]["concurrency"] = concurrency;
+  doc["tenants"][0]["workflows"] = workflows;
+  doc["upstream"]["limits"][0]["limit"] = limit;
+  doc["upstream"]["limits"][0]["window_s"] = window_s;
+  return testing::BuildWorkload(doc);
 }
 
 RunRecords RunConfig(const Workload& w, const std::string& config, const std::string& url,

@@ -4,28 +4,16 @@
 
 #include "bp/loadgen/runner.h"
 #include "support/valkey_server.h"
+#include "workload_builder.h"
 
 namespace bp::loadgen {
 namespace {
 
 Workload Tiny() {
-  nlohmann::json doc = {{"name", "tiny"},
-                        {"slots", 1},
-                        {"run_length_cap_s", 5},
-                        {"tenants",
-                         {{{"id", "t"},
-                           {"priority", 1},
-                           {"concurrency", 1},
-                           {"workflows", 1},
-                           {"prompt_tokens", 10},
-                           {"max_tokens", 5}}}},
-                        {"upstream",
-                         {{"limits",
-                           {{{"dimension", "requests"},
-                             {"algorithm", "fixed_window"},
-                             {"limit", 60},
-                             {"window_s", 1.0}}}}}}};
-  return *ParseWorkload(doc, "tiny");
+  nlohmann::json doc = testing::OneTenantWorkloadDoc("tiny");
+  doc.erase("dispatch_latency_ms");  // the engine's default
+  doc["run_length_cap_s"] = 5;
+  return testing::BuildWorkload(doc);
 }
 
 TEST(EngineRunner, UnknownConfigurationIsInvalid) {

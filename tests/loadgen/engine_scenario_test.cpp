@@ -19,6 +19,7 @@
 #include "bp/loadgen/scenario_metrics.h"
 #include "mockapi_process.h"
 #include "support/valkey_server.h"
+#include "workload_builder.h"
 
 namespace bp::loadgen {
 namespace {
@@ -36,20 +37,15 @@ using nlohmann::json;
 // Three tenants (a, b in P1; late in P2) on 60 req/s; `workflows` each of one
 // activity; the run stops at cap_s paper seconds.
 Workload ScenarioWorkload(const json& events, int workflows = 100000, double cap_s = 8) {
-  json doc = {{"name", "scn"},
-              {"slots", 20},
-              {"run_length_cap_s", cap_s},
-              {"priority_weights", {0.5, 0.5}},
-              {"gate", {{"burst_s", 0.1}}},
-              {"tenants", json::array()},
-              {"upstream",
-               {{"limits",
-                 {{{"dimension", "requests"},
-                   {"algorithm", "fixed_window"},
-                   {"limit", 60},
-                   {"window_s", 1.0}}}},
-                {"latency", {{"min_ms", 50}, {"max_ms", 150}}}}},
-              {"events", events}};
+  json doc = testing::OneTenantWorkloadDoc("scn");
+  doc.erase("dispatch_latency_ms");  // the engine's default
+  doc["slots"] = 20;
+  doc["run_length_cap_s"] = cap_s;
+  doc["priority_weights"] = {0.5, 0.5};
+  doc["gate"] = {{"burst_s", 0.1}};
+  doc["upstream"]["latency"] = {{"min_ms", 50}, {"max_ms", 150}};
+  doc["events"] = events;
+  doc["tenants"] = json::array();
   for (const char* id : {"a", "b", "late"}) {
     doc["tenants"].push_back({{"id", id},
                               {"priority", std::string(id) == "late" ? 2 : 1},
@@ -58,9 +54,7 @@ Workload ScenarioWorkload(const json& events, int workflows = 100000, double cap
                               {"prompt_tokens", 100},
                               {"max_tokens", 50}});
   }
-  auto w = ParseWorkload(doc, "scn");
-  EXPECT_TRUE(w.ok()) << w.status().message();
-  return w.ok() ? *w : Workload{};
+  return testing::BuildWorkload(doc);
 }
 
 class EngineScenario : public ::testing::Test {

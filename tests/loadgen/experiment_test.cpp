@@ -13,6 +13,7 @@
 #include "bp/loadgen/shard.h"
 #include "mockapi_process.h"
 #include "support/valkey_server.h"
+#include "workload_builder.h"
 
 namespace bp::loadgen {
 namespace {
@@ -22,24 +23,15 @@ namespace fs = std::filesystem;
 // One tenant, 2 one-activity workflows, no service time: a run of a few
 // real milliseconds at speedup 20.
 Workload Tiny() {
-  nlohmann::json doc = {
-      {"name", "tiny"},
-      {"slots", 2},
-      {"run_length_cap_s", 30},
-      {"dispatch_latency_ms", 0},
-      {"tenants",
-       {{{"id", "t"},
-         {"priority", 1},
-         {"concurrency", 2},
-         {"workflows", 2},
-         {"prompt_tokens", 10},
-         {"max_tokens", 5}}}},
-      {"upstream",
-       {{"latency", {{"min_ms", 0}, {"max_ms", 0}, {"per_output_token_ms", 0}}},
-        {"limits", {{{"dimension", "requests"}, {"limit", 100}, {"window_s", 1.0}}}}}}};
-  auto w = ParseWorkload(doc, "tiny");
-  EXPECT_TRUE(w.ok()) << w.status().message();
-  return *w;
+  nlohmann::json doc = testing::OneTenantWorkloadDoc("tiny");
+  doc["slots"] = 2;
+  doc["run_length_cap_s"] = 30;
+  doc["tenants"][0]["concurrency"] = 2;
+  doc["tenants"][0]["workflows"] = 2;
+  doc["upstream"] = {
+      {"latency", {{"min_ms", 0}, {"max_ms", 0}, {"per_output_token_ms", 0}}},
+      {"limits", {{{"dimension", "requests"}, {"limit", 100}, {"window_s", 1.0}}}}};
+  return testing::BuildWorkload(doc);
 }
 
 fs::path FreshDir(const std::string& name) {
