@@ -12,12 +12,16 @@ cd "$(dirname "$0")/.."
 usage() {
   cat <<'USAGE'
 usage: scripts/mixed-workers.sh [--out DIR] [--seconds S] [--python N] [--node N] [--slots N]
+                               [--restart-at S [--down-s S]]
 
   --out DIR     results folder (default results/mixed-workers-<UTC time>)
   --seconds S   run length in seconds, every process (default 60, at most 600)
   --python N    external Python worker processes, one tenant each (default 2)
   --node N      external Node worker processes, one tenant each (default 2)
   --slots N     concurrent calls per external worker (default 4)
+  --restart-at S  kill the Valkey hard (SIGKILL) S seconds after the start and start an
+                empty one on the same port --down-s later (default 3): every process
+                fails open, then re-seeds the target from the declared configuration
 loadgen's tenants, the upstream and the gate's caps: configs/mixed/workload.json
 and configs/mixed/gate.json (the declared configuration every process gets).
 USAGE
@@ -27,6 +31,8 @@ SECONDS_RUN=60
 N_PY=2
 N_NODE=2
 SLOTS=4
+RESTART_AT=0
+DOWN_S=3
 while [ "$#" -gt 0 ]; do
   case "$1" in
     --out) OUT="$2"; shift 2 ;;
@@ -34,11 +40,14 @@ while [ "$#" -gt 0 ]; do
     --python) N_PY="$2"; shift 2 ;;
     --node) N_NODE="$2"; shift 2 ;;
     --slots) SLOTS="$2"; shift 2 ;;
+    --restart-at) RESTART_AT="$2"; shift 2 ;;
+    --down-s) DOWN_S="$2"; shift 2 ;;
     -h|--help) usage; exit 0 ;;
     *) echo "mixed-workers: unknown argument $1" >&2; usage >&2; exit 2 ;;
   esac
 done
-for pair in "seconds $SECONDS_RUN 5 600" "python $N_PY 0 16" "node $N_NODE 0 16" "slots $SLOTS 1 64"; do
+for pair in "seconds $SECONDS_RUN 5 600" "python $N_PY 0 16" "node $N_NODE 0 16" "slots $SLOTS 1 64" \
+            "restart-at $RESTART_AT 0 600" "down-s $DOWN_S 1 60"; do
   read -r name v lo hi <<<"$pair"
   if ! [[ "$v" =~ ^[0-9]+$ ]] || [ "$v" -lt "$lo" ] || [ "$v" -gt "$hi" ]; then
     echo "mixed-workers: --$name must be an integer in [$lo, $hi], got '$v'" >&2; exit 2
@@ -92,6 +101,19 @@ for i in $(seq 0 $((N_NODE - 1))); do
     --tenant "node-$i" --summary "$OUT/node-$i.json" >"$OUT/node-$i.log" 2>&1 &
   pids+=($!)
 done
+if [ "$RESTART_AT" -gt 0 ]; then
+  [ "$RESTART_AT" -lt "$SECONDS_RUN" ] || { echo "mixed-workers: --restart-at must be below --seconds" >&2; exit 2; }
+  sleep "$(python3 -c "import time; print(max(0, $START_MS / 1000 + $RESTART_AT - time.time()))")"
+  kill -KILL "$(cat "$BP_VALKEY_PIDFILE")"
+  echo "valkey killed at ${RESTART_AT} s" >&2
+  sleep "$DOWN_S"
+  port=${BP_VALKEY_URL##*:}
+  "$(bp_server_bin)" --port "$port" --bind 127.0.0.1 --save "" --appendonly no \
+    --daemonize no --loglevel warning --logfile "$BP_TMP/valkey.log" --pidfile "$BP_TMP/valkey.pid" &
+  BP_STARTED_PIDS+=($!)
+  bp_wait_port "$port" 10 || { echo "mixed-workers: valkey did not restart on $port" >&2; exit 1; }
+  echo "valkey restarted empty on port $port at $((RESTART_AT + DOWN_S)) s" >&2
+fi
 fail=0
 for p in "${pids[@]}"; do wait "$p" || fail=$((fail + 1)); done
 [ "$fail" -eq 0 ] || { echo "mixed-workers: $fail process(es) failed; logs in $OUT" >&2; tail -n 5 "$OUT"/*.log >&2; exit 1; }
