@@ -7,7 +7,9 @@
 // configuration is never written. A tuning field left out is sent empty,
 // which deletes it: the script's default applies (prelude.lua owns the
 // defaults). The pairs follow bp::ConfigPairs (lib/gate/src/gate_admin.cpp);
-// clients/python/backpressure/declared.py is the same reader in Python.
+// clients/python/backpressure/declared.py is the same reader in Python. One
+// difference: a key repeated within one object is not refused here
+// (JSON.parse keeps the last), where C++ and Python refuse it.
 import { readFileSync } from "node:fs";
 import { validTenant } from "./rules.mjs";
 
