@@ -1,31 +1,43 @@
 // The gate client for Node workers: admit before an API call, release after
 // it (docs/protocol.md), over iovalkey (single server or cluster).
 //
-// Fail-open: when the server is unreachable, times out or answers an error
-// (an unconfigured target too), admit answers {kind: "admit", ticket: null,
-// failOpen: true}, counts it in counters.failOpens and warns at most once per
-// warnIntervalMs. iovalkey reconnects in the background, so gating resumes
-// as soon as the server and the target's configuration are back. One Gate per
-// target and process; calls may overlap (each is one command).
+// Fail-open: when the server is unreachable, times out or answers an error,
+// admit answers {kind: "admit", ticket: null, failOpen: true, cause}, counts
+// it in counters.failOpens and in the cause's counter, and warns at most once
+// per warnIntervalMs. The causes are the C++ client's (bp::FailOpenCauseName):
+// "unreachable", "timed out", "target not configured", "server error".
+// A transport failure opens the Gate's circuit breaker (breaker.mjs, the C++
+// default of 1000 ms): for that long calls fail open at once, then one call
+// probes. iovalkey reconnects in the background.
+//
+// An unconfigured target (its store lost its state) is re-seeded from
+// declaredConfig when one is given: one configure.lua "seed" call, which
+// writes only while the target is still unconfigured (racing workers write it
+// once), then the admission is retried once. At most one attempt per
+// reseedIntervalMs per Gate; one warning per process and target that hot
+// changes made since the declared configuration was written are lost
+// (docs/store-restart.md). One Gate per target and process; calls may overlap.
 import { createHash } from "node:crypto";
 import { readFileSync, existsSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import Valkey from "iovalkey";
+import { CircuitBreaker } from "./breaker.mjs";
+import { readDeclaredConfig } from "./declared.mjs";
+import { INVALID_REQUEST, TENANT_RULE, isCount, validRequest, validTenant } from "./rules.mjs";
 
+export { CircuitBreaker, INVALID_REQUEST, TENANT_RULE, readDeclaredConfig, validTenant };
 // The protocol version this client implements; prelude.lua owns it.
 export const PROTOCOL_VERSION = 1;
-export const TENANT_RULE = "[A-Za-z0-9_.-]{1,128}";
-export const INVALID_REQUEST =
-  "invalid request: tenant must match [A-Za-z0-9_.-]{1,128}, priority >= 1, costs >= 0";
+// bp::FailOpenCauseName's names, and the counter of each.
+export const CAUSE_COUNTERS = { "unreachable": "failOpensUnreachable", "timed out": "failOpensTimedOut",
+  "target not configured": "failOpensUnconfigured", "server error": "failOpensServerError" };
+// admit.lua's error for a target without caps.
+const UNCONFIGURED_REPLY = "bp: target not configured";
+const reseedWarned = new Set();  // targets warned about in this process
 const MODES = ["estimate", "reconcile", "reservation"];
 const SCRIPT_NAMES = ["admit", "release", "configure", "state", "reset_buckets"];
 
-// The tenant rule of prelude.lua: 1-128 bytes of [A-Za-z0-9_.-].
-export function validTenant(t) {
-  return typeof t === "string" && /^[A-Za-z0-9_.-]{1,128}$/.test(t);
-}
-const isCount = (x) => Number.isSafeInteger(x) && x >= 0;
 
 // The first directory holding prelude.lua: BP_GATE_LUA_DIR, the repository's
 // lib/gate/lua/, an installed share directory.
@@ -81,19 +93,30 @@ function connect(url, timeoutMs) {
 export class Gate {
   // target: the shared limit's name; url: redis://... or redis+cluster://...;
   // mode: "reconcile" (default), "reservation" or "estimate"; timeoutMs bounds
-  // each command (a lost server costs a caller at most about that long).
+  // each command (a lost server costs a caller at most about that long, then
+  // the breaker answers at once for breakerCoolOffMs; 0: no breaker).
+  // declaredConfig: the target's configuration to re-seed it with (an object,
+  // a JSON text or a file path, as `bpctl export` prints it; absent: an
+  // unconfigured target fails open); throws here when it is invalid. clock:
+  // ms, for the intervals (tests move it).
   constructor(target, { url = "redis://127.0.0.1:6379", mode = "reconcile", queueTtlMs = 10000,
-    timeoutMs = 200, luaDir, warnIntervalMs = 10000 } = {}) {
+    timeoutMs = 200, luaDir, warnIntervalMs = 10000, declaredConfig, breakerCoolOffMs = 1000,
+    reseedIntervalMs = 1000, clock = () => performance.now() } = {}) {
     if (!target || /[{}]/.test(target)) throw new Error(`target '${target}': must be non-empty without '{' or '}'`);
     if (!MODES.includes(mode)) throw new Error(`mode '${mode}': must be one of ${MODES.join(", ")}`);
-    Object.assign(this, { target, url, mode, queueTtlMs, timeoutMs, warnIntervalMs });
+    Object.assign(this, { target, url, mode, queueTtlMs, timeoutMs, warnIntervalMs, reseedIntervalMs, clock });
     this.key = `bp:{${target}}:state`;
     this.scripts = loadScripts(luaDir);
+    this.seed = declaredConfig === undefined || declaredConfig === null ? null : readDeclaredConfig(declaredConfig);
+    this.breaker = new CircuitBreaker(breakerCoolOffMs, clock);
     this.client = connect(url, timeoutMs);
     this.client.on("error", () => {});  // counted where a call fails
     this.lastWarn = null;
+    this.lastReseed = null;
+    this.transportCause = "unreachable";
     this.counters = { admits: 0, defers: 0, rejects: 0, failOpens: 0, releases: 0,
-      releaseErrors: 0, duplicateReleases: 0 };
+      releaseErrors: 0, duplicateReleases: 0, breakerSkips: 0, reseeds: 0,
+      ...Object.fromEntries(Object.values(CAUSE_COUNTERS).map((c) => [c, 0])) };
   }
 
   // EVALSHA; on NOSCRIPT (restart, failover, flush) EVAL the text once, which
@@ -109,14 +132,63 @@ export class Gate {
     }
   }
 
-  failOpen(why) {
+  // {reply} or {cause, reason}: one script call through the breaker. An error
+  // reply is an answer (the breaker closes).
+  async call(name, args) {
+    if (!this.breaker.allow()) {
+      this.counters.breakerSkips++;
+      const what = this.transportCause === "timed out" ? "timed out" : "found it unreachable";
+      return { cause: this.transportCause, reason: `circuit breaker open: a gate call to valkey ${what}; ` +
+        `calls fail open without waiting for ${this.breaker.coolOffMs} ms, then one probe` };
+    }
+    try {
+      const reply = await this.eval(name, args);
+      this.breaker.onSuccess();
+      return { reply };
+    } catch (e) {
+      const reason = `${e.name}: ${e.message}`;
+      if (e.name === "ReplyError") {
+        this.breaker.onSuccess();
+        return { cause: reason.includes(UNCONFIGURED_REPLY) ? "target not configured" : "server error", reason };
+      }
+      this.transportCause = /timed? ?out/i.test(e.message) ? "timed out" : "unreachable";
+      this.breaker.onFailure();
+      return { cause: this.transportCause, reason };
+    }
+  }
+
+  failOpen(cause, why) {
     this.counters.failOpens++;
-    const now = Date.now();
+    this.counters[CAUSE_COUNTERS[cause]]++;
+    const now = this.clock();
     if (this.lastWarn === null || now - this.lastWarn >= this.warnIntervalMs) {
       this.lastWarn = now;
-      console.warn(`bp gate '${this.target}': failing open (${this.counters.failOpens} so far): ${why}`);
+      console.warn(`bp gate '${this.target}': failing open (${this.counters.failOpens} so far, ${cause}): ${why}`);
     }
-    return { kind: "admit", ticket: null, failOpen: true, reason: why };
+    return { kind: "admit", ticket: null, failOpen: true, cause, reason: why };
+  }
+
+  // null when the seed call was made (by this Gate or a racing one), else why not.
+  async reseed(nowMs) {
+    if (!this.seed) return "target not configured and no declared configuration to re-seed it";
+    const now = this.clock();
+    if (this.lastReseed !== null && now - this.lastReseed < this.reseedIntervalMs) {
+      return `target not configured; the last re-seed attempt was within ${this.reseedIntervalMs} ms`;
+    }
+    this.lastReseed = now;
+    const r = await this.call("configure", ["seed", nowMs, ...this.seed]);
+    if (r.cause) return `target not configured; re-seed failed: ${r.reason}`;
+    if (r.reply === 1) {
+      this.counters.reseeds++;
+      if (!reseedWarned.has(this.target)) {
+        reseedWarned.add(this.target);
+        console.warn(`bp gate '${this.target}': the target was unconfigured (its store lost its state: ` +
+          "a restart without persistence, a failover or a flush); re-seeded it from the declared " +
+          "configuration, with empty buckets. Hot changes made since that configuration was written " +
+          "are lost; keep it current with `bpctl export` after each change (docs/store-restart.md)");
+      }
+    }
+    return null;
   }
 
   // {kind: "admit", ticket} | {kind: "defer", deltaMs, binding} |
@@ -125,19 +197,20 @@ export class Gate {
   // server's clock). Invalid input is a reject with INVALID_REQUEST, decided
   // here without a round trip.
   async admit(tenant, priority = 1, { requests = 1, tokens = 0, maxTokens = 0, nowMs = 0 } = {}) {
-    if (!validTenant(tenant) || !Number.isSafeInteger(priority) || priority < 1 ||
-        !isCount(requests) || !isCount(tokens) || !isCount(maxTokens)) {
+    if (!validRequest(tenant, priority, requests, tokens, maxTokens)) {
       this.counters.rejects++;
       return { kind: "reject", reason: INVALID_REQUEST };
     }
-    let reply;
-    try {
-      reply = await this.eval("admit", [tenant, priority, requests, tokens, maxTokens, this.mode,
-        "none", this.queueTtlMs, nowMs]);
-    } catch (e) {
-      return this.failOpen(`${e.name}: ${e.message}`);
+    const args = [tenant, priority, requests, tokens, maxTokens, this.mode, "none", this.queueTtlMs, nowMs];
+    let r = await this.call("admit", args);
+    if (r.cause === "target not configured") {
+      const why = await this.reseed(nowMs);
+      if (why !== null) return this.failOpen(r.cause, why);
+      r = await this.call("admit", args);  // once
     }
-    if (!Array.isArray(reply) || reply.length < 2) return this.failOpen(`admit script: unexpected reply ${reply}`);
+    if (r.cause) return this.failOpen(r.cause, r.reason);
+    const reply = r.reply;
+    if (!Array.isArray(reply) || reply.length < 2) return this.failOpen("server error", `admit script: unexpected reply ${reply}`);
     switch (reply[0]) {
       case "ADMIT":
         this.counters.admits++;
@@ -149,7 +222,7 @@ export class Gate {
         this.counters.rejects++;
         return { kind: "reject", reason: String(reply[1]) };
       default:
-        return this.failOpen(`admit script: unknown verdict ${reply[0]}`);
+        return this.failOpen("server error", `admit script: unknown verdict ${reply[0]}`);
     }
   }
 
@@ -157,15 +230,18 @@ export class Gate {
   // {bound, retryAfterMs, remainingRequests, resetRequestsMs, remainingTokens,
   // resetTokensMs} (absent numbers: -1) when the provider refused the call.
   // Resolves true when applied, false when there was nothing to release (no
-  // ticket, already released, unknown to the server) or the server was
-  // unreachable (counted). A ticket is sent at most once, whatever happens.
+  // ticket, unknown to the server) or the server was unreachable or the
+  // breaker open (counted in releaseErrors; the ticket is left to expire). A
+  // ticket is sent at most once, whatever happens: a second release of it is
+  // refused here (counted in duplicateReleases). Throws for costs that are
+  // not integers >= 0.
   async release(ticket, actualTokens, { actualRequests, upstream429, nowMs = 0 } = {}) {
     if (!ticket || ticket.id === "0") return false;
-    if (ticket.released) { this.counters.duplicateReleases++; return false; }
     const reqs = actualRequests ?? ticket.requests;
     if (!isCount(actualTokens) || !isCount(reqs)) {
       throw new Error(`release: actual costs must be integers >= 0, got requests=${reqs} tokens=${actualTokens}`);
     }
+    if (ticket.released) { this.counters.duplicateReleases++; return false; }
     ticket.released = true;
     const args = [ticket.id, reqs, actualTokens, nowMs];
     if (upstream429) {
@@ -173,14 +249,10 @@ export class Gate {
       args.push("429", u.bound ?? "", num(u.retryAfterMs ?? -1), u.remainingRequests ?? -1,
         num(u.resetRequestsMs ?? -1), u.remainingTokens ?? -1, num(u.resetTokensMs ?? -1));
     }
-    try {
-      const applied = await this.eval("release", args);
-      this.counters.releases++;
-      return applied === 1;
-    } catch {
-      this.counters.releaseErrors++;
-      return false;
-    }
+    const r = await this.call("release", args);
+    if (r.cause) { this.counters.releaseErrors++; return false; }
+    this.counters.releases++;
+    return r.reply === 1;
   }
 
   // Writes configuration fields (configure.lua); resolves whether the target

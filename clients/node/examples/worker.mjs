@@ -7,8 +7,16 @@
 // with the usage the answer reports; on a 429 release with the upstream
 // report, wait its retry-after and ask again. Prints one JSON line of totals.
 //
+// With --seconds the worker keeps every slot busy until that much time has
+// passed (from --start-at, a unix ms shared with other processes, else now)
+// and then finishes the calls in flight: the mixed run
+// (scripts/mixed-workers.sh) uses it, with --summary FILE for the totals plus
+// OK answers per unix second. --declared-config FILE (`bpctl export`) lets the
+// gate re-seed a target whose store lost its state.
+//
 //   BP_VALKEY_URL=redis://127.0.0.1:6379 BP_MOCKAPI_URL=http://127.0.0.1:8080 \
 //     node clients/node/examples/worker.mjs --tenant acme --calls 50
+import { writeFileSync } from "node:fs";
 import { parseArgs } from "node:util";
 import OpenAI from "openai";
 import { Gate } from "../gate.mjs";
@@ -25,6 +33,10 @@ const { values: opt } = parseArgs({ options: {
   "prompt-words": { type: "string", default: "20" },
   "max-tokens": { type: "string", default: "64" },
   "timeout-ms": { type: "string", default: "200" },  // per gate command; then fail open
+  seconds: { type: "string", default: "0" },  // run this long, whatever --calls says
+  "start-at": { type: "string", default: "0" },  // unix ms to start at (0: now)
+  summary: { type: "string" },  // also write the totals and OK answers per second here
+  "declared-config": { type: "string" },  // the target's `bpctl export` JSON, to re-seed it
 } });
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
@@ -38,9 +50,12 @@ function goDurationMs(s) {
 }
 const headerInt = (h, name) => (/^-?\d+$/.test(h.get(name) ?? "") ? Number(h.get(name)) : -1);
 
-const gate = new Gate(opt.target, { url: opt.valkey, timeoutMs: Number(opt["timeout-ms"]) });
+const gate = new Gate(opt.target, { url: opt.valkey, timeoutMs: Number(opt["timeout-ms"]),
+  declaredConfig: opt["declared-config"] });
 const openai = new OpenAI({ baseURL: `${opt.mockapi.replace(/\/$/, "")}/v1`, apiKey: "sk-example", maxRetries: 0 });
 const totals = { ok: 0, throttled: 0, defers: 0, rejects: 0, errors: 0, tokens: 0 };
+const admitted = { admits: 0, admitted_tokens: 0 };
+const okPerS = {};  // unix second -> [OK answers, their tokens]
 const maxTokens = Number(opt["max-tokens"]);
 const prompt = "Summarize the quarterly report. ".repeat(Number(opt["prompt-words"]));
 const estimate = Math.floor(prompt.length / 4) + maxTokens;  // prompt + completion bound
@@ -50,11 +65,14 @@ async function oneCall() {
     const d = await gate.admit(opt.tenant, Number(opt.priority), { requests: 1, tokens: estimate });
     if (d.kind === "defer") { totals.defers++; await sleep(d.deltaMs); continue; }  // a durable timer in a workflow engine
     if (d.kind === "reject") { totals.rejects++; return; }
+    if (!d.failOpen) { admitted.admits++; admitted.admitted_tokens += estimate; }
     try {
       const r = await openai.chat.completions.create({ model: opt.model, max_tokens: maxTokens,
         messages: [{ role: "user", content: prompt }] });
       const used = r.usage?.total_tokens ?? estimate;
       totals.ok++; totals.tokens += used;
+      const cell = (okPerS[Math.floor(Date.now() / 1000)] ??= [0, 0]);
+      cell[0]++; cell[1] += used;
       await gate.release(d.ticket, used);
       return;
     } catch (e) {
@@ -75,11 +93,20 @@ async function oneCall() {
   }
 }
 
+const startAt = Number(opt["start-at"]);
+if (startAt > 0) await sleep(Math.max(0, startAt - Date.now()));
 const start = Date.now();
 let next = 0;
 const calls = Number(opt.calls);
+const seconds = Number(opt.seconds);
+const more = () => (seconds > 0 ? Date.now() - start < seconds * 1000 : next < calls);
 await Promise.all(Array.from({ length: Number(opt.slots) }, async () => {
-  while (next < calls) { next++; await oneCall(); }
+  while (more()) { next++; await oneCall(); }
 }));
-console.log(JSON.stringify({ ...totals, tenant: opt.tenant, client: "node", seconds: (Date.now() - start) / 1000, fail_opens: gate.counters.failOpens }));
+const line = { ...totals, tenant: opt.tenant, client: "node", seconds: (Date.now() - start) / 1000, fail_opens: gate.counters.failOpens };
+console.log(JSON.stringify(line));
+if (opt.summary) {
+  writeFileSync(opt.summary, JSON.stringify({ ...line, ...admitted, start_unix_s: start / 1000,
+    counters: gate.counters, ok_per_s: okPerS }));
+}
 await gate.close();

@@ -34,6 +34,13 @@ export class Server {
     }
     throw new Error(`server did not listen on ${this.port}`);
   }
+  // SIGKILL: no shutdown, no save, connections reset.
+  async kill() {
+    if (!this.proc || this.proc.exitCode !== null) return;
+    const done = new Promise((r) => this.proc.once("exit", r));
+    this.proc.kill("SIGKILL");
+    await done;
+  }
   async stop() {
     if (!this.proc || this.proc.exitCode !== null) return;
     const done = new Promise((r) => this.proc.once("exit", r));

@@ -3,19 +3,30 @@
 called from several threads (redis-py's connection pool is thread-safe; the
 counters take a lock).
 
-Fail-open: when the server is unreachable, times out or answers an error
-(an unconfigured target too), admit answers Admit(ticket=None,
-fail_open=True), counts it in counters["fail_opens"] and logs at most one
-warning per warn_interval_s. The worker's availability never depends on the
-gate's. redis-py reconnects on the next call, so gating resumes as soon as
-the server and the target's configuration are back.
+Fail-open: when the server is unreachable, times out or answers an error,
+admit answers Admit(ticket=None, fail_open=True, cause=...), counts it in
+counters["fail_opens"] and in the cause's counter, and logs at most one
+warning per warn_interval_s. The causes are the C++ client's
+(bp::FailOpenCauseName): "unreachable", "timed out", "target not configured",
+"server error". The worker's availability never depends on the gate's.
+
+A transport failure opens the Gate's circuit breaker (breaker.py, the C++
+default of 1000 ms): for that long calls fail open at once, then one call
+probes the server. redis-py reconnects on the next call that is sent.
+
+An unconfigured target (its store lost its state: a restart without
+persistence, a failover, a flush) is re-seeded from declared_config when one
+is given: one configure.lua "seed" call, which writes only while the target
+is still unconfigured (so racing workers write it once), then the admission
+is retried once. At most one attempt per reseed_interval_ms per Gate; one
+warning per process and target that hot changes made since the declared
+configuration was written are lost (docs/store-restart.md).
 """
 
 import logging
-import re
 import threading
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Optional, Union
 from urllib.parse import urlsplit
 
@@ -23,24 +34,33 @@ import redis
 import redis.cluster
 import redis.exceptions
 
+from .breaker import CircuitBreaker
+from .declared import read_declared_config
+from .rules import INVALID_REQUEST, TENANT_RULE, count, valid_request, valid_tenant  # noqa: F401
 from .scripts import load_scripts
 
 log = logging.getLogger("backpressure")
 
-TENANT_RULE = "[A-Za-z0-9_.-]{1,128}"
-_TENANT = re.compile(r"[A-Za-z0-9_.\-]{1,128}")
-INVALID_REQUEST = ("invalid request: tenant must match [A-Za-z0-9_.-]{1,128}, priority >= 1, "
-                   "costs >= 0")
 MODES = ("estimate", "reconcile", "reservation")
+# bp::FailOpenCauseName's names, and the counter of each.
+UNREACHABLE, TIMED_OUT, NOT_CONFIGURED, SERVER_ERROR = (
+    "unreachable", "timed out", "target not configured", "server error")
+CAUSE_COUNTERS = {UNREACHABLE: "fail_opens_unreachable", TIMED_OUT: "fail_opens_timed_out",
+                  NOT_CONFIGURED: "fail_opens_unconfigured", SERVER_ERROR: "fail_opens_server_error"}
+# admit.lua's error for a target without caps.
+UNCONFIGURED_REPLY = "bp: target not configured"
+
+_reseed_warned = set()
+_reseed_warned_lock = threading.Lock()
 
 
-def valid_tenant(name):
-    """The tenant rule of prelude.lua: 1-128 bytes of [A-Za-z0-9_.-]."""
-    return isinstance(name, str) and _TENANT.fullmatch(name) is not None
-
-
-def _count(x):
-    return isinstance(x, int) and not isinstance(x, bool) and x >= 0
+def _claim_reseed_warning(target):
+    """True once per process and target, whatever the number of Gates."""
+    with _reseed_warned_lock:
+        if target in _reseed_warned:
+            return False
+        _reseed_warned.add(target)
+        return True
 
 
 @dataclass
@@ -56,7 +76,8 @@ class Ticket:
 class Admit:
     ticket: Optional[Ticket]  # None when failed open (or estimate mode)
     fail_open: bool = False
-    reason: str = ""          # fail-open: why
+    reason: str = ""          # fail-open: why, in words
+    cause: str = ""           # fail-open: one of CAUSE_COUNTERS' keys
 
 
 @dataclass
@@ -109,11 +130,18 @@ class Gate:
 
     url: redis://..., or redis+cluster://... for a cluster. mode: "reconcile"
     (default), "reservation" or "estimate". timeout_s bounds each command;
-    a lost server costs a caller at most about that long.
+    a lost server costs a caller at most about that long, then the breaker
+    answers at once for breaker_cool_off_ms (0: no breaker). declared_config:
+    the target's configuration to re-seed it with (a dict, a JSON text or a
+    file path, as `bpctl export` prints it; None: an unconfigured target
+    fails open); ValueError here when it is invalid. clock: seconds, for the
+    intervals (tests move it).
     """
 
     def __init__(self, target, url="redis://127.0.0.1:6379", mode="reconcile",
-                 queue_ttl_ms=10000, timeout_s=0.2, lua_dir=None, warn_interval_s=10.0):
+                 queue_ttl_ms=10000, timeout_s=0.2, lua_dir=None, warn_interval_s=10.0,
+                 declared_config=None, breaker_cool_off_ms=1000, reseed_interval_ms=1000,
+                 clock=time.monotonic):
         if not target or "{" in target or "}" in target:
             raise ValueError(f"target {target!r}: must be non-empty without '{{' or '}}'")
         if mode not in MODES:
@@ -123,11 +151,18 @@ class Gate:
         self.warn_interval_s = warn_interval_s
         self.key = "bp:{%s}:state" % target
         self.scripts = load_scripts(lua_dir)
+        self.seed = None if declared_config is None else read_declared_config(declared_config)
+        self.reseed_interval_ms = reseed_interval_ms
+        self.breaker = CircuitBreaker(breaker_cool_off_ms, clock)
+        self._clock = clock
         self._client = None
         self._lock = threading.Lock()
         self._last_warn = None
+        self._last_reseed = None
+        self._transport_cause = UNREACHABLE
         self.counters = dict(admits=0, defers=0, rejects=0, fail_opens=0, releases=0,
-                             release_errors=0, duplicate_releases=0)
+                             release_errors=0, duplicate_releases=0, breaker_skips=0, reseeds=0,
+                             **{c: 0 for c in CAUSE_COUNTERS.values()})
 
     # ------------------------------------------------------------ transport
     def _redis(self):
@@ -150,14 +185,39 @@ class Gate:
                 return r.eval(s.text, 1, self.key, *args)
             raise
 
+    def _call(self, name, args):
+        """(reply, None) or (None, (cause, reason)): one script call through
+        the breaker. An error reply is an answer (the breaker closes)."""
+        if not self.breaker.allow():
+            self._bump("breaker_skips")
+            return None, (self._transport_cause,
+                          f"circuit breaker open: a gate call to valkey "
+                          f"{'timed out' if self._transport_cause == TIMED_OUT else 'found it unreachable'}"
+                          f"; calls fail open without waiting for {self.breaker.cool_off_ms} ms, "
+                          f"then one probe")
+        try:
+            reply = self._eval(name, args)
+        except redis.exceptions.ResponseError as e:
+            self.breaker.on_success()
+            cause = NOT_CONFIGURED if UNCONFIGURED_REPLY in str(e) else SERVER_ERROR
+            return None, (cause, f"{type(e).__name__}: {e}")
+        except (redis.exceptions.RedisError, OSError) as e:
+            timed_out = isinstance(e, (redis.exceptions.TimeoutError, TimeoutError))
+            self._transport_cause = TIMED_OUT if timed_out else UNREACHABLE
+            self.breaker.on_failure()
+            return None, (self._transport_cause, f"{type(e).__name__}: {e}")
+        self.breaker.on_success()
+        return reply, None
+
     def _bump(self, name):
         with self._lock:
             self.counters[name] += 1
 
-    def _fail_open(self, why):
-        now = time.monotonic()
+    def _fail_open(self, cause, why):
+        now = self._clock()
         with self._lock:
             self.counters["fail_opens"] += 1
+            self.counters[CAUSE_COUNTERS[cause]] += 1
             n = self.counters["fail_opens"]
             warn = self._last_warn is None or now - self._last_warn >= self.warn_interval_s
             if warn:
@@ -165,8 +225,35 @@ class Gate:
             if isinstance(self._client, redis.cluster.RedisCluster) and "cluster" in why.lower():
                 self._client = None  # rebuild the slot map from the start nodes
         if warn:
-            log.warning("bp gate '%s': failing open (%d so far): %s", self.target, n, why)
-        return Admit(ticket=None, fail_open=True, reason=why)
+            log.warning("bp gate '%s': failing open (%d so far, %s): %s", self.target, n, cause,
+                        why)
+        return Admit(ticket=None, fail_open=True, reason=why, cause=cause)
+
+    def _reseed(self, now_ms):
+        """None when the seed call was made (by this Gate or a racing one),
+        else why not."""
+        if self.seed is None:
+            return "target not configured and no declared configuration to re-seed it"
+        now = self._clock()
+        with self._lock:
+            if (self._last_reseed is not None
+                    and now - self._last_reseed < self.reseed_interval_ms / 1000):
+                return (f"target not configured; the last re-seed attempt was within "
+                        f"{self.reseed_interval_ms} ms")
+            self._last_reseed = now
+        wrote, err = self._call("configure", ["seed", now_ms, *self.seed])
+        if err is not None:
+            return f"target not configured; re-seed failed: {err[1]}"
+        if wrote == 1:
+            self._bump("reseeds")
+            if _claim_reseed_warning(self.target):
+                log.warning("bp gate '%s': the target was unconfigured (its store lost its state: "
+                            "a restart without persistence, a failover or a flush); re-seeded it "
+                            "from the declared configuration, with empty buckets. Hot changes "
+                            "made since that configuration was written are lost; keep it current "
+                            "with `bpctl export` after each change (docs/store-restart.md)",
+                            self.target)
+        return None
 
     # ------------------------------------------------------------ admission
     def admit(self, tenant, priority=1, requests=1, tokens=0, max_tokens=0, now_ms=0):
@@ -176,18 +263,21 @@ class Gate:
         bound (debited in reservation mode). now_ms: tests only (0 = the
         server's clock). Invalid input is a Reject with INVALID_REQUEST,
         decided here without a round trip."""
-        if not (valid_tenant(tenant) and isinstance(priority, int) and not isinstance(priority, bool)
-                and priority >= 1 and _count(requests) and _count(tokens) and _count(max_tokens)):
+        if not valid_request(tenant, priority, requests, tokens, max_tokens):
             self._bump("rejects")
             return Reject(INVALID_REQUEST)
         args = [tenant, priority, requests, tokens, max_tokens, self.mode, "none",
                 self.queue_ttl_ms, now_ms]
-        try:
-            reply = self._eval("admit", args)
-        except (redis.exceptions.RedisError, OSError) as e:
-            return self._fail_open(f"{type(e).__name__}: {e}")
+        reply, err = self._call("admit", args)
+        if err is not None and err[0] == NOT_CONFIGURED:
+            why = self._reseed(now_ms)
+            if why is not None:
+                return self._fail_open(NOT_CONFIGURED, why)
+            reply, err = self._call("admit", args)  # once
+        if err is not None:
+            return self._fail_open(*err)
         if not isinstance(reply, list) or len(reply) < 2:
-            return self._fail_open(f"admit script: unexpected reply {reply!r}")
+            return self._fail_open(SERVER_ERROR, f"admit script: unexpected reply {reply!r}")
         verdict = reply[0]
         if verdict == "ADMIT":
             self._bump("admits")
@@ -198,7 +288,7 @@ class Gate:
         if verdict == "REJECT":
             self._bump("rejects")
             return Reject(str(reply[1]))
-        return self._fail_open(f"admit script: unknown verdict {verdict!r}")
+        return self._fail_open(SERVER_ERROR, f"admit script: unknown verdict {verdict!r}")
 
     def release(self, ticket, actual_tokens, actual_requests=None, upstream=None, now_ms=0):
         """Corrects the admission by the usage the provider reported.
@@ -206,27 +296,29 @@ class Gate:
         upstream: an Upstream429 when the provider refused the call (the
         bucket keeps the debit, the tenant's share gives the call back).
         Returns True when the server applied it, False when there was nothing
-        to release (no ticket, already released, unknown to the server) or
-        the server was unreachable (counted in release_errors). A ticket is
-        sent at most once, whatever happens."""
+        to release (no ticket, unknown to the server) or the server was
+        unreachable or the breaker open (counted in release_errors; the
+        ticket is left to expire). A ticket is sent at most once, whatever
+        happens: a second release of it is refused here (counted in
+        duplicate_releases). ValueError for costs that are not integers >= 0."""
         if ticket is None or ticket.id == "0":
             return False
-        if ticket.released:
-            self._bump("duplicate_releases")
-            return False
         reqs = ticket.requests if actual_requests is None else actual_requests
-        if not _count(actual_tokens) or not _count(reqs):
+        if not count(actual_tokens) or not count(reqs):
             raise ValueError(f"release: actual costs must be integers >= 0, got requests={reqs!r} "
                              f"tokens={actual_tokens!r}")
-        ticket.released = True
+        with self._lock:
+            if ticket.released:
+                self.counters["duplicate_releases"] += 1
+                return False
+            ticket.released = True
         args = [ticket.id, reqs, actual_tokens, now_ms]
         if upstream is not None:
             u = upstream
             args += ["429", u.bound, _num(u.retry_after_ms), u.remaining_requests,
                      _num(u.reset_requests_ms), u.remaining_tokens, _num(u.reset_tokens_ms)]
-        try:
-            applied = self._eval("release", args)
-        except (redis.exceptions.RedisError, OSError):
+        applied, err = self._call("release", args)
+        if err is not None:
             self._bump("release_errors")
             return False
         self._bump("releases")

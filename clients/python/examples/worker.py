@@ -7,6 +7,13 @@ OpenAI-compatible API (mockapi) with plain HTTP, then release with the usage
 the answer reports; on a 429 release with the upstream report, wait its
 retry-after and ask again. Prints one JSON line of totals at the end.
 
+With --seconds the worker keeps every slot busy until that much time has
+passed (from --start-at, a unix ms shared with other processes, else now)
+and then finishes the calls in flight: the mixed run (scripts/mixed-workers.sh)
+uses it, with --summary FILE for the totals plus OK answers per unix second.
+--declared-config FILE (`bpctl export`) lets the gate re-seed a target whose
+store lost its state.
+
     BP_VALKEY_URL=redis://127.0.0.1:6379 BP_MOCKAPI_URL=http://127.0.0.1:8080 \\
       python3 clients/python/examples/worker.py --tenant acme --calls 50
 """
@@ -59,10 +66,17 @@ def call_api(base, model, prompt, max_tokens):
 class Totals(dict):
     """Counts shared by the worker slots."""
     lock = threading.Lock()
+    ok_per_s = {}  # unix second -> [OK answers, their tokens]
 
     def add(self, name, n=1):
         with self.lock:
             self[name] += n
+
+    def tick(self, tokens):
+        with self.lock:
+            cell = self.ok_per_s.setdefault(int(time.time()), [0, 0])
+            cell[0] += 1
+            cell[1] += tokens
 
 
 def one_call(gate, args, totals):
@@ -78,10 +92,14 @@ def one_call(gate, args, totals):
             totals.add("rejects")
             return
         status, body, headers = call_api(args.mockapi, args.model, prompt, args.max_tokens)
+        if not d.fail_open:
+            totals.add("admits")
+            totals.add("admitted_tokens", estimate)
         if status == 200:
             totals.add("ok")
             used = body.get("usage", {}).get("total_tokens", estimate)
             totals.add("tokens", used)
+            totals.tick(used)
             gate.release(d.ticket, used)
             return
         if status == 429:
@@ -118,16 +136,36 @@ def main():
     p.add_argument("--prompt-words", type=int, default=20)
     p.add_argument("--max-tokens", type=int, default=64)
     p.add_argument("--timeout-ms", type=int, default=200, help="per gate command; then fail open")
+    p.add_argument("--seconds", type=float, default=0,
+                   help="run this long, whatever --calls says (0: run --calls calls)")
+    p.add_argument("--start-at", type=int, default=0, help="unix ms to start at (0: now)")
+    p.add_argument("--summary", help="also write the totals and OK answers per second here")
+    p.add_argument("--declared-config", help="the target's `bpctl export` JSON, to re-seed it")
     args = p.parse_args()
-    gate = Gate(args.target, url=args.valkey, timeout_s=args.timeout_ms / 1000)
-    totals = Totals(ok=0, throttled=0, defers=0, rejects=0, errors=0, tokens=0)
-    start = time.monotonic()
+    gate = Gate(args.target, url=args.valkey, timeout_s=args.timeout_ms / 1000,
+                declared_config=args.declared_config)
+    totals = Totals(ok=0, throttled=0, defers=0, rejects=0, errors=0, tokens=0, admits=0,
+                    admitted_tokens=0)
+    if args.start_at:
+        time.sleep(max(0.0, args.start_at / 1000 - time.time()))
+    start, started_unix = time.monotonic(), time.time()
+
+    def slot(n):
+        while (time.monotonic() - start < args.seconds) if args.seconds else n > 0:
+            one_call(gate, args, totals)
+            n -= 1
+
+    per_slot = [args.calls // args.slots + (i < args.calls % args.slots) for i in range(args.slots)]
     with ThreadPoolExecutor(args.slots) as pool:
-        for f in [pool.submit(one_call, gate, args, totals) for _ in range(args.calls)]:
+        for f in [pool.submit(slot, n) for n in per_slot]:
             f.result()
     totals.update(tenant=args.tenant, client="python", seconds=round(time.monotonic() - start, 3),
                   fail_opens=gate.counters["fail_opens"])
-    print(json.dumps(totals))
+    print(json.dumps({k: v for k, v in totals.items() if k not in ("admits", "admitted_tokens")}))
+    if args.summary:
+        with open(args.summary, "w") as f:
+            json.dump(dict(totals, start_unix_s=started_unix, counters=gate.counters,
+                           ok_per_s={str(k): v for k, v in sorted(totals.ok_per_s.items())}), f)
 
 
 if __name__ == "__main__":

@@ -58,6 +58,12 @@ class Server:
                 time.sleep(0.02)
         raise RuntimeError(f"server did not listen on {self.port}")
 
+    def kill(self):
+        """SIGKILL: no shutdown, no save, connections reset."""
+        if self.proc and self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait(10)
+
     def stop(self):
         if self.proc and self.proc.poll() is None:
             self.proc.terminate()

@@ -115,7 +115,7 @@ def test_cluster_of_one_node_routes_by_the_hash_tag(tmp_path):
                              "--cluster-config-file", str(tmp_path / "nodes.conf")],
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
-        r = redis.Redis(port=port, decode_responses=True)
+        r = redis.Redis(host="127.0.0.1", port=port, decode_responses=True)  # not "localhost": ::1 is not bound
         for _ in range(100):
             try:
                 r.ping()
