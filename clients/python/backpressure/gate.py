@@ -24,15 +24,22 @@ configuration was written are lost (docs/store-restart.md).
 """
 
 import logging
+import sys
 import threading
 import time
 from dataclasses import dataclass
 from typing import Optional, Union
 from urllib.parse import urlsplit
 
-import redis
-import redis.cluster
-import redis.exceptions
+try:
+    import redis
+    import redis.cluster
+    import redis.exceptions
+except ImportError as e:  # a Python without the redis package: say which one and how to get it
+    raise ImportError(
+        f"backpressure needs the redis package (>= 4.3), missing from {sys.executable}: "
+        "Debian's /usr/bin/python3 has it after `apt-get install python3-redis` "
+        "(scripts/setup.sh does that); another Python needs `pip install redis`") from e
 
 from .breaker import CircuitBreaker
 from .declared import read_declared_config
