@@ -12,10 +12,11 @@ include(CMakePackageConfigHelpers)
 
 set(BP_CMAKE_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/Backpressure)
 
-install(TARGETS bp_base bp_gate EXPORT BackpressureTargets
+install(TARGETS bp_base bp_valkey bp_gate EXPORT BackpressureTargets
   ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
   INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
-install(DIRECTORY ${PROJECT_SOURCE_DIR}/lib/base/include/ ${PROJECT_SOURCE_DIR}/lib/gate/include/
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/lib/base/include/ ${PROJECT_SOURCE_DIR}/lib/valkey/include/
+  ${PROJECT_SOURCE_DIR}/lib/gate/include/
   DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 install(EXPORT BackpressureTargets NAMESPACE bp:: DESTINATION ${BP_CMAKE_DIR})
 

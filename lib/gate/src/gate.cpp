@@ -198,7 +198,8 @@ Result<ValkeyReply> Gate::Impl::GatedEval(std::string_view script,
     }
     return s;
   }
-  Result<ValkeyReply> r = conn.EvalScript(script, {state_key}, args);
+  Result<ValkeyReply> r =
+      conn.EvalScript(script, {state_key}, args, ValkeyConnection::ScriptText::kStatic);
   Observe(r.status());
   return r;
 }
@@ -221,7 +222,8 @@ Result<ValkeyReply> Gate::Impl::Eval(std::string_view body, const std::vector<st
   std::lock_guard lock(mu);
   Status s = ConnectForTool();
   Result<ValkeyReply> r =
-      s.ok() ? conn.EvalScript(body, {state_key}, args) : Result<ValkeyReply>(s);
+      s.ok() ? conn.EvalScript(body, {state_key}, args, ValkeyConnection::ScriptText::kStatic)
+             : Result<ValkeyReply>(s);
   Observe(r.status());
   return r;
 }

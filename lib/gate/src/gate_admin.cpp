@@ -156,7 +156,8 @@ Decision GateAdmin::DryRunAdmit(const AdmitRequest& request) {
     }
     if (!s.ok() && in_multi && conn.connected()) conn.Command({"DISCARD"});
     failure = s.ok() ? ParseAdmitReply(conn.EvalScript(lua::kAdmitLua, {scratch + ":state"},
-                                                       AdmitArgs(impl_->options, request)),
+                                                       AdmitArgs(impl_->options, request),
+                                                       ValkeyConnection::ScriptText::kStatic),
                                        &d)
                      : s.ToString();
     if (failure.empty() && d.verdict == Verdict::kAdmit) del.push_back(scratch + ":tk:" + d.ticket);

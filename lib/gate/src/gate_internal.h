@@ -48,7 +48,8 @@ struct Gate::Impl {
   // state_key, and reports the outcome to the breaker and the transport
   // counters (Observe; Abandon when no connect was due). If the breaker
   // opened while the caller waited for mu, fails at once (a breaker skip).
-  // Caller holds mu.
+  // Caller holds mu. `script` is one of the embedded bp::lua::k*Lua (sent as
+  // ScriptText::kStatic).
   Result<ValkeyReply> GatedEval(std::string_view script, const std::vector<std::string>& args);
   // Reports a call's outcome: a kTimeout or kUnavailable status counts in
   // timeouts / connection_errors and is a breaker failure; anything else (a
@@ -76,7 +77,7 @@ struct Gate::Impl {
   // (Observe), so a tool's success closes it.
   Result<ValkeyReply> Run(const std::vector<std::string>& args);
   // Runs a script with KEYS[1] = state_key under mu, connecting first; the
-  // breaker as for Run.
+  // breaker as for Run. `body` is one of the embedded bp::lua::k*Lua.
   Result<ValkeyReply> Eval(std::string_view body, const std::vector<std::string>& args);
   // Runs configure.lua in mode "set" or "replace" with field/value pairs
   // ("" deletes a field).

@@ -1,5 +1,6 @@
 // bp::ValkeyConnection - a small synchronous Valkey/Redis client over hiredis,
-// shared by the gate (bp::Gate) and the bpctl tool.
+// the transport under the gate (bp::Gate), bpctl and the benchmarks. It knows
+// no script of the gate's: scripts are bodies its callers pass.
 //
 // URL forms (parsed by ParseValkeyUrl):
 //   redis://[[user]:password@]host[:port][/db]   (port 6379, db 0 by default)
@@ -111,11 +112,19 @@ class ValkeyConnection {
   // Sends one command (binary-safe arguments). Connects first if needed.
   Result<ValkeyReply> Command(const std::vector<std::string>& args);
 
+  // How long a script's text lives. kStatic: the caller promises `body`
+  // points at text that lives and never changes for the whole program (a
+  // script embedded at build time); its SHA1 is then found by address
+  // instead of by comparing whole bodies (tens of KB when scripts share a
+  // prelude). kTransient: any other text, found by content.
+  enum class ScriptText { kTransient, kStatic };
+
   // EVALSHA of a script, loading it (SCRIPT LOAD) the first time and again
   // when the server answers NOSCRIPT (a restarted server has an empty script
   // cache). The script is identified by its body; SHA1s are cached per body.
   Result<ValkeyReply> EvalScript(std::string_view body, const std::vector<std::string>& keys,
-                                 const std::vector<std::string>& args);
+                                 const std::vector<std::string>& args,
+                                 ScriptText text = ScriptText::kTransient);
 
   const ValkeyOptions& options() const { return options_; }
   // The cluster router (redirect counters, slot owners), or null when the URL
@@ -135,10 +144,8 @@ class ValkeyConnection {
   struct Context;
   std::unique_ptr<Context> ctx_;
   std::map<std::string, std::string, std::less<>> sha_by_body_;
-  // The gate's own embedded scripts (static, immutable text) by address: a
-  // lookup by content compared whole bodies, tens of KB per call, as they all
-  // begin with the same prelude.
-  std::vector<std::pair<const char*, std::string>> sha_by_embedded_;
+  // SHA1s of ScriptText::kStatic bodies, by address.
+  std::vector<std::pair<const char*, std::string>> sha_by_static_;
   std::unique_ptr<ValkeyCluster> cluster_;  // redis+cluster:// only
 };
 

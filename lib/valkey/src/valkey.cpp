@@ -8,21 +8,9 @@
 #include <charconv>
 
 #include "bp/valkey_cluster.h"
-#include "gate_internal.h"
 
 namespace bp {
 namespace {
-
-// True when body is one of the gate's embedded scripts itself (same address
-// and size): static storage that never changes, so its SHA1 can be kept by
-// address.
-bool IsEmbeddedScript(std::string_view body) {
-  for (std::string_view s : {lua::kAdmitLua, lua::kReleaseLua, lua::kConfigureLua, lua::kStateLua,
-                             lua::kResetBucketsLua}) {
-    if (body.data() == s.data() && body.size() == s.size()) return true;
-  }
-  return false;
-}
 
 bool ParseInt(std::string_view s, int* out) {
   if (s.empty()) return false;
@@ -311,14 +299,15 @@ Result<std::string> ValkeyConnection::LoadScript(std::string_view body) {
 
 Result<ValkeyReply> ValkeyConnection::EvalScript(std::string_view body,
                                                  const std::vector<std::string>& keys,
-                                                 const std::vector<std::string>& args) {
+                                                 const std::vector<std::string>& args,
+                                                 ScriptText text) {
   if (cluster_) {
     return cluster_->EvalScript(RouteSlot(keys.empty() ? nullptr : &keys[0]), body, keys, args);
   }
-  const bool embedded = IsEmbeddedScript(body);
+  const bool is_static = text == ScriptText::kStatic;
   const std::string* sha = nullptr;
-  if (embedded) {
-    for (const auto& [at, s] : sha_by_embedded_) {
+  if (is_static) {
+    for (const auto& [at, s] : sha_by_static_) {
       if (at == body.data()) sha = &s;
     }
   }
@@ -331,8 +320,8 @@ Result<ValkeyReply> ValkeyConnection::EvalScript(std::string_view body,
       if (!loaded.ok()) return loaded.status();
       found = *loaded;
     }
-    if (!embedded) return EvalSha(found, body, keys, args);
-    sha = &sha_by_embedded_.emplace_back(body.data(), std::move(found)).second;
+    if (!is_static) return EvalSha(found, body, keys, args);
+    sha = &sha_by_static_.emplace_back(body.data(), std::move(found)).second;
   }
   return EvalSha(*sha, body, keys, args);
 }
