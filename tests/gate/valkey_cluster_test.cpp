@@ -149,6 +149,8 @@ TEST(ClusterRedirect, MovedAndAsk) {
   EXPECT_FALSE(ParseClusterRedirect(Error("NOSCRIPT No matching script")).has_value());
   EXPECT_FALSE(ParseClusterRedirect(Error("MOVED 16384 h:1")).has_value());
   EXPECT_FALSE(ParseClusterRedirect(Error("MOVED x h:1")).has_value());
+  EXPECT_FALSE(ParseClusterRedirect(Error("MOVED 1 h:0")).has_value());      // no port 0
+  EXPECT_FALSE(ParseClusterRedirect(Error("MOVED 1 h:65536")).has_value());  // above 65535
   ValkeyReply ok;
   ok.type = ValkeyReply::Type::kStatus;
   ok.str = "MOVED 1 h:1";  // not an error reply
@@ -191,6 +193,21 @@ TEST(ClusterSlots, PrimariesOfEachRange) {
   EXPECT_FALSE(
       ParseClusterSlots(Arr({Arr({Int(0), Int(16384), Arr({Str("h"), Int(1)})})}), "h").ok());
   EXPECT_FALSE(ParseClusterSlots(Str("ERR This instance has cluster support disabled"), "h").ok());
+}
+
+// The bounds hold on the 64-bit integers the server sent: 2^32 + 5 is not
+// slot 5, 2^32 + 7000 is not port 7000.
+TEST(ClusterSlots, IntegersAboveIntAreOutOfBoundsNotWrapped) {
+  const int64_t wrap = int64_t{1} << 32;
+  EXPECT_FALSE(
+      ParseClusterSlots(Arr({Arr({Int(wrap + 5), Int(wrap + 9), Arr({Str("h"), Int(7000)})})}), "h")
+          .ok());
+  EXPECT_FALSE(
+      ParseClusterSlots(Arr({Arr({Int(0), Int(wrap + 16383), Arr({Str("h"), Int(7000)})})}), "h")
+          .ok());
+  EXPECT_FALSE(
+      ParseClusterSlots(Arr({Arr({Int(0), Int(100), Arr({Str("h"), Int(wrap + 7000)})})}), "h")
+          .ok());
 }
 
 }  // namespace

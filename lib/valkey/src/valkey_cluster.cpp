@@ -72,16 +72,19 @@ Result<std::vector<ClusterSlotRange>> ParseClusterSlots(const ValkeyReply& reply
         el[2].elements[1].type != ValkeyReply::Type::kInteger) {
       return Status::Internal("CLUSTER SLOTS: malformed range");
     }
-    ClusterSlotRange r;
-    r.first = static_cast<int>(el[0].integer);
-    r.last = static_cast<int>(el[1].integer);
-    r.host = el[2].elements[0].AsString();
-    if (r.host.empty() || r.host == "?") r.host = queried_host;
-    r.port = static_cast<int>(el[2].elements[1].integer);
-    if (r.first < 0 || r.last < r.first || r.last >= kClusterSlots || r.port < 1 ||
-        r.port > 65535) {
+    // Bounds on the 64-bit integers as sent, before narrowing: slot
+    // 4294967301 must not read as slot 5.
+    const int64_t first = el[0].integer, last = el[1].integer;
+    const int64_t port = el[2].elements[1].integer;
+    if (first < 0 || last < first || last >= kClusterSlots || port < 1 || port > 65535) {
       return Status::Internal("CLUSTER SLOTS: range out of bounds");
     }
+    ClusterSlotRange r;
+    r.first = static_cast<int>(first);
+    r.last = static_cast<int>(last);
+    r.host = el[2].elements[0].AsString();
+    if (r.host.empty() || r.host == "?") r.host = queried_host;
+    r.port = static_cast<int>(port);
     out.push_back(std::move(r));
   }
   return out;
@@ -110,7 +113,7 @@ std::optional<ClusterRedirect> ParseClusterRedirect(const ValkeyReply& reply) {
   };
   if (!num(s.substr(0, space), &r.slot) || !num(s.substr(colon + 1), &r.port)) return std::nullopt;
   r.host = std::string(s.substr(space + 1, colon - space - 1));
-  if (r.slot < 0 || r.slot >= kClusterSlots) return std::nullopt;
+  if (r.slot < 0 || r.slot >= kClusterSlots || r.port < 1 || r.port > 65535) return std::nullopt;
   return r;
 }
 
