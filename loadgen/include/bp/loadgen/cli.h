@@ -1,6 +1,6 @@
 // loadgen's command line: the flags read into a checked plan, then the plan
 // run. apps/loadgen.cpp only sets up logging and calls RunLoadgen, so every
-// flag check here is unit-tested (tests/loadgen/cli_flags_test.cpp) and the
+// flag check here is unit-tested (tests/loadgen/cli/cli_flags_test.cpp) and the
 // exit codes are checked on the binary (tests/cli).
 #pragma once
 

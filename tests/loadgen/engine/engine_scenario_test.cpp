@@ -206,9 +206,12 @@ TEST_F(EngineScenario, PausedValkeyFailsOpenAndLosesNothing) {
 }
 
 TEST_F(EngineScenario, StoppedValkeyIsRestartedAndTheGateReseedsIt) {
+  // Admissions go on after the restart: 3000 activities are 50 paper s at
+  // the cap; the run ends when they are done, and the 120 s cap leaves room
+  // for a loaded machine (a 60 s cap ended a run at load 11 with 1909 done).
   Workload w = ScenarioWorkload(json::parse(R"([
     {"type": "state_outage", "at_s": 0.5, "duration_s": 3, "mode": "stop"}])"),
-                                1000, 60);  // admissions go on after the restart
+                                1000, 120);
   RunRecords r = Run(w, "bp");
   ASSERT_EQ(r.events.size(), 2u);
   EXPECT_TRUE(r.events[0].applied) << r.events[0].detail;
