@@ -203,8 +203,8 @@ TEST(ScenarioMetrics, TheLeavingTenantIsInTheWindowBeforeItsLeave) {
   const WindowMetrics& before = m.events[0].before;  // [1 s + 5 us, 2 s + 5 us)
   EXPECT_EQ(before.tenants, (std::vector<int>{0, 1, 2}));
   EXPECT_EQ(before.tenant_ideal_rps, (std::vector<double>{3, 3, 3}));  // 9 / 3
-  EXPECT_DOUBLE_EQ(before.achievement_jain, 1);  // 3 OK calls each
-  const WindowMetrics& after = m.events[0].after;  // [2 s + 5 us, 3 s)
+  EXPECT_DOUBLE_EQ(before.achievement_jain, 1);                        // 3 OK calls each
+  const WindowMetrics& after = m.events[0].after;                      // [2 s + 5 us, 3 s)
   EXPECT_EQ(after.tenants, (std::vector<int>{0, 1}));
   EXPECT_EQ(m.events[0].tracked, (std::vector<int>{0, 1}));
 }

@@ -38,7 +38,7 @@ TEST(UnservableTenant, AllCallsAboveTheLargestTheUpstreamServes) {
   EXPECT_FALSE(w.Unservable(0));
   EXPECT_TRUE(w.Unservable(1));
   EXPECT_FALSE(w.Unservable(2));  // no such tenant
-  ScenarioEvent raise;  // limits that serve it later: it can be served
+  ScenarioEvent raise;            // limits that serve it later: it can be served
   raise.type = EventType::kUpstreamLimits;
   raise.caps = {60, 2000, 60, 2000};
   w.events.push_back(raise);

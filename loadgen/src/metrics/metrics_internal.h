@@ -33,8 +33,8 @@ struct CapacityLeft {
   double requests_per_s = 0, tokens_per_s = 0;
   double outside_requests_per_s = 0, outside_tokens_per_s = 0;  // the use subtracted
 };
-CapacityLeft CapacityLeftOf(const RunRecords& r, double cap_requests_per_s,
-                            double cap_tokens_per_s, int64_t from_us, int64_t to_us);
+CapacityLeft CapacityLeftOf(const RunRecords& r, double cap_requests_per_s, double cap_tokens_per_s,
+                            int64_t from_us, int64_t to_us);
 
 // Last activity completion (the drain end); end_us if nothing completed.
 int64_t LastCompletionUs(const RunRecords& r);

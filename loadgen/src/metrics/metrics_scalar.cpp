@@ -26,7 +26,8 @@ std::vector<std::pair<std::string, double>> ScalarMetrics(const RunMetrics& m) {
   add("unfinished_activities", static_cast<double>(m.unfinished_activities));
   add("tenants_never_served", static_cast<double>(m.tenants_never_served));
   add("max_first_ok_wait_s", m.max_first_ok_wait_s);
-  if (m.tenants_unservable > 0) add("tenants_unservable", static_cast<double>(m.tenants_unservable));
+  if (m.tenants_unservable > 0)
+    add("tenants_unservable", static_cast<double>(m.tenants_unservable));
   for (const auto& [cause, n] : m.failed_by_cause) add("failed." + cause, static_cast<double>(n));
   if (m.upstream_429 > 0) {
     const auto all = static_cast<double>(m.upstream_429);

@@ -27,8 +27,8 @@ int64_t LastCompletionUs(const RunRecords& r) {
   return last >= 0 ? last : std::max<int64_t>(r.end_us, 0);
 }
 
-CapacityLeft CapacityLeftOf(const RunRecords& r, double cap_requests_per_s,
-                            double cap_tokens_per_s, int64_t from_us, int64_t to_us) {
+CapacityLeft CapacityLeftOf(const RunRecords& r, double cap_requests_per_s, double cap_tokens_per_s,
+                            int64_t from_us, int64_t to_us) {
   CapacityLeft c;
   const double span_s = TimeScale::Recorded(r.speedup).RealUsToPaperS(
       static_cast<double>(std::max<int64_t>(to_us - from_us, 0)));

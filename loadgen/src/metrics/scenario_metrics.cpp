@@ -364,7 +364,8 @@ ScenarioMetrics ComputeScenarioMetrics(const RunRecords& r,
                              : ev.type == EventType::kClassOmega
                                  ? info.priority == ev.priority
                                  : static_cast<int>(t) != ev.tenant_index;
-        if (tracked && ix.spans[t].Covers(at, at + one_s)) em.tracked.push_back(static_cast<int>(t));
+        if (tracked && ix.spans[t].Covers(at, at + one_s))
+          em.tracked.push_back(static_cast<int>(t));
       }
       em.time_to_share_s =
           TimeToShare(r, events, ix, em.tracked, at, std::min(at + settle_us + window_us, end));

@@ -166,7 +166,8 @@ std::string FailureNotice(const RunMetrics& m) {
     e += t.unservable ? "; unservable)" : t.first_ok_wait_s < 0 ? "; never served)" : ")";
     per_tenant.push_back(std::move(e));
   }
-  o << ". Per tenant: " << ListSummary(per_tenant, " ") << ". Fairness and rates below are over the contention window, which a tenant "
+  o << ". Per tenant: " << ListSummary(per_tenant, " ")
+    << ". Fairness and rates below are over the contention window, which a tenant "
        "whose work ended in failures does not end.\n\n";
   return o.str();
 }
@@ -234,7 +235,8 @@ std::string RunMarkdown(const RunMetrics& m) {
     << " s.\n\n";
   if (m.gate_fail_opens > 0 || m.gate_reseeds > 0) {
     std::map<std::string, int64_t> causes;
-    for (const auto& [cause, n] : m.gate_fail_opens_by_cause) causes[cause] = static_cast<int64_t>(n);
+    for (const auto& [cause, n] : m.gate_fail_opens_by_cause)
+      causes[cause] = static_cast<int64_t>(n);
     o << "Gate fail-opens: " << m.gate_fail_opens << " ("
       << (causes.empty() ? std::string("causes not recorded") : CauseList(causes))
       << "); re-seeds of the target: " << m.gate_reseeds << ".\n\n";
@@ -260,13 +262,13 @@ std::string RunMarkdown(const RunMetrics& m) {
   for (const TenantMetrics& t : m.tenants) {
     o << "| " << t.id << " | P" << t.priority << " | " << Fixed(t.weight, 2) << " | " << t.ok_calls
       << " | " << Fixed(t.ok_rps, 2) << " | "
-      << (t.unservable ? std::string("- | unservable") : Fixed(t.ideal_rps, 2) + " | " + Fixed(t.achievement, 3))
+      << (t.unservable ? std::string("- | unservable")
+                       : Fixed(t.ideal_rps, 2) + " | " + Fixed(t.achievement, 3))
       << " | " << Fixed(t.dominant_share, 4) << " | "
       << (t.unservable ? std::string("- | -")
                        : Fixed(t.ideal_dominant_share, 4) + " | " + Fixed(t.drf_achievement, 3))
-      << " | "
-      << (t.first_ok_wait_s >= 0 ? Fixed(t.first_ok_wait_s, 2) : std::string("never")) << " | "
-      << t.failed_calls;
+      << " | " << (t.first_ok_wait_s >= 0 ? Fixed(t.first_ok_wait_s, 2) : std::string("never"))
+      << " | " << t.failed_calls;
     if (t.failed_calls > 0) o << " (" << CauseList(t.failed_by_cause) << ")";
     o << " | " << t.unfinished << " |\n";
   }

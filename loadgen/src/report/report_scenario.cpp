@@ -116,10 +116,10 @@ std::string ScenarioMarkdown(const RunMetrics& run, const ScenarioMetrics& m) {
     }
     o << " (" << causes << ")";
   }
-  o << "; workflows "
-    << m.workflows_completed << " of " << m.workflows_started << " started completed; "
-    << m.activities_cancelled << " activities cancelled by leave events; outside client "
-    << m.outside_ok << " OK, " << m.outside_throttled << " 429 of " << m.outside_responses
+  o << "; workflows " << m.workflows_completed << " of " << m.workflows_started
+    << " started completed; " << m.activities_cancelled
+    << " activities cancelled by leave events; outside client " << m.outside_ok << " OK, "
+    << m.outside_throttled << " 429 of " << m.outside_responses
     << " responses (not in the figures below).\n\n"
     << "Windows: before = the window_s before the event; after = window_s from the event "
        "(state outage: from the restore) plus settle_s. Jain = achievement-Jain over the "
@@ -136,8 +136,7 @@ std::string ScenarioMarkdown(const RunMetrics& run, const ScenarioMetrics& m) {
       << " % | " << Fixed(e.before.achievement_jain, 3) << " | "
       << Fixed(e.after.achievement_jain, 3) << " | " << Fixed(e.after.ok_rps, 1) << " ("
       << Fixed(e.after.capacity_rps, 1) << ", " << (e.after.binding.empty() ? "-" : e.after.binding)
-      << ") | " << Seconds(e.time_to_share_s) << " | "
-      << e.after.fail_opens << " | " << e.detail;
+      << ") | " << Seconds(e.time_to_share_s) << " | " << e.after.fail_opens << " | " << e.detail;
     if (e.type == "state_outage" && e.restore_s >= 0) {
       o << "; during: 429 " << Fixed(100 * e.during.share_429, 1) << " %, fail-opens "
         << e.during.fail_opens << ", OK req/s " << Fixed(e.during.ok_rps, 1);

@@ -20,9 +20,8 @@ int VerdictNumber(GateVerdict v) { return static_cast<int>(v); }
 json AttemptsJson(const std::vector<AttemptRecord>& v) {
   json a = json::array();
   for (const AttemptRecord& r : v) {
-    a.push_back(
-        {r.activity_id, r.tenant_index, r.send_us, r.done_us, r.status, r.proxy_local, r.bound,
-         r.tokens});
+    a.push_back({r.activity_id, r.tenant_index, r.send_us, r.done_us, r.status, r.proxy_local,
+                 r.bound, r.tokens});
   }
   return a;
 }

@@ -12,7 +12,10 @@
 // = J(r) (paper section VI-A); DRF Jain = J(r) with dominant-share service.
 // The queues of the shares and of both indices are the tenants with demand:
 // work that was not cancelled (a scenario tenant that left before any of its
-// calls got a slot, e.g. at 0 s, is none).
+// calls got a slot, e.g. at 0 s, is none), except unservable tenants
+// (TenantInfo::unservable, never served: reported apart). The shares split
+// the capacity left to the tenants: per dimension the cap minus what the
+// outside client's OK answers used (RunMetrics::capacity_left_*).
 #pragma once
 
 #include <cstdint>
@@ -191,7 +194,8 @@ struct MetricsOptions {
 };
 
 // All metrics of SPEC section 6 for one run. Queues are tenants (each has one
-// priority class) with total_activities > 0; the ideal share uses weights
+// priority class) with total_activities > 0 that are not unservable; the
+// ideal share, over the capacity left to the tenants, uses weights
 // w_t * omega_k and per-tenant costs {1 request, mean tokens per OK call}
 // over the dimensions with a positive cap (requests only when
 // cap_tokens_per_s == 0, so WFQ; else weighted DRF). An OK call is an
