@@ -204,7 +204,13 @@ TEST(ScenarioMetrics, TheLeavingTenantIsInTheWindowBeforeItsLeave) {
   EXPECT_EQ(before.tenants, (std::vector<int>{0, 1, 2}));
   EXPECT_EQ(before.tenant_ideal_rps, (std::vector<double>{3, 3, 3}));  // 9 / 3
   EXPECT_DOUBLE_EQ(before.achievement_jain, 1);                        // 3 OK calls each
-  const WindowMetrics& after = m.events[0].after;                      // [2 s + 5 us, 3 s)
+  // Unservable and never served, c would be in no window (metrics.h).
+  RunRecords flagged = r;
+  flagged.tenants[2].unservable = true;
+  EXPECT_EQ(ComputeWindow(flagged, {leave}, kS, 2 * kS).tenants, (std::vector<int>{0, 1, 2}));
+  for (ActivityRecord& a : flagged.activities) a.ok = a.ok && a.tenant_index != 2;
+  EXPECT_EQ(ComputeWindow(flagged, {leave}, kS, 2 * kS).tenants, (std::vector<int>{0, 1}));
+  const WindowMetrics& after = m.events[0].after;  // [2 s + 5 us, 3 s)
   EXPECT_EQ(after.tenants, (std::vector<int>{0, 1}));
   EXPECT_EQ(m.events[0].tracked, (std::vector<int>{0, 1}));
 }

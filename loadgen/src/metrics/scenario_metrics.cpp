@@ -110,6 +110,11 @@ struct Index {
       std::sort(t->begin(), t->end());
     }
     for (Times& t : ok) std::sort(t.begin(), t.end());
+    // An unservable tenant that got nothing is in no window, as in the
+    // whole-run metrics: it has no share to achieve.
+    for (size_t t = 0; t < n; ++t) {
+      if (r.tenants[t].unservable && oks[t] == 0) spans[t] = Span{0, 0};
+    }
   }
   double Seconds(int64_t us) const { return scale.RealUsToPaperS(static_cast<double>(us)); }
 };

@@ -17,7 +17,8 @@
 // AttemptRecord::tokens each, per second).
 // A tenant is active from the start (or its join event's at_us) until it
 // finished (or its leave event's at_us); it is in a window when it was
-// active at any time in it. Ideal shares: weighted DRF (fairness.h
+// active at any time in it. An unservable tenant without an OK call
+// (TenantInfo::unservable, as in metrics.h) is never active. Ideal shares: weighted DRF (fairness.h
 // WeightedDrfShares) of the capacity left over the tenants active, costs
 // {1, mean prompt + completion tokens of its OK calls}, computed piecewise
 // where the window is cut by a tenant starting or stopping or an event
