@@ -51,6 +51,7 @@ Engine::Engine(const Workload& workload, EngineOptions options, Configuration& c
     info.priority_weight = workload_.priority_weights[t.priority - 1];
     info.total_activities = int64_t{t.workflows} * t.activities_per_workflow;
     info.start_us = -1;
+    info.unservable = workload_.Unservable(static_cast<int>(records_.tenants.size()));
     records_.tenants.push_back(info);
     nlohmann::json body = {
         {"model", options_.model},

@@ -192,12 +192,19 @@ class ScenarioDriver {
           rec.send_us = send;
           rec.done_us = e_.NowUs();
           rec.status = r.status;
-          if (r.status == 429) {
-            auto doc = nlohmann::json::parse(r.body, nullptr, /*allow_exceptions=*/false);
-            if (doc.is_object() && doc.contains("error") && doc["error"].is_object() &&
-                doc["error"].contains("type") && doc["error"]["type"].is_string()) {
-              rec.bound = doc["error"]["type"].get<std::string>();
-            }
+          auto doc = nlohmann::json::parse(r.body, nullptr, /*allow_exceptions=*/false);
+          if (r.status == 429 && doc.is_object() && doc.contains("error") &&
+              doc["error"].is_object() && doc["error"].contains("type") &&
+              doc["error"]["type"].is_string()) {
+            rec.bound = doc["error"]["type"].get<std::string>();
+          }
+          // Its use of the token dimension: the usage the upstream reported
+          // (OpenAI prompt/completion, Anthropic input/output tokens).
+          if (r.status == 200 && doc.is_object() && doc.contains("usage") &&
+              doc["usage"].is_object()) {
+            const auto& u = doc["usage"];
+            rec.tokens = u.value("prompt_tokens", u.value("input_tokens", int64_t{0})) +
+                         u.value("completion_tokens", u.value("output_tokens", int64_t{0}));
           }
           e_.records_.outside_attempts.push_back(std::move(rec));
         });

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <map>
 
+#include "bp/gate.h"
 #include "metrics_internal.h"
 
 namespace bp::loadgen {
@@ -73,6 +74,13 @@ RunMetrics ComputeRunMetrics(const RunRecords& r, const MetricsOptions& options)
   m.cap_requests_per_s = r.cap_requests_per_s;
   m.cap_tokens_per_s = r.cap_tokens_per_s;
   m.gate_fail_opens = r.gate_fail_opens;
+  for (auto [cause, n] : {std::pair{FailOpenCause::kUnreachable, r.gate_fail_opens_unreachable},
+                          std::pair{FailOpenCause::kTimedOut, r.gate_fail_opens_timed_out},
+                          std::pair{FailOpenCause::kNotConfigured, r.gate_fail_opens_unconfigured},
+                          std::pair{FailOpenCause::kServerError, r.gate_fail_opens_server_error}}) {
+    if (n > 0) m.gate_fail_opens_by_cause[FailOpenCauseName(cause)] = n;
+  }
+  m.gate_reseeds = r.gate_reseeds;
   m.gate_breaker_opens = r.gate_breaker_opens;
   m.gate_unreleased = r.gate_unreleased;
   m.gate_server = r.gate_server;
@@ -93,6 +101,12 @@ RunMetrics ComputeRunMetrics(const RunRecords& r, const MetricsOptions& options)
   m.drain_span_s = scale.RealUsToPaperS(drain_end_us);
 
   CountAttempts(r, m);
+  const internal::CapacityLeft left =
+      internal::CapacityLeftOf(r, r.cap_requests_per_s, r.cap_tokens_per_s, 0, window_end_us);
+  m.outside_requests_per_s = left.outside_requests_per_s;
+  m.outside_tokens_per_s = left.outside_tokens_per_s;
+  m.capacity_left_requests_per_s = left.requests_per_s;
+  m.capacity_left_tokens_per_s = left.tokens_per_s;
 
   // Per tenant: OK calls, tokens, dominant-share service in the window.
   m.tenants.resize(r.tenants.size());
@@ -141,7 +155,7 @@ RunMetrics ComputeRunMetrics(const RunRecords& r, const MetricsOptions& options)
     }
     if (ok_us >= 0 && ok_us < window_end_us) {
       ++tm.ok_calls_window;
-      dominant_sum[t] += internal::DominantCost(r, tokens);
+      dominant_sum[t] += internal::DominantCost(left.requests_per_s, left.tokens_per_s, tokens);
     }
     if (a.first_send_us >= 0 && a.final_answer_us >= a.first_send_us) {
       cls.http_ms.push_back(scale.RealUsToPaperMs(a.final_answer_us - a.first_send_us));
@@ -166,8 +180,8 @@ RunMetrics ComputeRunMetrics(const RunRecords& r, const MetricsOptions& options)
 
   // Ideal shares over the queues that have work (WFQ or weighted DRF).
   std::vector<double> caps;
-  if (r.cap_requests_per_s > 0) caps.push_back(r.cap_requests_per_s);
-  if (r.cap_tokens_per_s > 0) caps.push_back(r.cap_tokens_per_s);
+  if (r.cap_requests_per_s > 0) caps.push_back(left.requests_per_s);
+  if (r.cap_tokens_per_s > 0) caps.push_back(left.tokens_per_s);
   std::vector<FairShareQueue> queues;
   std::vector<size_t> queue_tenant;
   for (size_t t = 0; t < r.tenants.size(); ++t) {
@@ -188,7 +202,12 @@ RunMetrics ComputeRunMetrics(const RunRecords& r, const MetricsOptions& options)
     // achievement 0 dragged the whole run down) and was not starved.
     const bool demanded =
         std::max(info.total_activities, activity_count[t]) - cancelled_count[t] > 0;
-    if (demanded) {
+    // A tenant none of whose calls can ever be served is reported apart: it
+    // has no share to achieve, so it is in neither Jain index.
+    tm.unservable = demanded && info.unservable && tm.ok_calls == 0;
+    if (tm.unservable) {
+      ++m.tenants_unservable;
+    } else if (demanded) {
       if (tm.first_ok_wait_s < 0) {
         ++m.tenants_never_served;
       } else {
@@ -204,7 +223,7 @@ RunMetrics ComputeRunMetrics(const RunRecords& r, const MetricsOptions& options)
       tm.ok_rps = static_cast<double>(tm.ok_calls_window) / m.contention_window_s;
       tm.dominant_share = dominant_sum[t] / m.contention_window_s;
     }
-    if (!demanded) continue;
+    if (!demanded || tm.unservable) continue;
     FairShareQueue q = internal::ShareQueue(r, t, info.weight, info.priority_weight);
     if (t < options.tenant_demand_cap_rps.size() && options.tenant_demand_cap_rps[t] > 0) {
       q.demand_cap = options.tenant_demand_cap_rps[t];

@@ -18,12 +18,23 @@ inline int64_t OkTimeUs(const ActivityRecord& a) {
 
 // max_d cost_d / C_d of one call costing 1 request and `tokens` tokens,
 // over the dimensions with a positive cap.
-inline double DominantCost(const RunRecords& r, double tokens) {
+inline double DominantCost(double cap_requests_per_s, double cap_tokens_per_s, double tokens) {
   double share = 0;
-  if (r.cap_requests_per_s > 0) share = 1.0 / r.cap_requests_per_s;
-  if (r.cap_tokens_per_s > 0) share = std::max(share, tokens / r.cap_tokens_per_s);
+  if (cap_requests_per_s > 0) share = 1.0 / cap_requests_per_s;
+  if (cap_tokens_per_s > 0) share = std::max(share, tokens / cap_tokens_per_s);
   return share;
 }
+
+// The capacity left to the tenants, per dimension, paper units: the cap
+// minus the outside client's use of that dimension (its OK answers in the
+// span, 1 request and AttemptRecord::tokens each, per paper second), at
+// least 0. A token cap of 0 (no token limit) stays 0.
+struct CapacityLeft {
+  double requests_per_s = 0, tokens_per_s = 0;
+  double outside_requests_per_s = 0, outside_tokens_per_s = 0;  // the use subtracted
+};
+CapacityLeft CapacityLeftOf(const RunRecords& r, double cap_requests_per_s, double cap_tokens_per_s,
+                            int64_t from_us, int64_t to_us);
 
 // Last activity completion (the drain end); end_us if nothing completed.
 int64_t LastCompletionUs(const RunRecords& r);

@@ -26,6 +26,8 @@ std::vector<std::pair<std::string, double>> ScalarMetrics(const RunMetrics& m) {
   add("unfinished_activities", static_cast<double>(m.unfinished_activities));
   add("tenants_never_served", static_cast<double>(m.tenants_never_served));
   add("max_first_ok_wait_s", m.max_first_ok_wait_s);
+  if (m.tenants_unservable > 0)
+    add("tenants_unservable", static_cast<double>(m.tenants_unservable));
   for (const auto& [cause, n] : m.failed_by_cause) add("failed." + cause, static_cast<double>(n));
   if (m.upstream_429 > 0) {
     const auto all = static_cast<double>(m.upstream_429);
@@ -49,8 +51,10 @@ std::vector<std::pair<std::string, double>> ScalarMetrics(const RunMetrics& m) {
   for (const TenantMetrics& t : m.tenants) {
     const std::string p = "tenant." + t.id + ".";
     add(p + "ok_rps", t.ok_rps);
-    add(p + "achievement", t.achievement);
-    add(p + "drf_achievement", t.drf_achievement);
+    if (!t.unservable) {  // no share to achieve
+      add(p + "achievement", t.achievement);
+      add(p + "drf_achievement", t.drf_achievement);
+    }
     if (t.first_ok_wait_s >= 0) add(p + "first_ok_wait_s", t.first_ok_wait_s);
     for (const auto& [cause, n] : t.failed_by_cause) {
       add(p + "failed." + cause, static_cast<double>(n));

@@ -27,6 +27,25 @@ int64_t LastCompletionUs(const RunRecords& r) {
   return last >= 0 ? last : std::max<int64_t>(r.end_us, 0);
 }
 
+CapacityLeft CapacityLeftOf(const RunRecords& r, double cap_requests_per_s, double cap_tokens_per_s,
+                            int64_t from_us, int64_t to_us) {
+  CapacityLeft c;
+  const double span_s = TimeScale::Recorded(r.speedup).RealUsToPaperS(
+      static_cast<double>(std::max<int64_t>(to_us - from_us, 0)));
+  if (span_s > 0) {
+    for (const AttemptRecord& a : r.outside_attempts) {
+      if (a.status != 200 || a.done_us < from_us || a.done_us >= to_us) continue;
+      c.outside_requests_per_s += 1 / span_s;
+      c.outside_tokens_per_s += static_cast<double>(a.tokens) / span_s;
+    }
+  }
+  c.requests_per_s = std::max(0.0, cap_requests_per_s - c.outside_requests_per_s);
+  if (cap_tokens_per_s > 0) {
+    c.tokens_per_s = std::max(0.0, cap_tokens_per_s - c.outside_tokens_per_s);
+  }
+  return c;
+}
+
 int64_t ContentionWindowEndUs(const RunRecords& r) {
   const int64_t run_end = std::max(r.end_us, LastCompletionUs(r));
   std::vector<bool> has_work(r.tenants.size(), false);

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <map>
 
 #include "bp/loadgen/metrics.h"
@@ -18,15 +19,58 @@ int64_t CountIn(const Times& t, int64_t from, int64_t to) {
   return std::lower_bound(t.begin(), t.end(), to) - std::lower_bound(t.begin(), t.end(), from);
 }
 
+// When tenant t is active: [from_us, to_us). A join or leave event bounds it
+// at the event's own time (EventRecord::at_us, the clock the windows are cut
+// by), so the leaving tenant is in the window that ends at its leave event
+// and a joining one in none that ends at its join; otherwise the tenant is
+// active from the start until it finished. A tenant without work, or whose
+// join event never ran, is never active (from == to).
+struct Span {
+  int64_t from_us = 0, to_us = std::numeric_limits<int64_t>::max();
+  bool Covers(int64_t a, int64_t b) const { return from_us <= a && to_us >= b; }
+  bool Overlaps(int64_t a, int64_t b) const { return from_us < b && to_us > a && from_us < to_us; }
+};
+
+std::vector<Span> ActiveSpans(const RunRecords& r, const std::vector<ScenarioEvent>& events) {
+  std::vector<Span> spans(r.tenants.size());
+  for (size_t t = 0; t < r.tenants.size(); ++t) {
+    if (r.tenants[t].finish_us >= 0) spans[t].to_us = r.tenants[t].finish_us;
+    if (r.tenants[t].total_activities <= 0) spans[t].to_us = 0;
+  }
+  for (size_t i = 0; i < events.size(); ++i) {
+    const ScenarioEvent& ev = events[i];
+    if ((ev.type != EventType::kJoin && ev.type != EventType::kLeave) || ev.tenant_index < 0 ||
+        static_cast<size_t>(ev.tenant_index) >= spans.size()) {
+      continue;
+    }
+    const auto t = static_cast<size_t>(ev.tenant_index);
+    int64_t at = -1;
+    for (const EventRecord& e : r.events) {
+      if (e.event_index == static_cast<int>(i) && e.phase == 0) at = e.at_us;
+    }
+    if (ev.type == EventType::kJoin) {
+      spans[t].from_us = at >= 0 ? at : std::numeric_limits<int64_t>::max();
+    } else if (at >= 0) {
+      spans[t].to_us = at;  // its cancelled calls completing later are no activity
+    }
+  }
+  for (size_t t = 0; t < spans.size(); ++t) {  // never active: an empty span
+    if (spans[t].to_us < spans[t].from_us) spans[t].to_us = spans[t].from_us;
+  }
+  return spans;
+}
+
 // Every time the windows count, sorted once.
 struct Index {
   std::vector<Times> ok;  // per tenant
   Times responses, throttled, fail_opens, admits, defers;
   Times outside_responses, outside_ok, outside_throttled;
   std::vector<double> tokens_per_call;  // per tenant
+  std::vector<Span> spans;              // per tenant: when it is active
   TimeScale scale;
 
-  explicit Index(const RunRecords& r) : ok(r.tenants.size()), tokens_per_call(r.tenants.size()) {
+  Index(const RunRecords& r, const std::vector<ScenarioEvent>& events)
+      : ok(r.tenants.size()), tokens_per_call(r.tenants.size()), spans(ActiveSpans(r, events)) {
     scale = TimeScale::Recorded(r.speedup);
     const size_t n = r.tenants.size();
     std::vector<double> tok(n, 0), prompt(n, 0);
@@ -66,11 +110,16 @@ struct Index {
       std::sort(t->begin(), t->end());
     }
     for (Times& t : ok) std::sort(t.begin(), t.end());
+    // An unservable tenant that got nothing is in no window, as in the
+    // whole-run metrics: it has no share to achieve.
+    for (size_t t = 0; t < n; ++t) {
+      if (r.tenants[t].unservable && oks[t] == 0) spans[t] = Span{0, 0};
+    }
   }
   double Seconds(int64_t us) const { return scale.RealUsToPaperS(static_cast<double>(us)); }
 };
 
-// Caps (after the outside share) and queue weights in force at `at_us`.
+// Caps and queue weights in force at `at_us`.
 struct InForce {
   double requests_per_s = 0, tokens_per_s = 0;
   std::vector<double> weight, omega;  // w_t and omega_k per tenant
@@ -78,7 +127,6 @@ struct InForce {
 
 InForce StateAt(const RunRecords& r, const std::vector<ScenarioEvent>& events, int64_t at_us) {
   UpstreamCaps caps{r.cap_requests_per_s, r.cap_tokens_per_s};
-  double share = 0;
   std::vector<double> w;
   std::map<int, double> omega;
   for (const TenantInfo& t : r.tenants) {
@@ -92,7 +140,6 @@ InForce StateAt(const RunRecords& r, const std::vector<ScenarioEvent>& events, i
     }
     const ScenarioEvent& ev = events[static_cast<size_t>(e.event_index)];
     if (ev.type == EventType::kUpstreamLimits && e.applied) caps = ev.caps;
-    if (ev.type == EventType::kOutsideTraffic && e.applied) share = ev.share;
     if (ev.type == EventType::kTenantWeight && ev.tenant_index >= 0 &&
         static_cast<size_t>(ev.tenant_index) < w.size()) {
       w[static_cast<size_t>(ev.tenant_index)] = ev.weight;
@@ -100,18 +147,13 @@ InForce StateAt(const RunRecords& r, const std::vector<ScenarioEvent>& events, i
     if (ev.type == EventType::kClassOmega) omega[ev.priority] = ev.omega;
   }
   InForce s;
-  s.requests_per_s = caps.requests_per_s * (1 - share);
-  s.tokens_per_s = caps.tokens_per_s * (1 - share);
+  s.requests_per_s = caps.requests_per_s;
+  s.tokens_per_s = caps.tokens_per_s;
   for (size_t t = 0; t < r.tenants.size(); ++t) {
     s.weight.push_back(w[t]);
     s.omega.push_back(omega[r.tenants[t].priority]);
   }
   return s;
-}
-
-bool Active(const TenantInfo& t, int64_t from, int64_t to) {
-  return t.total_activities > 0 && (t.join_us < 0 || t.join_us <= from) &&
-         (t.leave_us < 0 || t.leave_us >= to) && (t.finish_us < 0 || t.finish_us >= to);
 }
 
 WindowMetrics Window(const RunRecords& r, const std::vector<ScenarioEvent>& events, const Index& ix,
@@ -128,25 +170,83 @@ WindowMetrics Window(const RunRecords& r, const std::vector<ScenarioEvent>& even
   m.outside_responses = CountIn(ix.outside_responses, from, to);
   m.outside_ok = CountIn(ix.outside_ok, from, to);
   m.outside_throttled = CountIn(ix.outside_throttled, from, to);
-  const InForce s = StateAt(r, events, from);
-  m.capacity_requests_per_s = s.requests_per_s;
-  std::vector<double> caps = {s.requests_per_s};
-  if (s.tokens_per_s > 0) caps.push_back(s.tokens_per_s);
-  std::vector<FairShareQueue> queues;
   int64_t ok_all = 0;
   for (size_t t = 0; t < r.tenants.size(); ++t) {
     const int64_t ok = CountIn(ix.ok[t], from, to);
     ok_all += ok;
-    if (!Active(r.tenants[t], from, to)) continue;
+    if (!ix.spans[t].Overlaps(from, to)) continue;
     m.tenants.push_back(static_cast<int>(t));
     m.tenant_ok_rps.push_back(len_s > 0 ? static_cast<double>(ok) / len_s : 0);
-    FairShareQueue q = internal::ShareQueue(r, t, s.weight[t], s.omega[t]);
-    q.cost = {1.0};
-    if (caps.size() > 1) q.cost.push_back(ix.tokens_per_call[t]);
-    queues.push_back(q);
   }
   m.ok_rps = len_s > 0 ? static_cast<double>(ok_all) / len_s : 0;
-  m.tenant_ideal_rps = WeightedDrfShares(caps, queues).rate;
+  m.tenant_ideal_rps.assign(m.tenants.size(), 0);
+  if (to > from) {
+    // Ideal shares piecewise: the window cut where a tenant starts or stops
+    // being active or an event takes effect; each piece's shares weighted by
+    // its length (at most kPieces equal pieces when there are more cuts).
+    constexpr size_t kPieces = 64;
+    std::vector<int64_t> cuts = {from, to};
+    for (size_t i = 0; i < m.tenants.size(); ++i) {
+      const Span& sp = ix.spans[static_cast<size_t>(m.tenants[i])];
+      for (int64_t c : {sp.from_us, sp.to_us}) {
+        if (c > from && c < to) cuts.push_back(c);
+      }
+    }
+    for (const EventRecord& e : r.events) {
+      if (e.at_us > from && e.at_us < to) cuts.push_back(e.at_us);
+    }
+    std::sort(cuts.begin(), cuts.end());
+    cuts.erase(std::unique(cuts.begin(), cuts.end()), cuts.end());
+    if (cuts.size() > kPieces + 1) {
+      cuts.clear();
+      for (size_t k = 0; k <= kPieces; ++k) {
+        cuts.push_back(from + static_cast<int64_t>(static_cast<double>(to - from) * k / kPieces));
+      }
+    }
+    int64_t longest = 0;
+    for (size_t k = 0; k + 1 < cuts.size(); ++k) {
+      const int64_t a = cuts[k], b = cuts[k + 1];
+      if (b <= a) continue;
+      const double weight = static_cast<double>(b - a) / static_cast<double>(to - from);
+      const int64_t mid = a + (b - a) / 2;
+      const InForce s = StateAt(r, events, a);
+      const internal::CapacityLeft left = internal::CapacityLeftOf(
+          r, s.requests_per_s, s.tokens_per_s, from, to);  // outside use: the whole window's
+      std::vector<double> caps = {left.requests_per_s};
+      if (s.tokens_per_s > 0) caps.push_back(left.tokens_per_s);
+      std::vector<FairShareQueue> queues;
+      std::vector<size_t> member;  // index into m.tenants
+      for (size_t i = 0; i < m.tenants.size(); ++i) {
+        const auto t = static_cast<size_t>(m.tenants[i]);
+        if (!ix.spans[t].Covers(mid, mid + 1)) continue;
+        FairShareQueue q = internal::ShareQueue(r, t, s.weight[t], s.omega[t]);
+        q.cost = {1.0};
+        if (caps.size() > 1) q.cost.push_back(ix.tokens_per_call[t]);
+        queues.push_back(q);
+        member.push_back(i);
+      }
+      const FairShares shares = WeightedDrfShares(caps, queues);
+      double sum = 0;
+      std::map<int, int> frozen_by;  // dimension -> queues it froze
+      for (size_t j = 0; j < member.size(); ++j) {
+        m.tenant_ideal_rps[member[j]] += weight * shares.rate[j];
+        sum += shares.rate[j];
+        ++frozen_by[shares.binding[j]];
+      }
+      m.capacity_requests_per_s += weight * left.requests_per_s;
+      m.capacity_tokens_per_s += weight * left.tokens_per_s;
+      m.capacity_rps += weight * sum;
+      m.outside_requests_per_s = left.outside_requests_per_s;
+      m.outside_tokens_per_s = left.outside_tokens_per_s;
+      if (b - a > longest && !frozen_by.empty()) {
+        longest = b - a;
+        // The binding dimension: the one that froze the most queues.
+        auto most = std::max_element(frozen_by.begin(), frozen_by.end(),
+                                     [](auto x, auto y) { return x.second < y.second; });
+        m.binding = most->first == 0 ? "requests" : most->first == 1 ? "tokens" : "demand";
+      }
+    }
+  }
   std::vector<double> ratios;
   for (size_t i = 0; i < m.tenants.size(); ++i) {
     if (m.tenant_ideal_rps[i] > 0) ratios.push_back(m.tenant_ok_rps[i] / m.tenant_ideal_rps[i]);
@@ -177,17 +277,17 @@ double TimeToShare(const RunRecords& r, const std::vector<ScenarioEvent>& events
 
 WindowMetrics ComputeWindow(const RunRecords& r, const std::vector<ScenarioEvent>& events,
                             int64_t from_us, int64_t to_us) {
-  return Window(r, events, Index(r), from_us, to_us);
+  return Window(r, events, Index(r, events), from_us, to_us);
 }
 
 double TimeToFairShare(const RunRecords& r, const std::vector<ScenarioEvent>& events,
                        const std::vector<int>& tracked, int64_t from_us, int64_t limit_us) {
-  return TimeToShare(r, events, Index(r), tracked, from_us, limit_us);
+  return TimeToShare(r, events, Index(r, events), tracked, from_us, limit_us);
 }
 
 ScenarioMetrics ComputeScenarioMetrics(const RunRecords& r,
                                        const std::vector<ScenarioEvent>& events, double bucket_s) {
-  const Index ix(r);
+  const Index ix(r, events);
   ScenarioMetrics m;
   m.gate_fail_opens = r.gate_fail_opens;
   m.outside_responses = static_cast<int64_t>(ix.outside_responses.size());
@@ -269,7 +369,8 @@ ScenarioMetrics ComputeScenarioMetrics(const RunRecords& r,
                              : ev.type == EventType::kClassOmega
                                  ? info.priority == ev.priority
                                  : static_cast<int>(t) != ev.tenant_index;
-        if (tracked && Active(info, at, at + one_s)) em.tracked.push_back(static_cast<int>(t));
+        if (tracked && ix.spans[t].Covers(at, at + one_s))
+          em.tracked.push_back(static_cast<int>(t));
       }
       em.time_to_share_s =
           TimeToShare(r, events, ix, em.tracked, at, std::min(at + settle_us + window_us, end));

@@ -67,6 +67,10 @@ nlohmann::json RunMetricsJson(const RunMetrics& m) {
   j["speedup"] = m.speedup;
   j["cap_requests_per_s"] = m.cap_requests_per_s;
   j["cap_tokens_per_s"] = m.cap_tokens_per_s;
+  j["capacity_left"] = {{"requests_per_s", m.capacity_left_requests_per_s},
+                        {"tokens_per_s", m.capacity_left_tokens_per_s},
+                        {"outside_requests_per_s", m.outside_requests_per_s},
+                        {"outside_tokens_per_s", m.outside_tokens_per_s}};
   j["contention_window_s"] = m.contention_window_s;
   j["drain_span_s"] = m.drain_span_s;
   j["activities"] = m.activities;
@@ -76,9 +80,12 @@ nlohmann::json RunMetricsJson(const RunMetrics& m) {
   j["unfinished_activities"] = m.unfinished_activities;
   j["not_started_activities"] = m.not_started_activities;
   j["tenants_never_served"] = m.tenants_never_served;
+  j["tenants_unservable"] = m.tenants_unservable;
   j["max_first_ok_wait_s"] = m.max_first_ok_wait_s;
   j["cancelled_calls"] = m.cancelled_calls;
   j["gate_fail_opens"] = m.gate_fail_opens;
+  j["gate_fail_opens_by_cause"] = m.gate_fail_opens_by_cause;
+  j["gate_reseeds"] = m.gate_reseeds;
   j["gate_breaker_opens"] = m.gate_breaker_opens;
   j["gate_unreleased"] = m.gate_unreleased;
   j["gate_admit_real_ms"] = LatencyJson(m.gate_admit_real);
@@ -119,7 +126,8 @@ nlohmann::json RunMetricsJson(const RunMetrics& m) {
                        {"failed_calls", t.failed_calls},
                        {"failed_by_cause", t.failed_by_cause},
                        {"unfinished", t.unfinished},
-                       {"not_started", t.not_started}});
+                       {"not_started", t.not_started},
+                       {"unservable", t.unservable}});
   }
   j["tenants"] = std::move(tenants);
   nlohmann::json classes = nlohmann::json::array();

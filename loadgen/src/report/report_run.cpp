@@ -118,6 +118,29 @@ std::string CauseList(const std::map<std::string, int64_t>& by_cause) {
   return s;
 }
 
+// At most kListed entries, then "and N more": a run of 10 000 tenants keeps
+// its first lines short.
+constexpr size_t kListed = 5;
+std::string ListSummary(const std::vector<std::string>& items, const char* sep) {
+  std::string s;
+  for (size_t i = 0; i < items.size() && i < kListed; ++i) s += (i > 0 ? sep : "") + items[i];
+  if (items.size() > kListed) s += " and " + std::to_string(items.size() - kListed) + " more";
+  return s;
+}
+
+// The note on tenants none of whose calls can ever be served.
+std::string UnservableNote(const RunMetrics& m) {
+  if (m.tenants_unservable == 0) return "";
+  std::vector<std::string> ids;
+  for (const TenantMetrics& t : m.tenants) {
+    if (t.unservable) ids.push_back(t.id);
+  }
+  return "Excluded from fairness: " + std::to_string(m.tenants_unservable) +
+         " tenant(s) whose every call is above the largest call the upstream serves (" +
+         ListSummary(ids, ", ") +
+         "); no ideal share, not in the Jain indexes, not counted as never served.\n\n";
+}
+
 // The warning at the top of table.md when activities failed, were scheduled
 // and never finished, or a tenant was never served; a note when only work
 // that was never scheduled remains (a run stopped at its length cap, e.g. a
@@ -134,14 +157,17 @@ std::string FailureNotice(const RunMetrics& m) {
   o << ", " << m.unfinished_activities << " unfinished, " << m.tenants_never_served
     << " tenant(s) never served";
   if (m.not_started_activities > 0) o << ", " << m.not_started_activities << " never started";
-  o << ". Per tenant:";
+  std::vector<std::string> per_tenant;
   for (const TenantMetrics& t : m.tenants) {
     if (t.failed_calls == 0 && t.unfinished == 0 && t.first_ok_wait_s >= 0) continue;
-    o << " " << t.id << " (failed " << t.failed_calls;
-    if (t.failed_calls > 0) o << ": " << CauseList(t.failed_by_cause);
-    o << "; unfinished " << t.unfinished << (t.first_ok_wait_s < 0 ? "; never served" : "") << ")";
+    std::string e = t.id + " (failed " + std::to_string(t.failed_calls);
+    if (t.failed_calls > 0) e += ": " + CauseList(t.failed_by_cause);
+    e += "; unfinished " + std::to_string(t.unfinished);
+    e += t.unservable ? "; unservable)" : t.first_ok_wait_s < 0 ? "; never served)" : ")";
+    per_tenant.push_back(std::move(e));
   }
-  o << ". Fairness and rates below are over the contention window, which a tenant "
+  o << ". Per tenant: " << ListSummary(per_tenant, " ")
+    << ". Fairness and rates below are over the contention window, which a tenant "
        "whose work ended in failures does not end.\n\n";
   return o.str();
 }
@@ -189,9 +215,16 @@ std::string WaitsMarkdown(const RunMetrics& m) {
 std::string RunMarkdown(const RunMetrics& m) {
   std::ostringstream o;
   o << "# " << m.workload << " / " << m.configuration << " / repeat " << m.repeat << "\n\n"
-    << FailureNotice(m) << "Paper units (speedup " << Fixed(m.speedup, 2) << "); caps "
-    << Fixed(m.cap_requests_per_s, 0) << " req/s";
+    << FailureNotice(m) << UnservableNote(m) << "Paper units (speedup " << Fixed(m.speedup, 2)
+    << "); caps " << Fixed(m.cap_requests_per_s, 0) << " req/s";
   if (m.cap_tokens_per_s > 0) o << ", " << Fixed(m.cap_tokens_per_s, 0) << " tok/s";
+  if (m.outside_requests_per_s > 0) {
+    o << "; the outside client used " << Fixed(m.outside_requests_per_s, 1) << " req/s, "
+      << Fixed(m.outside_tokens_per_s, 0) << " tok/s, leaving the tenants "
+      << Fixed(m.capacity_left_requests_per_s, 1) << " req/s";
+    if (m.cap_tokens_per_s > 0) o << ", " << Fixed(m.capacity_left_tokens_per_s, 0) << " tok/s";
+    o << " (the ideal shares' capacity)";
+  }
   o << ". Rates over the contention window unless noted.\n\n" << RunTableMarkdown(m) << "\n";
   o << "Upstream 429s by bound dimension: requests " << m.upstream_429_requests_bound << ", tokens "
     << m.upstream_429_tokens_bound << ", other " << m.upstream_429_other_bound << " (of "
@@ -200,6 +233,14 @@ std::string RunMarkdown(const RunMetrics& m) {
     << m.deferrals
     << ". Longest wait for a tenant's first OK call: " << Fixed(m.max_first_ok_wait_s, 2)
     << " s.\n\n";
+  if (m.gate_fail_opens > 0 || m.gate_reseeds > 0) {
+    std::map<std::string, int64_t> causes;
+    for (const auto& [cause, n] : m.gate_fail_opens_by_cause)
+      causes[cause] = static_cast<int64_t>(n);
+    o << "Gate fail-opens: " << m.gate_fail_opens << " ("
+      << (causes.empty() ? std::string("causes not recorded") : CauseList(causes))
+      << "); re-seeds of the target: " << m.gate_reseeds << ".\n\n";
+  }
   if (m.gate_admit_real.count > 0) {
     const LatencySummary& a = m.gate_admit_real;
     o << "Gate Admit calls: " << a.count << ", real ms p50/p95/p99 " << Fixed(a.p50_ms, 3) << " / "
@@ -220,11 +261,14 @@ std::string RunMarkdown(const RunMetrics& m) {
        "| unfinished |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|\n";
   for (const TenantMetrics& t : m.tenants) {
     o << "| " << t.id << " | P" << t.priority << " | " << Fixed(t.weight, 2) << " | " << t.ok_calls
-      << " | " << Fixed(t.ok_rps, 2) << " | " << Fixed(t.ideal_rps, 2) << " | "
-      << Fixed(t.achievement, 3) << " | " << Fixed(t.dominant_share, 4) << " | "
-      << Fixed(t.ideal_dominant_share, 4) << " | " << Fixed(t.drf_achievement, 3) << " | "
-      << (t.first_ok_wait_s >= 0 ? Fixed(t.first_ok_wait_s, 2) : std::string("never")) << " | "
-      << t.failed_calls;
+      << " | " << Fixed(t.ok_rps, 2) << " | "
+      << (t.unservable ? std::string("- | unservable")
+                       : Fixed(t.ideal_rps, 2) + " | " + Fixed(t.achievement, 3))
+      << " | " << Fixed(t.dominant_share, 4) << " | "
+      << (t.unservable ? std::string("- | -")
+                       : Fixed(t.ideal_dominant_share, 4) + " | " + Fixed(t.drf_achievement, 3))
+      << " | " << (t.first_ok_wait_s >= 0 ? Fixed(t.first_ok_wait_s, 2) : std::string("never"))
+      << " | " << t.failed_calls;
     if (t.failed_calls > 0) o << " (" << CauseList(t.failed_by_cause) << ")";
     o << " | " << t.unfinished << " |\n";
   }

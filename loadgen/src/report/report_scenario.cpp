@@ -37,12 +37,17 @@ nlohmann::json WindowJson(const WindowMetrics& w, const std::vector<std::string>
           {"share_429", w.share_429},
           {"ok_rps", w.ok_rps},
           {"capacity_requests_per_s", w.capacity_requests_per_s},
+          {"capacity_tokens_per_s", w.capacity_tokens_per_s},
+          {"capacity_rps", w.capacity_rps},
+          {"binding", w.binding},
           {"achievement_jain", w.achievement_jain},
           {"fail_opens", w.fail_opens},
           {"outside",
            {{"responses", w.outside_responses},
             {"ok", w.outside_ok},
-            {"throttled", w.outside_throttled}}},
+            {"throttled", w.outside_throttled},
+            {"requests_per_s", w.outside_requests_per_s},
+            {"tokens_per_s", w.outside_tokens_per_s}}},
           {"tenants", tenants}};
 }
 
@@ -103,25 +108,35 @@ std::string TimelineCsv(const Timeline& tl, char sep) {
 std::string ScenarioMarkdown(const RunMetrics& run, const ScenarioMetrics& m) {
   std::ostringstream o;
   o << "# " << run.workload << " / " << run.configuration << " / repeat " << run.repeat
-    << ": scenario\n\nPaper units. Gate fail-opens " << m.gate_fail_opens << "; workflows "
-    << m.workflows_completed << " of " << m.workflows_started << " started completed; "
-    << m.activities_cancelled << " activities cancelled by leave events; outside client "
-    << m.outside_ok << " OK, " << m.outside_throttled << " 429 of " << m.outside_responses
+    << ": scenario\n\nPaper units. Gate fail-opens " << m.gate_fail_opens;
+  if (!run.gate_fail_opens_by_cause.empty()) {
+    std::string causes;
+    for (const auto& [cause, n] : run.gate_fail_opens_by_cause) {
+      causes += (causes.empty() ? "" : ", ") + cause + " " + std::to_string(n);
+    }
+    o << " (" << causes << ")";
+  }
+  o << "; workflows " << m.workflows_completed << " of " << m.workflows_started
+    << " started completed; " << m.activities_cancelled
+    << " activities cancelled by leave events; outside client " << m.outside_ok << " OK, "
+    << m.outside_throttled << " 429 of " << m.outside_responses
     << " responses (not in the figures below).\n\n"
     << "Windows: before = the window_s before the event; after = window_s from the event "
        "(state outage: from the restore) plus settle_s. Jain = achievement-Jain over the "
-       "active gated tenants against the capacity then in force. Time to share = until every "
-       "tracked tenant is within 10 % of its fair share over 1 s.\n\n"
+       "gated tenants active in the window against the capacity left to them (the caps in "
+       "force minus the outside client's use, per dimension). Capacity = the req/s the "
+       "tenants could get on the binding dimension (the sum of their ideal shares). Time to "
+       "share = until every tracked tenant is within 10 % of its fair share over 1 s.\n\n"
     << "| event | at | applied | 429 before | 429 after | Jain before | Jain after | OK req/s "
-       "after (capacity) | time to share | fail-opens after | detail |\n"
+       "after (capacity, binding) | time to share | fail-opens after | detail |\n"
     << "|---|---|---|---|---|---|---|---|---|---|---|\n";
   for (const EventMetrics& e : m.events) {
     o << "| " << e.text << " | " << Seconds(e.at_s) << " | " << (e.applied ? "yes" : "no") << " | "
       << Fixed(100 * e.before.share_429, 1) << " % | " << Fixed(100 * e.after.share_429, 1)
       << " % | " << Fixed(e.before.achievement_jain, 3) << " | "
       << Fixed(e.after.achievement_jain, 3) << " | " << Fixed(e.after.ok_rps, 1) << " ("
-      << Fixed(e.after.capacity_requests_per_s, 1) << ") | " << Seconds(e.time_to_share_s) << " | "
-      << e.after.fail_opens << " | " << e.detail;
+      << Fixed(e.after.capacity_rps, 1) << ", " << (e.after.binding.empty() ? "-" : e.after.binding)
+      << ") | " << Seconds(e.time_to_share_s) << " | " << e.after.fail_opens << " | " << e.detail;
     if (e.type == "state_outage" && e.restore_s >= 0) {
       o << "; during: 429 " << Fixed(100 * e.during.share_429, 1) << " %, fail-opens "
         << e.during.fail_opens << ", OK req/s " << Fixed(e.during.ok_rps, 1);

@@ -20,8 +20,8 @@ int VerdictNumber(GateVerdict v) { return static_cast<int>(v); }
 json AttemptsJson(const std::vector<AttemptRecord>& v) {
   json a = json::array();
   for (const AttemptRecord& r : v) {
-    a.push_back(
-        {r.activity_id, r.tenant_index, r.send_us, r.done_us, r.status, r.proxy_local, r.bound});
+    a.push_back({r.activity_id, r.tenant_index, r.send_us, r.done_us, r.status, r.proxy_local,
+                 r.bound, r.tokens});
   }
   return a;
 }
@@ -54,6 +54,7 @@ std::vector<AttemptRecord> AttemptsOf(const json& doc, const char* field, std::s
     a.status = r[4].get<int>();
     a.proxy_local = r[5].get<bool>();
     a.bound = r[6].get<std::string>();
+    if (r.size() > 7) a.tokens = r[7].get<int64_t>();  // parts written without it: 0
     out.push_back(std::move(a));
   });
   return out;
@@ -148,7 +149,7 @@ Status WriteRecordsFile(const std::filesystem::path& path, const ShardRecords& p
   json& tenants = doc["tenants"] = json::array();
   for (const TenantInfo& t : r.tenants) {
     tenants.push_back({t.id, t.priority, t.weight, t.priority_weight, t.total_activities,
-                       t.start_us, t.finish_us, t.join_us, t.leave_us});
+                       t.start_us, t.finish_us, t.join_us, t.leave_us, t.unservable});
   }
   json& activities = doc["activities"] = json::array();
   for (const ActivityRecord& a : r.activities) {
@@ -274,6 +275,7 @@ Result<ShardRecords> ReadRecordsFile(const std::filesystem::path& path) {
       i.finish_us = t[6].get<int64_t>();
       i.join_us = t[7].get<int64_t>();
       i.leave_us = t[8].get<int64_t>();
+      if (t.size() > 9) i.unservable = t[9].get<bool>();  // parts written without it: false
       r.tenants.push_back(std::move(i));
     });
     ForRows(doc, "activities", 18, &where, [&](const json& a) {

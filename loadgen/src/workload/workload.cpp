@@ -77,6 +77,23 @@ bool Workload::JoinsLater(int index) const {
   return false;
 }
 
+bool Workload::Unservable(int index) const {
+  if (index < 0 || static_cast<size_t>(index) >= tenants.size()) return false;
+  const TenantSpec& t = tenants[static_cast<size_t>(index)];
+  const double call_tokens = static_cast<double>(t.prompt_tokens + t.max_tokens);
+  // A call fits a limit set when no dimension's largest call is below its cost
+  // (0: the dimension has no limit).
+  auto fits = [call_tokens](const UpstreamCaps& c) {
+    return !(c.max_requests_per_call > 0 && c.max_requests_per_call < 1) &&
+           !(c.max_tokens_per_call > 0 && c.max_tokens_per_call < call_tokens);
+  };
+  if (fits(caps)) return false;
+  for (const ScenarioEvent& e : events) {
+    if (e.type == EventType::kUpstreamLimits && fits(e.caps)) return false;
+  }
+  return true;
+}
+
 Result<Workload> ParseWorkload(const json& doc, const std::string& source) {
   Workload w;
   w.source = source;

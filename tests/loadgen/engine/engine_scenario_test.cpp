@@ -168,6 +168,14 @@ TEST_F(EngineScenario, OutsideTrafficIsRecordedApart) {
     EXPECT_EQ(a.tenant_index, -1);
     EXPECT_GE(a.send_us, r.events[0].at_us);
     EXPECT_LE(a.send_us, r.events[1].at_us);
+    // Its use of the token dimension: the usage of an OK answer, prompt 100
+    // plus at most max_tokens 50 (the event's defaults); nothing otherwise.
+    if (a.status == 200) {
+      EXPECT_GE(a.tokens, 100);
+      EXPECT_LE(a.tokens, 150);
+    } else {
+      EXPECT_EQ(a.tokens, 0);
+    }
   }
   for (const AttemptRecord& a : r.attempts) EXPECT_GE(a.tenant_index, 0);
   ScenarioMetrics sm = ComputeScenarioMetrics(r, w.events);

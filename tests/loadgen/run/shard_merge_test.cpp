@@ -339,6 +339,9 @@ TEST(RecordsFile, RoundTripsEveryField) {
   p.records.attempts[0].bound = "tokens";
   p.records.attempts[0].proxy_local = true;
   p.records.outside_attempts.push_back(testing::Attempt(-1, -1, 9, 429, "requests"));
+  p.records.outside_attempts.push_back(testing::Attempt(-1, -1, 12, 200));
+  p.records.outside_attempts.back().tokens = 150;
+  p.records.tenants[0].unservable = true;
   p.records.events.push_back({2, 1, 10, 20, false, "why \"not\""});
   ASSERT_TRUE(WriteRecordsFile(dir / "x.records.json", p).ok());
   auto back = ReadRecordsFile(dir / "x.records.json");
@@ -359,8 +362,10 @@ TEST(RecordsFile, RoundTripsEveryField) {
   EXPECT_EQ(b.workflows.back().end_us, -1);
   EXPECT_EQ(b.attempts[0].bound, "tokens");
   EXPECT_TRUE(b.attempts[0].proxy_local);
-  ASSERT_EQ(b.outside_attempts.size(), 1u);
+  ASSERT_EQ(b.outside_attempts.size(), 2u);
   EXPECT_EQ(b.outside_attempts[0].status, 429);
+  EXPECT_EQ(b.outside_attempts[1].tokens, 150);
+  EXPECT_TRUE(b.tenants[0].unservable);
   ASSERT_EQ(b.events.size(), 1u);
   EXPECT_EQ(b.events[0].detail, "why \"not\"");
   EXPECT_FALSE(b.events[0].applied);

@@ -12,7 +12,10 @@
 // = J(r) (paper section VI-A); DRF Jain = J(r) with dominant-share service.
 // The queues of the shares and of both indices are the tenants with demand:
 // work that was not cancelled (a scenario tenant that left before any of its
-// calls got a slot, e.g. at 0 s, is none).
+// calls got a slot, e.g. at 0 s, is none), except unservable tenants
+// (TenantInfo::unservable, never served: reported apart). The shares split
+// the capacity left to the tenants: per dimension the cap minus what the
+// outside client's OK answers used (RunMetrics::capacity_left_*).
 #pragma once
 
 #include <cstdint>
@@ -63,6 +66,9 @@ struct TenantMetrics {
   int64_t not_started = 0;
   // First OK answer after the tenant's start, paper s (-1: never served).
   double first_ok_wait_s = -1;
+  // No call of it can ever be served (TenantInfo::unservable) and none was:
+  // no ideal share, not in Jain's indexes, not counted as never served.
+  bool unservable = false;
 };
 
 // Waits of one cause in a class: how many, and their total in paper ms.
@@ -116,6 +122,13 @@ struct RunMetrics {
   int repeat = 0;
   double speedup = 1;
   double cap_requests_per_s = 0, cap_tokens_per_s = 0;
+  // The capacity left to the tenants over the contention window, per
+  // dimension: the cap minus the outside client's use of it (scenario
+  // outside_traffic; its OK answers in the window, 1 request and their
+  // usage tokens each, per second). Equal to the caps without outside
+  // traffic. The ideal shares and the dominant shares use these.
+  double outside_requests_per_s = 0, outside_tokens_per_s = 0;
+  double capacity_left_requests_per_s = 0, capacity_left_tokens_per_s = 0;
 
   double contention_window_s = 0;  // run start -> first tenant finished
   double drain_span_s = 0;         // run start -> last activity completed
@@ -129,8 +142,14 @@ struct RunMetrics {
   // many tenants with demand never got an OK answer (then the max is over the rest).
   double max_first_ok_wait_s = 0;
   int64_t tenants_never_served = 0;
+  int64_t tenants_unservable = 0;  // TenantMetrics::unservable, apart from the above
   int64_t cancelled_calls = 0;     // scenario: cancelled when their tenant left
   uint64_t gate_fail_opens = 0;    // bp: Admit calls that failed open (I3)
+  // bp: gate_fail_opens by cause, named as bp::FailOpenCauseName ("unreachable",
+  // "timed out", "target not configured", "server error"); only causes that
+  // occurred. Empty with fail-opens: records that did not count causes.
+  std::map<std::string, uint64_t> gate_fail_opens_by_cause;
+  uint64_t gate_reseeds = 0;       // bp: re-seeds of the target (RunRecords)
   uint64_t gate_breaker_opens = 0; // bp: circuit breaker opens (RunRecords)
   uint64_t gate_unreleased = 0;    // bp: releases left at the end (RunRecords)
   std::string gate_server;         // bp: "valkey 9.1.2" (RunRecords; "" otherwise)
@@ -175,7 +194,8 @@ struct MetricsOptions {
 };
 
 // All metrics of SPEC section 6 for one run. Queues are tenants (each has one
-// priority class) with total_activities > 0; the ideal share uses weights
+// priority class) with total_activities > 0 that are not unservable; the
+// ideal share, over the capacity left to the tenants, uses weights
 // w_t * omega_k and per-tenant costs {1 request, mean tokens per OK call}
 // over the dimensions with a positive cap (requests only when
 // cap_tokens_per_s == 0, so WFQ; else weighted DRF). An OK call is an
@@ -198,7 +218,8 @@ RunMetrics ComputeRunMetrics(const RunRecords& records, const MetricsOptions& op
 // "class.P<k>.ok_rps", "class.P<k>.http_p50_ms" / "_p95_ms" / "_p99_ms",
 // "class.P<k>.end_to_end_p95_ms", "class.P<k>.workflow_mean_s",
 // "class.P<k>.slot_ms_per_ok_call", "tenant.<id>.ok_rps",
-// "tenant.<id>.achievement", "tenant.<id>.drf_achievement",
+// "tenant.<id>.achievement", "tenant.<id>.drf_achievement" (not for an
+// unservable tenant), "tenants_unservable" (only when > 0),
 // "failed_calls", "unfinished_activities", "tenants_never_served",
 // "max_first_ok_wait_s", "failed.<cause>" and "tenant.<id>.failed.<cause>"
 // (only causes that occurred), "tenant.<id>.first_ok_wait_s" (if served),

@@ -25,6 +25,9 @@ struct AttemptRecord {
   bool proxy_local = false; // a 429 answered by the litellm gateway itself,
                             // not by the upstream (reported separately)
   std::string bound;        // on 429: "requests" or "tokens" (which limit bound)
+  int64_t tokens = 0;       // outside client's OK answers: prompt + completion
+                            // tokens of their usage (tenants' calls keep theirs
+                            // on ActivityRecord); 0 otherwise
 };
 
 // One activity (one LLM call) from first schedule to final outcome.
@@ -87,6 +90,12 @@ struct TenantInfo {
   int64_t finish_us = -1;     // last activity completed (-1: not finished)
   int64_t join_us = -1;       // scenario: when its join event ran (-1: at start)
   int64_t leave_us = -1;      // scenario: when its leave event ran (-1: never)
+  // No call of the tenant can ever be served: its largest charge (1 request;
+  // prompt + max_tokens tokens, what the gate's REJECT and a provider's
+  // "Request too large" judge) exceeds the largest call the upstream serves
+  // (UpstreamCaps::max_*_per_call) under the workload's limits and under
+  // every upstream_limits event's. The metrics report such a tenant apart.
+  bool unservable = false;
 };
 
 // A gate decision as the worker saw it (bp configurations), for the time

@@ -9,15 +9,21 @@
 //
 // State in force at a time T (for ideal shares): the request/token caps of
 // the last upstream_limits event that took effect (EventRecord::at_us) at or
-// before T, else the workload's; times (1 - share) of the last outside_traffic
-// event before T ("the capacity that is left"; the token cap is scaled by the
-// same fraction, an approximation); tenant weights w_t and class omegas as
-// the tenant_weight / class_omega events set them (the operator's intent,
-// also in configurations without a gate). A tenant is active in [a, b) when
-// it has work, joined at or before a, did not leave and did not finish
-// before b. Ideal shares: weighted DRF (metrics.h WeightedDrfShares) of the
-// capacity in force over the active tenants, costs {1, mean prompt +
-// completion tokens of its OK calls}.
+// before T, else the workload's; tenant weights w_t and class omegas as the
+// tenant_weight / class_omega events set them (the operator's intent, also
+// in configurations without a gate). The capacity left to the tenants in a
+// window, per dimension: that cap minus the outside client's use of the
+// dimension over the window (its OK answers: 1 request and
+// AttemptRecord::tokens each, per second).
+// A tenant is active from the start (or its join event's at_us) until it
+// finished (or its leave event's at_us); it is in a window when it was
+// active at any time in it. An unservable tenant without an OK call
+// (TenantInfo::unservable, as in metrics.h) is never active. Ideal shares: weighted DRF (fairness.h
+// WeightedDrfShares) of the capacity left over the tenants active, costs
+// {1, mean prompt + completion tokens of its OK calls}, computed piecewise
+// where the window is cut by a tenant starting or stopping or an event
+// taking effect, and averaged over the window by the pieces' lengths (a
+// tenant active for half the window has half a share to achieve).
 #pragma once
 
 #include <cstdint>
@@ -53,8 +59,16 @@ struct WindowMetrics {
   double ok_rps = 0;                     // all gated OK calls / window
   int64_t fail_opens = 0;
   int64_t outside_responses = 0, outside_ok = 0, outside_throttled = 0;
-  double capacity_requests_per_s = 0;                   // in force at from_s, after outside share
-  std::vector<int> tenants;                             // active tenants (indices)
+  // Capacity left to the tenants (mean over the window's pieces), per
+  // dimension: cap minus the outside client's use; tokens 0 = no token cap.
+  double capacity_requests_per_s = 0, capacity_tokens_per_s = 0;
+  double outside_requests_per_s = 0, outside_tokens_per_s = 0;  // the use subtracted
+  // What the tenants could get, req/s: the sum of their ideal shares, set by
+  // the binding dimension ("requests", "tokens", or "demand" when demand caps
+  // froze most queues; "" without tenants) of the window's longest piece.
+  double capacity_rps = 0;
+  std::string binding;
+  std::vector<int> tenants;                             // tenants active in it (indices)
   std::vector<double> tenant_ok_rps, tenant_ideal_rps;  // per active tenant
   double achievement_jain = 1;                          // Jain over the active tenants' ok / ideal
 };

@@ -90,6 +90,11 @@ struct Workload {
   int64_t total_activities() const;
   // True when an event makes tenant `index` join later than the run start.
   bool JoinsLater(int index) const;
+  // True when no call of tenant `index` can ever be served: 1 request or
+  // prompt_tokens + max_tokens tokens is above the largest call the upstream
+  // serves (UpstreamCaps::max_*_per_call) under `caps` and under every
+  // upstream_limits event's caps (TenantInfo::unservable). False for a bad index.
+  bool Unservable(int index) const;
 };
 
 // Parses and validates a workload document. `source` names it in messages.
