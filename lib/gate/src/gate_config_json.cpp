@@ -72,7 +72,7 @@ Status ReadTuning(const json& j, GateTuning* t) {
   if (Status s = OnlyFields(j, "tuning",
                             {"slack_ms", "lend_fraction", "grace_ms", "ticket_ttl_ms", "adapt",
                              "adapt_beta", "adapt_recover_ms", "adapt_window_ms", "adapt_min_429",
-                             "share_rule"});
+                             "share_rule", "class_policy"});
       !s.ok()) {
     return s;
   }
@@ -100,6 +100,14 @@ Status ReadTuning(const json& j, GateTuning* t) {
       return Bad("tuning.share_rule", "must be \"hier\" or \"flat\"");
     }
     t->share_rule = v == "flat" ? GateTuning::ShareRule::kFlat : GateTuning::ShareRule::kHier;
+  }
+  if (j.contains("class_policy")) {
+    const json& v = j.at("class_policy");
+    if (!v.is_string() || (v != "fair" && v != "strict")) {
+      return Bad("tuning.class_policy", "must be \"fair\" or \"strict\"");
+    }
+    t->class_policy =
+        v == "strict" ? GateTuning::ClassPolicy::kStrict : GateTuning::ClassPolicy::kFair;
   }
   return Status::Ok();
 }
@@ -203,7 +211,9 @@ nlohmann::ordered_json GateConfigToJson(const GateConfig& c) {
                  {"adapt_recover_ms", c.tuning.adapt_recover_ms},
                  {"adapt_window_ms", c.tuning.adapt_window_ms},
                  {"adapt_min_429", c.tuning.adapt_min_429},
-                 {"share_rule", c.tuning.share_rule == GateTuning::ShareRule::kFlat ? "flat" : "hier"}};
+                 {"share_rule", c.tuning.share_rule == GateTuning::ShareRule::kFlat ? "flat" : "hier"},
+                 {"class_policy",
+                  c.tuning.class_policy == GateTuning::ClassPolicy::kStrict ? "strict" : "fair"}};
   return j;
 }
 
