@@ -14,7 +14,7 @@ using testing::Activity;
 
 constexpr int64_t kS = 1'000'000;  // one second in us
 
-// An OK activity of `tenant` backlogged over [sched, done), admitted at `send`.
+// An OK activity of `tenant` waiting over [sched, send], served at `send`.
 ActivityRecord Ok(int64_t id, int tenant, int64_t sched, int64_t send, int64_t done,
                   int64_t tokens = 0) {
   return Activity(id, id, tenant, sched, send, send + 1, done, true, tokens, 0);
@@ -28,10 +28,11 @@ RunRecords TwoTenants(double w_a, double w_b) {
   return r;
 }
 
-// a (w 1) is backlogged over [0, 10 s), b (w 2) over [2 s, 8 s): one shared
-// interval. From 2 s, D = a's service - b's, per weight: 3 s +0.25 -> 0.25,
-// 3.5 s -0.125 -> 0.125, 4 s -> 0.375, 5 s -> 0.625, 6 s -> 0.5. Range
-// 0.625 - 0 (a's call at 1 s is before the interval); U = 0.25 (a's call).
+// a (w 1) waits over [0, 5 s] (its last send), b (w 2) over [2 s, 6 s]: one
+// shared interval [2 s, 5 s]. D = a's service - b's, per weight: 3 s +0.25
+// -> 0.25, 3.5 s -0.125 -> 0.125, 4 s -> 0.375, 5 s -> 0.625 (the send that
+// ends a's backlog counts). Range 0.625 - 0 (a's call at 1 s is before the
+// interval, b's at 6 s after it); U = 0.25 (a's call).
 TEST(VtcMeasureTest, RangeOfTheWeightedDifferenceOverTheSharedInterval) {
   RunRecords r = TwoTenants(1, 2);
   r.activities = {Ok(1, 0, 0, 1 * kS, 10 * kS),        Ok(2, 0, 0, 3 * kS, 10 * kS),
@@ -59,8 +60,8 @@ TEST(VtcMeasureTest, SimultaneousSendsCountTogether) {
 }
 
 // The dominant share counts tokens when C_t > 0: 512 tokens of 1024/s is
-// 0.5 s of cap, above the request's 0.25. b is backlogged only after a's
-// backlog ended (touching, not overlapping): no pair, nothing measured.
+// 0.5 s of cap, above the request's 0.25. b waits over [4 s, 5 s], after
+// a's wait [0, 1 s]: no pair, nothing measured.
 TEST(VtcMeasureTest, DominantShareAndDisjointBacklogs) {
   RunRecords r = TwoTenants(1, 1);
   r.cap_tokens_per_s = 1024;
@@ -68,7 +69,7 @@ TEST(VtcMeasureTest, DominantShareAndDisjointBacklogs) {
   VtcMeasure v = ComputeVtcMeasure(r);
   EXPECT_EQ(v.max_diff, -1);
   EXPECT_EQ(v.pairs, 0);
-  // Overlapping over [0, 4 s): a's 0.5 at 1 s; b's call at 5 s is after it.
+  // b waits from 0: shared [0, 1 s], a's 0.5 at 1 s; b's call at 5 s is after it.
   r.activities[1].scheduled_us = 0;
   v = ComputeVtcMeasure(r);
   EXPECT_EQ(v.max_diff, 0.5);

@@ -2,6 +2,7 @@
 // range of the weighted service difference over each interval in which both
 // were backlogged.
 #include <algorithm>
+#include <limits>
 #include <map>
 #include <utility>
 #include <vector>
@@ -11,7 +12,7 @@
 namespace bp::loadgen {
 namespace {
 
-using Interval = std::pair<int64_t, int64_t>;  // [begin, end) us
+using Interval = std::pair<int64_t, int64_t>;  // [begin, end] us
 using Service = std::pair<int64_t, double>;    // (send us, sigma / w_t)
 
 struct TenantTrace {
@@ -19,8 +20,8 @@ struct TenantTrace {
   std::vector<Service> service;   // ascending by time
 };
 
-// The union of [begin, end) intervals, ascending and disjoint (touching
-// intervals merge: no instant between them is unbacklogged).
+// The union of [begin, end] intervals, ascending and disjoint (touching
+// intervals merge).
 std::vector<Interval> Union(std::vector<Interval> v) {
   std::sort(v.begin(), v.end());
   std::vector<Interval> out;
@@ -35,18 +36,20 @@ std::vector<Interval> Union(std::vector<Interval> v) {
   return out;
 }
 
-// max D - min D over [a, b), D = f's service - g's from a (0 at a).
+// max D - min D over [a, b], D = f's service - g's from a (0 at a). A
+// backlog ends with the send that serves it, so sends at b count.
 double Range(const TenantTrace& f, const TenantTrace& g, int64_t a, int64_t b) {
   auto from = [a](const std::vector<Service>& s) {
     return std::lower_bound(s.begin(), s.end(), Service{a, -1e300});
   };
   auto i = from(f.service), j = from(g.service);
   double d = 0, lo = 0, hi = 0;
+  constexpr int64_t kNever = std::numeric_limits<int64_t>::max();
   while (true) {
-    const int64_t tf = i != f.service.end() ? i->first : b;
-    const int64_t tg = j != g.service.end() ? j->first : b;
+    const int64_t tf = i != f.service.end() ? i->first : kNever;
+    const int64_t tg = j != g.service.end() ? j->first : kNever;
     const int64_t t = std::min(tf, tg);
-    if (t >= b) break;
+    if (t > b) break;
     for (; i != f.service.end() && i->first == t; ++i) d += i->second;
     for (; j != g.service.end() && j->first == t; ++j) d -= j->second;
     lo = std::min(lo, d), hi = std::max(hi, d);
@@ -66,7 +69,10 @@ VtcMeasure ComputeVtcMeasure(const RunRecords& r) {
   for (const ActivityRecord& a : r.activities) {
     if (a.tenant_index < 0 || a.tenant_index >= n || a.cancelled) continue;
     const TenantInfo& t = r.tenants[static_cast<size_t>(a.tenant_index)];
-    const int64_t end = a.completed_us >= 0 ? a.completed_us : r.end_us;
+    // Waiting for service: until the send that served it (OK), else until
+    // it completed (failed) or the run ended (unfinished).
+    int64_t end = a.completed_us >= 0 ? a.completed_us : r.end_us;
+    if (a.ok && a.first_send_us >= 0) end = a.first_send_us;
     spans[static_cast<size_t>(a.tenant_index)].emplace_back(a.scheduled_us, end);
     if (!a.ok || a.first_send_us < 0 || cr <= 0) continue;
     double sigma = 1 / cr;

@@ -7,19 +7,23 @@
 // one request), and divides service by the weight in the weighted form
 // (Section 4.3). Here (docs/metrics.md, "VTC's service difference"):
 //   queue         a tenant (each has one class); pairs are of one class k
-//   backlogged    tenant f has demand at t: some activity of f with
-//                 scheduled_us <= t < completed_us (end_us while unfinished;
-//                 cancelled activities aside)
+//   backlogged    tenant f has a call waiting at t (VTC's queued request):
+//                 some activity of f with scheduled_us <= t <= its end, the
+//                 end being first_send_us for an OK activity (the send that
+//                 served it), else completed_us (end_us while unfinished);
+//                 cancelled activities aside. Calls in flight do not count:
+//                 a tenant whose workers are all busy upstream asks for
+//                 nothing the scheduler could give
 //   service       each OK activity at its first_send_us (the admission of
 //                 the execution that succeeded), costing its dominant share
 //                 sigma = max(1 / C_r, (prompt + completion tokens) / C_t)
 //                 (the token term only when C_t > 0), in paper seconds of
 //                 the binding cap, divided by the tenant's weight w_t
-//   difference    for each maximal interval I in which both f and g are
-//                 backlogged, D(t) = S_f(t) / w_f - S_g(t) / w_g counted from
-//                 I's start (D = 0 there, simultaneous sends applied
-//                 together); max over [t1, t2] in I of |D(t2) - D(t1)| is
-//                 max D - min D over I
+//   difference    for each maximal interval I = [a, b], a < b, in which both
+//                 f and g are backlogged, D(t) = S_f(t) / w_f - S_g(t) / w_g
+//                 over the sends in I (D = 0 at a; sends at one instant
+//                 applied together); max over [t1, t2] in I of
+//                 |D(t2) - D(t1)| is max D - min D over I
 //   max_diff      the largest difference over every class, pair and I
 //   max_diff_u    the same in units of U_k, the largest sigma / w_t of one
 //                 OK call of the class (VTC's U, weighted): VTC's bound reads 2
