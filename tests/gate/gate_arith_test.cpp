@@ -190,7 +190,7 @@ TEST_F(GateArith, StrictClassPolicyDefersALowerClass) {
   ASSERT_TRUE(GateAdmin(*gate).SetPriorityWeights({0.5, 0.5}).ok());
   EXPECT_EQ(GateAdmin(*gate).Config()->tuning.class_policy, GateTuning::ClassPolicy::kStrict);
   EXPECT_EQ(gate->Admit(At("z", 0, {10, 0})).verdict, Verdict::kAdmit);  // 10 -> 0
-  EXPECT_EQ(gate->Admit(At("a", 0, {1, 0})).delta_ms, 100);               // class 1 waits for L1
+  EXPECT_EQ(gate->Admit(At("a", 0, {1, 0})).delta_ms, 100);              // class 1 waits for L1
   AdmitRequest low = At("b", 0, {1, 0});
   low.priority = 2;
   Decision d = gate->Admit(low);

@@ -31,12 +31,13 @@ GateConfig Sample() {
 
 TEST(GateConfigJson, RoundTripsExactly) {
   const json j = GateConfigToJson(Sample());
-  EXPECT_EQ(j.dump(),
-            R"({"version":1,"caps":{"requests_per_s":1.6666666666666667,"tokens_per_s":12000.0,)"
-            R"("burst_s":0.25},"priority_weights":[0.5,0.3,0.2],"tenant_weights":{"acme":2.0,)"
-            R"("beta.1":0.1},"tuning":{"slack_ms":20.0,"lend_fraction":0.75,"grace_ms":150.0,)"
-            R"("ticket_ttl_ms":30000,"adapt":true,"adapt_beta":0.5,"adapt_recover_ms":120000.0,)"
-            R"("adapt_window_ms":2000.0,"adapt_min_429":4,"share_rule":"flat","class_policy":"strict"}})");
+  EXPECT_EQ(
+      j.dump(),
+      R"({"version":1,"caps":{"requests_per_s":1.6666666666666667,"tokens_per_s":12000.0,)"
+      R"("burst_s":0.25},"priority_weights":[0.5,0.3,0.2],"tenant_weights":{"acme":2.0,)"
+      R"("beta.1":0.1},"tuning":{"slack_ms":20.0,"lend_fraction":0.75,"grace_ms":150.0,)"
+      R"("ticket_ttl_ms":30000,"adapt":true,"adapt_beta":0.5,"adapt_recover_ms":120000.0,)"
+      R"("adapt_window_ms":2000.0,"adapt_min_429":4,"share_rule":"flat","class_policy":"strict"}})");
   auto back = GateConfigFromJson(json::parse(j.dump()));
   ASSERT_TRUE(back.ok()) << back.status().ToString();
   EXPECT_EQ(GateConfigToJson(*back), j);

@@ -113,8 +113,7 @@ std::string DiffStep::Describe() const {
         << tuning.grace_ms << " ticket_ttl " << tuning.ticket_ttl_ms << " adapt " << tuning.adapt
         << " beta " << tuning.adapt_beta << " recover " << tuning.adapt_recover_ms << " window "
         << tuning.adapt_window_ms << " min_429 " << tuning.adapt_min_429 << " share_rule "
-        << (tuning.share_rule == GateTuning::ShareRule::kFlat ? "flat" : "hier")
-        << " class_policy "
+        << (tuning.share_rule == GateTuning::ShareRule::kFlat ? "flat" : "hier") << " class_policy "
         << (tuning.class_policy == GateTuning::ClassPolicy::kStrict ? "strict" : "fair");
       break;
   }

@@ -209,8 +209,8 @@ RunMetrics ComputeRunMetrics(const RunRecords& records, const MetricsOptions& op
 // (only causes that occurred), "tenant.<id>.first_ok_wait_s" (if served),
 // "share_429_requests_bound", "share_429_tokens_bound" (of all upstream 429s,
 // only when there were any), "vtc_max_diff_u" (when a pair of one class was
-// backlogged together), "admit_calls_per_ok_call" (bp runs). Class latency and workflow names appear only
-// when the class had samples.
+// backlogged together), "admit_calls_per_ok_call" (bp runs). Class latency
+// and workflow names appear only when the class had samples.
 std::vector<std::pair<std::string, double>> ScalarMetrics(const RunMetrics& m);
 
 }  // namespace bp::loadgen
