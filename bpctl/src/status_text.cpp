@@ -112,7 +112,12 @@ void Summary(std::ostream& o, const json& s) {
   const json& t = s.at("tuning");
   o << "tuning   slack " << Num(t, "slack_ms") << " ms, grace " << Num(t, "grace_ms")
     << " ms, lend fraction " << Num(t, "lend_fraction") << ", ticket ttl "
-    << Num(t, "ticket_ttl_ms") << " ms\n";
+    << Num(t, "ticket_ttl_ms") << " ms";
+  // Strict priority changes what the class shares below mean: say so.
+  if (t.value("class_policy", "fair") == "strict") {
+    o << ", class policy strict (a class waits while a higher one is backlogged)";
+  }
+  o << "\n";
   o << "tenants  ";
   if (s.at("tenant_weights").empty()) o << "no explicit weights (all 1)";
   std::string sep;

@@ -59,7 +59,8 @@ TEST_F(BpctlConfigIo, ExportShowsTheConfiguration) {
     "adapt_recover_ms": 120000.0,
     "adapt_window_ms": 2000.0,
     "adapt_min_429": 4,
-    "share_rule": "hier"
+    "share_rule": "hier",
+    "class_policy": "fair"
   }
 }
 )");

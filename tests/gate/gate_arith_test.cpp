@@ -178,18 +178,27 @@ TEST_F(GateArith, BadConfigurationFailsWithItsMessage) {
   EXPECT_EQ(d.verdict, Verdict::kReject);
 }
 
-// Strict priority is not implemented, so the script refuses it rather than
-// storing a policy that nothing applies; the target keeps its fair policy.
-TEST_F(GateArith, StrictClassPolicyIsRefused) {
+// class_policy strict through the client: stored, read back, and applied by
+// the script (the model's table cases hold the exact rule): while class 1 is
+// backlogged, class 2 is deferred with binding "strict" until class 1's
+// promise plus grace (100 + 200 ms) ends, then served.
+TEST_F(GateArith, StrictClassPolicyDefersALowerClass) {
   auto gate = MakeGate(GateCaps{10, 0, 1.0}, {});
   GateTuning strict;
   strict.class_policy = GateTuning::ClassPolicy::kStrict;
-  const Status s = GateAdmin(*gate).SetTuning(strict);
-  ASSERT_FALSE(s.ok());
-  EXPECT_NE(s.message().find("class_policy 'strict' must be fair (strict is not implemented)"),
-            std::string::npos)
-      << s.message();
-  EXPECT_EQ(GateAdmin(*gate).Config()->tuning.class_policy, GateTuning::ClassPolicy::kFair);
+  ASSERT_TRUE(GateAdmin(*gate).SetTuning(strict).ok());
+  ASSERT_TRUE(GateAdmin(*gate).SetPriorityWeights({0.5, 0.5}).ok());
+  EXPECT_EQ(GateAdmin(*gate).Config()->tuning.class_policy, GateTuning::ClassPolicy::kStrict);
+  EXPECT_EQ(gate->Admit(At("z", 0, {10, 0})).verdict, Verdict::kAdmit);  // 10 -> 0
+  EXPECT_EQ(gate->Admit(At("a", 0, {1, 0})).delta_ms, 100);              // class 1 waits for L1
+  AdmitRequest low = At("b", 0, {1, 0});
+  low.priority = 2;
+  Decision d = gate->Admit(low);
+  EXPECT_EQ(d.verdict, Verdict::kDefer);
+  EXPECT_EQ(d.reason, "strict");
+  EXPECT_EQ(d.delta_ms, 300);
+  low.now_ms = kT0 + 300;  // class 1's backlog expired: 3 requests refilled
+  EXPECT_EQ(gate->Admit(low).verdict, Verdict::kAdmit);
 }
 
 }  // namespace

@@ -25,17 +25,19 @@ GateConfig Sample() {
   c.tuning.adapt = true;
   c.tuning.adapt_beta = 0.5;
   c.tuning.share_rule = GateTuning::ShareRule::kFlat;  // not the default, so an import must keep it
+  c.tuning.class_policy = GateTuning::ClassPolicy::kStrict;  // likewise
   return c;
 }
 
 TEST(GateConfigJson, RoundTripsExactly) {
   const json j = GateConfigToJson(Sample());
-  EXPECT_EQ(j.dump(),
-            R"({"version":1,"caps":{"requests_per_s":1.6666666666666667,"tokens_per_s":12000.0,)"
-            R"("burst_s":0.25},"priority_weights":[0.5,0.3,0.2],"tenant_weights":{"acme":2.0,)"
-            R"("beta.1":0.1},"tuning":{"slack_ms":20.0,"lend_fraction":0.75,"grace_ms":150.0,)"
-            R"("ticket_ttl_ms":30000,"adapt":true,"adapt_beta":0.5,"adapt_recover_ms":120000.0,)"
-            R"("adapt_window_ms":2000.0,"adapt_min_429":4,"share_rule":"flat"}})");
+  EXPECT_EQ(
+      j.dump(),
+      R"({"version":1,"caps":{"requests_per_s":1.6666666666666667,"tokens_per_s":12000.0,)"
+      R"("burst_s":0.25},"priority_weights":[0.5,0.3,0.2],"tenant_weights":{"acme":2.0,)"
+      R"("beta.1":0.1},"tuning":{"slack_ms":20.0,"lend_fraction":0.75,"grace_ms":150.0,)"
+      R"("ticket_ttl_ms":30000,"adapt":true,"adapt_beta":0.5,"adapt_recover_ms":120000.0,)"
+      R"("adapt_window_ms":2000.0,"adapt_min_429":4,"share_rule":"flat","class_policy":"strict"}})");
   auto back = GateConfigFromJson(json::parse(j.dump()));
   ASSERT_TRUE(back.ok()) << back.status().ToString();
   EXPECT_EQ(GateConfigToJson(*back), j);
@@ -107,6 +109,8 @@ TEST(GateConfigJson, RejectsBadDocumentsNamingTheField) {
        "tuning.adapt_min_429: must be an integer"},
       {R"({"version":1,"caps":{"requests_per_s":1},"tuning":{"share_rule":"tree"}})",
        "tuning.share_rule: must be \"hier\" or \"flat\""},
+      {R"({"version":1,"caps":{"requests_per_s":1},"tuning":{"class_policy":"lexical"}})",
+       "tuning.class_policy: must be \"fair\" or \"strict\""},
       {R"({"version":1,"caps":{"requests_per_s":1},"tuning":{"slack":1}})",
        "tuning.slack: unknown field"},
   };

@@ -60,7 +60,7 @@ std::string DiffRun::Describe() const {
         : options.ablation == GateAblation::kNoDrf ? "nodrf"
                                                    : "nopriority")
     << ", queue_ttl_ms " << options.queue_ttl_ms << ", " << tenants << " tenants, " << classes
-    << " classes";
+    << " classes, class_policy " << (strict ? "strict" : "fair");
   return o.str();
 }
 
@@ -74,6 +74,9 @@ DiffRun MakeDiffRun(uint32_t seed) {
   run.options.queue_ttl_ms = 1000 + 1000 * (seed % 5);
   run.tenants = 3 + static_cast<int>(seed % 4) * 4;
   run.classes = 1 + static_cast<int>(seed % 4);
+  // Strict on the seeds with 3 and 4 classes (2, 3, 6, 7, ...), so the CI
+  // seeds 1-4 cover both policies with several classes.
+  run.strict = seed % 4 >= 2;
   return run;
 }
 
@@ -110,7 +113,8 @@ std::string DiffStep::Describe() const {
         << tuning.grace_ms << " ticket_ttl " << tuning.ticket_ttl_ms << " adapt " << tuning.adapt
         << " beta " << tuning.adapt_beta << " recover " << tuning.adapt_recover_ms << " window "
         << tuning.adapt_window_ms << " min_429 " << tuning.adapt_min_429 << " share_rule "
-        << (tuning.share_rule == GateTuning::ShareRule::kFlat ? "flat" : "hier");
+        << (tuning.share_rule == GateTuning::ShareRule::kFlat ? "flat" : "hier") << " class_policy "
+        << (tuning.class_policy == GateTuning::ClassPolicy::kStrict ? "strict" : "fair");
       break;
   }
   return o.str();
@@ -140,6 +144,7 @@ DiffStep DiffGenerator::Next(const gate_model::Model& model) {
     s.tuning.adapt_window_ms = static_cast<double>(100 * Uniform(0, 30));
     s.tuning.adapt_min_429 = Uniform(1, 3);
     if (Chance(0.25)) s.tuning.share_rule = GateTuning::ShareRule::kFlat;
+    if (run_.strict) s.tuning.class_policy = GateTuning::ClassPolicy::kStrict;
     s.now_ms = now_ms_;
     return s;
   }
@@ -279,6 +284,9 @@ std::string DiffHarness::ApplyToBoth(const DiffStep& step) {
       c.share_rule = t.share_rule == GateTuning::ShareRule::kFlat
                          ? gate_model::Config::ShareRule::kFlat
                          : gate_model::Config::ShareRule::kHier;
+      c.class_policy = t.class_policy == GateTuning::ClassPolicy::kStrict
+                           ? gate_model::Config::ClassPolicy::kStrict
+                           : gate_model::Config::ClassPolicy::kFair;
       break;
     }
     case DiffStep::Kind::kCaps:

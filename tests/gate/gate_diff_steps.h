@@ -24,6 +24,7 @@ struct DiffRun {
   GateOptions options;
   int tenants = 8;  // tenant names t0..t<n-1>
   int classes = 3;  // priorities drawn from 1..classes (+1: above K)
+  bool strict = false;  // class_policy strict (else fair)
   std::string Describe() const;
 };
 DiffRun MakeDiffRun(uint32_t seed);

@@ -164,6 +164,68 @@ std::vector<Case> Cases() {
     };
     out.push_back(c);
   }
+  {
+    // class_policy strict, omega 1/1. z empties the bucket; a (class 1)
+    // defers 100 ms for L1, so class 1 is backlogged until its promise plus
+    // grace: U_1 = 0 + 100 + 200 = 300 ms. b (class 2) is blocked until
+    // then (binding "strict", delta 300 - now) and stays out of the
+    // backlog, so D_r is class 1's part alone (1 x 10 / 1).
+    Case c{"strict: a lower class defers until the higher class's promise ends",
+           Caps(10, 0, 1),
+           Mode::kReconcile,
+           {Admit(0, "z", 10, "1"), Defer(0, "a", 1, 100, "l1:requests"),
+            Defer(0, "b", 1, 300, "strict", 0, 2), Admit(100, "a", 1, "2"),
+            Defer(250, "b", 1, 50, "strict", 0, 2)}};
+    c.config.omega = {1, 1};
+    c.config.class_policy = Config::ClassPolicy::kStrict;
+    c.check = [](const Model& m) {
+      EXPECT_EQ(m.state.classes.at("1").until_us, kCaseT0us + 300000);
+      EXPECT_EQ(m.state.classes.at("1").n, 1);
+      EXPECT_EQ(m.state.classes.at("2").n, 0);
+      EXPECT_EQ(m.state.g->Dr, 10);
+      const Queue& b = m.state.queues.at("2:b");
+      EXPECT_EQ(b.bl, 0);
+      EXPECT_EQ(b.defers, 2);
+      EXPECT_EQ(b.admits, 0);
+      EXPECT_FALSE(m.state.backlog.Contains("2:b"));
+    };
+    out.push_back(c);
+    // At 300 ms a's expiry (0 + 100 + 200) has passed: the eviction takes
+    // class 1 out of the backlog (n_1 = 0) and b, alone in its class, is
+    // admitted from the refilled bucket (0 at 100 ms + 2).
+    c.name = "strict: a lower class is served once the higher class's backlog empties";
+    c.calls.push_back(Admit(300, "b", 1, "3", 0, 2));
+    c.check = [](const Model& m) {
+      EXPECT_EQ(m.state.classes.at("1").n, 0);
+      EXPECT_EQ(m.state.g->r, 1);  // 2 - 1
+      EXPECT_EQ(m.state.queues.at("2:b").admits, 1);
+      EXPECT_EQ(m.state.classes.at("2").requests, 1);
+    };
+    out.push_back(c);
+    // a keeps a backlog: each of its calls defers for L1 and renews U_1
+    // (100 ms promise + 200 ms grace). b is blocked at every call, even with
+    // L1 holding its cost (1 of 10 at 300 ms: too low to lend), and gets
+    // nothing: strict's starvation.
+    c.name = "strict: a lower class starves while a higher one keeps a backlog";
+    c.calls = {Admit(0, "z", 10, "1"),
+               Defer(0, "a", 1, 100, "l1:requests"),
+               Defer(0, "b", 1, 300, "strict", 0, 2),
+               Admit(100, "a", 1, "2"),
+               Defer(100, "a", 1, 100, "l1:requests"),
+               Admit(200, "a", 1, "3"),
+               Defer(200, "a", 1, 100, "l1:requests"),
+               Defer(300, "b", 1, 200, "strict", 0, 2),
+               Admit(300, "a", 1, "4"),
+               Defer(300, "a", 1, 100, "l1:requests"),
+               Defer(500, "b", 1, 100, "strict", 0, 2)};
+    c.check = [](const Model& m) {
+      EXPECT_EQ(m.state.classes.at("1").until_us, kCaseT0us + 600000);
+      EXPECT_EQ(m.state.classes.at("1").requests, 13);  // z's 10, a's 3
+      EXPECT_EQ(m.state.queues.at("2:b").admits, 0);
+      EXPECT_EQ(m.state.queues.at("2:b").defers, 3);
+    };
+    out.push_back(c);
+  }
   out.push_back({"debt for a call above the burst",
                  Caps(10, 1000, 1),
                  Mode::kReconcile,

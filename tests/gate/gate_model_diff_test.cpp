@@ -139,6 +139,9 @@ TEST_F(GateModelDiff, ScriptsDecideTheNamedCasesAsTheModel) {
     if (cf.share_rule == gate_model::Config::ShareRule::kFlat) {
       t.share_rule = GateTuning::ShareRule::kFlat;
     }
+    if (cf.class_policy == gate_model::Config::ClassPolicy::kStrict) {
+      t.class_policy = GateTuning::ClassPolicy::kStrict;
+    }
     steps[1].kind = DiffStep::Kind::kCaps;
     steps[1].caps = {cf.requests_per_s, cf.tokens_per_s, cf.burst_s, cf.max_cost_requests,
                      cf.max_cost_tokens};

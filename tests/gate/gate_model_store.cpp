@@ -60,10 +60,10 @@ Result<State> ReadStoreState(ValkeyConnection& conn, const std::string& target) 
             gate_model::Queue{d[0], d[1], d[2], d[3], d[4], d[5], d[6], d[7], d[8], d[9]};
       }
     } else if (f.rfind("c:", 0) == 0) {
-      auto d = Unpack(v, 8);
+      auto d = Unpack(v, 9);
       if (!d.empty()) {
         st.classes[f.substr(2)] =
-            gate_model::ClassSums{d[0], d[1], d[2], d[3], d[4], d[5], d[6], d[7]};
+            gate_model::ClassSums{d[0], d[1], d[2], d[3], d[4], d[5], d[6], d[7], d[8]};
       }
     } else if (f == "l1hold") {
       auto d = Unpack(v, 4);
@@ -135,6 +135,7 @@ std::string CompareStates(const State& m, const State& s) {
     cmp(c + "requests", a.requests, b.requests), cmp(c + "tokens", a.tokens, b.tokens);
     cmp(c + "n", a.n, b.n), cmp(c + "W", a.W, b.W), cmp(c + "Ar", a.Ar, b.Ar);
     cmp(c + "At", a.At, b.At), cmp(c + "Er", a.Er, b.Er), cmp(c + "Et", a.Et, b.Et);
+    cmp(c + "until_us", a.until_us, b.until_us);
   }
   if (m.hold.has_value() != s.hold.has_value() && o.tellp() == 0) {
     o << "l1hold: present in only one (model " << m.hold.has_value() << ")";

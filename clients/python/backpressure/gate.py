@@ -90,7 +90,7 @@ class Admit:
 @dataclass
 class Defer:
     delta_ms: int             # ask again after this many ms (1..60000)
-    binding: str = "fair"     # "fair", "l1:requests" or "l1:tokens"
+    binding: str = "fair"     # "fair", "l1:requests", "l1:tokens" or "strict"
 
 
 @dataclass

@@ -106,7 +106,7 @@ local cfg_rec, tw_text, g_rec, q_rec, c_rec, hold_rec, rsv_text, ad_text = unpac
 ---------------------------------------------------------------- configuration
 -- cfg (configure.lua; read on every call: hot updates, I2), with omega_k
 local Cr, Ct, burst, omega_sum, lend, slack_us, grace_us, ticket_ttl, maxr, maxt, adapt,
-  classes, flat = rec(CFGREC, CFGLEN, cfg_rec)
+  classes, flat, strict = rec(CFGREC, CFGLEN, cfg_rec)
 if not Cr or Cr <= 0 then
   return redis.error_reply('ERR bp: target not configured (set caps)')
 end
@@ -175,10 +175,11 @@ if ts < now or ts > now + 1000000 then ts = now end
 
 ---------------------------------------------------------------- classes
 -- This class's record: admitted totals, n backlogged tenants, their weight
--- sum W, the sums A_d and the class's part E_d of D_d (prelude.lua).
-local cr, ct, cn, cW, cAr, cAt, cEr, cEt = rec(CREC, CLEN, c_rec)
+-- sum W, the sums A_d, the class's part E_d of D_d and the latest wake-up
+-- plus grace promised to its queues, U (prelude.lua).
+local cr, ct, cn, cW, cAr, cAt, cEr, cEt, cU = rec(CREC, CLEN, c_rec)
 cr, ct, cn, cW = cr or 0, ct or 0, cn or 0, cW or 0
-cAr, cAt, cEr, cEt = cAr or 0, cAt or 0, cEr or 0, cEt or 0
+cAr, cAt, cEr, cEt, cU = cAr or 0, cAt or 0, cEr or 0, cEt or 0, cU or 0
 -- E_d of a class with weight o, n backlogged tenants, weight sum W and sum A.
 local function class_part(o, n, W, A)
   if n <= 0 then return 0 end
@@ -192,44 +193,45 @@ end
 -- D_d (eq. 1). SEEN scores are refreshed every ttl / 8, so an idle queue is
 -- evicted after between 7/8 and 1 times the TTL.
 local qF, qT, qdr, qdt, qbl, qzs, qna, qnd, qnl, qw = rec(QREC, QLEN, q_rec)
-if not evt or now >= evt + 10000 or now < evt then
-  local function leave_backlog(id)
-    local F, T, dr, dt, _, zs, na, nd, nl, wt
-    if id == qid then
-      F, T, dr, dt, zs, na, nd, nl, wt = qF, qT, qdr, qdt, qzs, qna, qnd, qnl, qw
-      qdr, qdt, qbl, qw = 0, 0, 0, 0
-    else
-      F, T, dr, dt, _, zs, na, nd, nl, wt = rec(QREC, QLEN, redis.call('HGET', H, 'q:' .. id))
-    end
-    if F then
-      -- The queue leaves its class's sums; the class's part of D_d follows.
-      local kk = string.match(id, '^[^:]*')
-      local c = {cr, ct, cn, cW, cAr, cAt, cEr, cEt}
-      if kk ~= kstr then
-        c = {rec(CREC, CLEN, redis.call('HGET', H, 'c:' .. kk))}
-        for i = 1, 8 do c[i] = c[i] or 0 end
-      end
-      c[3], c[4], c[5], c[6] = c[3] - 1, c[4] - (wt or 0), c[5] - (dr or 0), c[6] - (dt or 0)
-      if c[3] <= 0 then c[3], c[4], c[5], c[6] = 0, 0, 0, 0 end
-      local o = 1
-      local kn = tonumber(kk)
-      if kn and kn >= 1 and kn <= classes and #cfg_rec >= CFGLEN + 8 * kn then
-        o = class_weight(struct.unpack('<d', cfg_rec, CFGLEN + 1 + 8 * (kn - 1)), false)
-      end
-      local er, et = class_part(o, c[3], c[4], c[5]), class_part(o, c[3], c[4], c[6])
-      Dr, Dt = Dr - c[7] + er, Dt - c[8] + et
-      c[7], c[8] = er, et
-      if kk == kstr then
-        cn, cW, cAr, cAt, cEr, cEt = c[3], c[4], c[5], c[6], c[7], c[8]
-      else
-        redis.call('HSET', H, 'c:' .. kk, struct.pack(CREC, 1, unpack(c)))
-      end
-      redis.call('HSET', H, 'q:' .. id, struct.pack(QREC, 1, F, T or 0, 0, 0, 0, zs or 0, na or 0,
-        nd or 0, nl or 0, 0))
-    end
-    redis.call('ZREM', BL, id)
-    redis.call('ZREM', BX, id)
+-- A queue leaves the backlog: its class's sums and part of D_d follow.
+local function leave_backlog(id)
+  local F, T, dr, dt, _, zs, na, nd, nl, wt
+  if id == qid then
+    F, T, dr, dt, zs, na, nd, nl, wt = qF, qT, qdr, qdt, qzs, qna, qnd, qnl, qw
+    qdr, qdt, qbl, qw = 0, 0, 0, 0
+  else
+    F, T, dr, dt, _, zs, na, nd, nl, wt = rec(QREC, QLEN, redis.call('HGET', H, 'q:' .. id))
   end
+  if F then
+    -- The queue leaves its class's sums; the class's part of D_d follows.
+    local kk = string.match(id, '^[^:]*')
+    local c = {cr, ct, cn, cW, cAr, cAt, cEr, cEt, cU}
+    if kk ~= kstr then
+      c = {rec(CREC, CLEN, redis.call('HGET', H, 'c:' .. kk))}
+      for i = 1, 9 do c[i] = c[i] or 0 end
+    end
+    c[3], c[4], c[5], c[6] = c[3] - 1, c[4] - (wt or 0), c[5] - (dr or 0), c[6] - (dt or 0)
+    if c[3] <= 0 then c[3], c[4], c[5], c[6] = 0, 0, 0, 0 end
+    local o = 1
+    local kn = tonumber(kk)
+    if kn and kn >= 1 and kn <= classes and #cfg_rec >= CFGLEN + 8 * kn then
+      o = class_weight(struct.unpack('<d', cfg_rec, CFGLEN + 1 + 8 * (kn - 1)), false)
+    end
+    local er, et = class_part(o, c[3], c[4], c[5]), class_part(o, c[3], c[4], c[6])
+    Dr, Dt = Dr - c[7] + er, Dt - c[8] + et
+    c[7], c[8] = er, et
+    if kk == kstr then
+      cn, cW, cAr, cAt, cEr, cEt, cU = c[3], c[4], c[5], c[6], c[7], c[8], c[9]
+    else
+      redis.call('HSET', H, 'c:' .. kk, struct.pack(CREC, 1, unpack(c)))
+    end
+    redis.call('HSET', H, 'q:' .. id, struct.pack(QREC, 1, F, T or 0, 0, 0, 0, zs or 0, na or 0,
+      nd or 0, nl or 0, 0))
+  end
+  redis.call('ZREM', BL, id)
+  redis.call('ZREM', BX, id)
+end
+if not evt or now >= evt + 10000 or now < evt then
   evt = now
   for _, id in ipairs(redis.call('ZRANGEBYSCORE', BX, '-inf', now, 'LIMIT', '0', '8')) do
     leave_backlog(id)
@@ -240,6 +242,24 @@ if not evt or now >= evt + 10000 or now < evt then
     redis.call('ZREM', SEEN, id)
     if id == qid then qF, qT, qdr, qdt, qbl, qzs, qna, qnd, qnl, qw = nil end
   end
+end
+
+---------------------------------------------------------------- strict classes
+-- class_policy strict (docs/gate.md "Strict priority"): class j < k is
+-- eligible when it has backlogged queues (n_j > 0 after the eviction above)
+-- and the latest wake-up plus grace promised to them, U_j, is ahead. A
+-- blocked call leaves the backlog (its class is not competing) and waits
+-- until the latest such U_j; only lending (idle L1) can still admit it.
+local block_us = 0  -- > 0: blocked until then
+if strict == 1 and not no_priority and k > 1 and classes >= 1 then
+  local top, f = math.min(k - 1, classes), {}
+  for j = 1, top do f[j] = 'c:' .. j end
+  local recs = redis.call('HMGET', H, unpack(f))
+  for j = 1, top do
+    local _, _, n, _, _, _, _, _, u = rec(CREC, CLEN, recs[j])
+    if n and n > 0 and u > now then block_us = math.max(block_us, u) end
+  end
+  if block_us > 0 and qbl == 1 then leave_backlog(qid) end
 end
 
 ---------------------------------------------------------------- queue state
@@ -259,7 +279,10 @@ if not in_bl then W = cW + tw elseif qw ~= tw then W = cW - (qw or 0) + tw end
 local w = om * tw
 if flat ~= 1 then w = w / W end
 local quantum = sigma / w  -- what an admission adds to F_q
+-- Others backlogged besides this queue; under strict, only its own class's
+-- (a lower class's queues are blocked, a higher class's would block it).
 local others = head_id ~= nil and not (head_id == qid and not next_id)
+if strict == 1 then others = cn - (in_bl and 1 or 0) > 0 end
 if head_id then V = math.max(V, head_tag) end
 -- S: a backlogged queue keeps its tag, even below V (the turns it lost to
 -- other callers are owed: WF2Q+); a queue that (re)joins starts at V at the
@@ -317,7 +340,7 @@ local hold_active = now < hold_us
 ---------------------------------------------------------------- decision
 -- Every predicate the admission and the deferral use, in one place.
 -- fair: its turn (alone, a zero cost, or S_q within the slack of V).
-local fair = (not others) or sigma == 0 or (S - V) <= slack + 1e-12
+local fair = block_us == 0 and ((not others) or sigma == 0 or (S - V) <= slack + 1e-12)
 -- before_holder: an active holder with the smaller finish tag (a tie keeps
 -- the holder's place: it was first). A fair caller then leaves the holder's
 -- need in L1 (WF2Q+'s order among eligible callers: without it, a thousand
@@ -403,9 +426,20 @@ if admit then
   redis.call('HSET', H, 'g', struct.pack(GREC, 1, r, t, ts, V, Dr, Dt, seq, evt),
     qfield, struct.pack(QREC, 1, F, qT or 0, qdr or 0, qdt or 0, qbl or 0, zs, (qna or 0) + 1,
       qnd or 0, (qnl or 0) + (lent and 1 or 0), qw or 0),
-    cfield, struct.pack(CREC, 1, cr + creq, ct + tdebit, cn, cW, cAr, cAt, cEr, cEt),
+    cfield, struct.pack(CREC, 1, cr + creq, ct + tdebit, cn, cW, cAr, cAt, cEr, cEt, cU),
     unpack(rsv_f))
   return {'ADMIT', ticket}
+end
+
+if block_us > 0 then
+  ------------------------------------------------------------ defer, blocked
+  -- Until the higher classes' latest promise ends; out of the backlog (no
+  -- tag, no line, no hold).
+  redis.call('HSET', H, 'g', struct.pack(GREC, 1, r, t, ts, V, Dr, Dt, seq, evt),
+    qfield, struct.pack(QREC, 1, F, qT or 0, qdr or 0, qdt or 0, qbl or 0, zs, qna or 0,
+      (qnd or 0) + 1, qnl or 0, qw or 0),
+    cfield, struct.pack(CREC, 1, cr, ct, cn, cW, cAr, cAt, cEr, cEt, cU))
+  return {'DEFER', math.max(1, math.min(60000, math.ceil((block_us - now) / 1000 - 1e-6))), 'strict'}
 end
 
 ---------------------------------------------------------------- defer
@@ -446,11 +480,12 @@ else
 end
 local er, et = class_part(om, cn, cW, cAr), class_part(om, cn, cW, cAt)
 Dr, Dt, cEr, cEt = Dr - cEr + er, Dt - cEt + et, er, et
+cU = math.max(cU, now + delta_ms * 1000 + grace_us)
 redis.call('ZADD', BL, S, qid)
 redis.call('ZADD', BX, 'GT', now + (delta_ms * 1000) + grace_us, qid)
 -- T_q: the last promised wake-up (a holder's earlier one keeps the line).
 redis.call('HSET', H, 'g', struct.pack(GREC, 1, r, t, ts, V, Dr, Dt, seq, evt),
   qfield, struct.pack(QREC, 1, S, math.max(qT or 0, now + delta_ms * 1000), my_dr, my_dt, 1, zs,
     qna or 0, (qnd or 0) + 1, qnl or 0, tw),
-  cfield, struct.pack(CREC, 1, cr, ct, cn, cW, cAr, cAt, cEr, cEt))
+  cfield, struct.pack(CREC, 1, cr, ct, cn, cW, cAr, cAt, cEr, cEt, cU))
 return {'DEFER', delta_ms, binding}

@@ -49,11 +49,9 @@ for i = first, #ARGV, 2 do
       .. '\' must match ' .. TENANT_RULE)
   end
   if (f == 'share_rule' and v ~= '' and v ~= 'hier' and v ~= 'flat')
-      or (f == 'class_policy' and v ~= '' and v ~= 'fair') then
-    -- Strict priority is refused until the decision applies it: a stored
-    -- policy that nothing acts on would mislead whoever set it.
+      or (f == 'class_policy' and v ~= '' and v ~= 'fair' and v ~= 'strict') then
     return redis.error_reply('ERR bp: ' .. f .. ' \'' .. v .. '\' must be '
-      .. (f == 'share_rule' and 'hier or flat' or 'fair (strict is not implemented)'))
+      .. (f == 'share_rule' and 'hier or flat' or 'fair or strict'))
   end
   given[f] = true
 end

@@ -41,10 +41,12 @@ local BL, BX, SEEN, RSV = P .. ':bl', P .. ':bx', P .. ':seen', P .. ':rsv'
 --             tenant): tag, promised wake-up, its tenant-level share of its
 --             class's eq. (1) sums (w_t c_d / sigma), backlogged (1/0), last
 --             seen, counters, the tenant weight w_t it added to the class's W
---   c:<k>   = requests tokens n W Ar At Er Et    class k: admitted requests
---             and tokens (release-corrected); its n backlogged tenants, the
---             sum W of their weights w_t, the sums A_d of their ar, at, and
---             E_d, the class's part of D_d: omega_k A_d / W (flat: omega_k A_d)
+--   c:<k>   = requests tokens n W Ar At Er Et U    class k: admitted
+--             requests and tokens (release-corrected); its n backlogged
+--             tenants, the sum W of their weights w_t, the sums A_d of their
+--             ar, at, E_d, the class's part of D_d: omega_k A_d / W (flat:
+--             omega_k A_d), and U, the latest wake-up + grace promised to
+--             its queues (class_policy strict: eligible while U > now)
 --   cfg     = Cr Ct burst omega_sum lend slack_ms grace_ms ticket_ttl_ms
 --             max_cost_requests max_cost_tokens adapt K flat strict, then
 --             omega_1..omega_K (K more doubles)    what admit.lua reads,
@@ -57,7 +59,7 @@ local BL, BX, SEEN, RSV = P .. ':bl', P .. ':bx', P .. ':seen', P .. ':rsv'
 --             finish tag and its L1 need per dimension
 local GREC, GLEN = '<Bdddddddd', 65
 local QREC, QLEN = '<Bdddddddddd', 81
-local CREC, CLEN = '<Bdddddddd', 65
+local CREC, CLEN = '<Bddddddddd', 73
 local HOLDREC, HOLDLEN = '<Bdddd', 33  -- l1hold = until_us F needr needt, then the queue id
 local CFGREC, CFGLEN = '<Bdddddddddddddd', 113  -- the fixed part; omega_k at CFGLEN + 1 + 8(k-1)
 -- The values of record s in the order above, or nothing when s is absent or

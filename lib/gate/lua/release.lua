@@ -149,7 +149,7 @@ t = math.min(capt + O, t + Ct * el / 1e6 - dt)
 local hw = {'g', struct.pack(GREC, 1, r, t, math.max(ts, now), V or 0, Dr or 0, Dt or 0, seq or 0,
   evt or 0)}
 local c = {rec(CREC, CLEN, s[4])}
-for i = 1, 8 do c[i] = c[i] or 0 end
+for i = 1, 9 do c[i] = c[i] or 0 end
 c[1], c[2] = c[1] + dr, c[2] + dt
 hw[3], hw[4] = 'c:' .. k, struct.pack(CREC, 1, unpack(c))
 

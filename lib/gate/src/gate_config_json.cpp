@@ -69,10 +69,10 @@ Status ReadCaps(const json& j, GateConfig* c) {
 }
 
 Status ReadTuning(const json& j, GateTuning* t) {
-  if (Status s = OnlyFields(j, "tuning",
-                            {"slack_ms", "lend_fraction", "grace_ms", "ticket_ttl_ms", "adapt",
-                             "adapt_beta", "adapt_recover_ms", "adapt_window_ms", "adapt_min_429",
-                             "share_rule"});
+  if (Status s = OnlyFields(
+          j, "tuning",
+          {"slack_ms", "lend_fraction", "grace_ms", "ticket_ttl_ms", "adapt", "adapt_beta",
+           "adapt_recover_ms", "adapt_window_ms", "adapt_min_429", "share_rule", "class_policy"});
       !s.ok()) {
     return s;
   }
@@ -100,6 +100,14 @@ Status ReadTuning(const json& j, GateTuning* t) {
       return Bad("tuning.share_rule", "must be \"hier\" or \"flat\"");
     }
     t->share_rule = v == "flat" ? GateTuning::ShareRule::kFlat : GateTuning::ShareRule::kHier;
+  }
+  if (j.contains("class_policy")) {
+    const json& v = j.at("class_policy");
+    if (!v.is_string() || (v != "fair" && v != "strict")) {
+      return Bad("tuning.class_policy", "must be \"fair\" or \"strict\"");
+    }
+    t->class_policy =
+        v == "strict" ? GateTuning::ClassPolicy::kStrict : GateTuning::ClassPolicy::kFair;
   }
   return Status::Ok();
 }
@@ -194,16 +202,19 @@ nlohmann::ordered_json GateConfigToJson(const GateConfig& c) {
   j["priority_weights"] = c.omega;
   j["tenant_weights"] = json::object();
   for (const auto& [tenant, weight] : c.tenant_weights) j["tenant_weights"][tenant] = weight;
-  j["tuning"] = {{"slack_ms", c.tuning.slack_ms},
-                 {"lend_fraction", c.tuning.lend_fraction},
-                 {"grace_ms", c.tuning.grace_ms},
-                 {"ticket_ttl_ms", c.tuning.ticket_ttl_ms},
-                 {"adapt", c.tuning.adapt},
-                 {"adapt_beta", c.tuning.adapt_beta},
-                 {"adapt_recover_ms", c.tuning.adapt_recover_ms},
-                 {"adapt_window_ms", c.tuning.adapt_window_ms},
-                 {"adapt_min_429", c.tuning.adapt_min_429},
-                 {"share_rule", c.tuning.share_rule == GateTuning::ShareRule::kFlat ? "flat" : "hier"}};
+  j["tuning"] = {
+      {"slack_ms", c.tuning.slack_ms},
+      {"lend_fraction", c.tuning.lend_fraction},
+      {"grace_ms", c.tuning.grace_ms},
+      {"ticket_ttl_ms", c.tuning.ticket_ttl_ms},
+      {"adapt", c.tuning.adapt},
+      {"adapt_beta", c.tuning.adapt_beta},
+      {"adapt_recover_ms", c.tuning.adapt_recover_ms},
+      {"adapt_window_ms", c.tuning.adapt_window_ms},
+      {"adapt_min_429", c.tuning.adapt_min_429},
+      {"share_rule", c.tuning.share_rule == GateTuning::ShareRule::kFlat ? "flat" : "hier"},
+      {"class_policy",
+       c.tuning.class_policy == GateTuning::ClassPolicy::kStrict ? "strict" : "fair"}};
   return j;
 }
 

@@ -141,43 +141,44 @@ AdmitOutput Model::Admit(const AdmitInput& in) {
   // ---- eviction (bounded, at most once per 10 ms)
   std::optional<Queue> q;
   if (auto it = st.queues.find(qid); it != st.queues.end()) q = it->second;
+  // A queue leaves the backlog: its class's sums and part of D_d follow.
+  auto leave_backlog = [&](const std::string& id) {
+    std::optional<Queue> rec;
+    if (id == qid) {
+      rec = q;
+      if (q) q->dr = 0, q->dt = 0, q->bl = 0, q->w = 0;
+    } else if (auto it = st.queues.find(id); it != st.queues.end()) {
+      rec = it->second;
+    }
+    if (rec) {
+      // The queue leaves its class's sums; the class's part of D_d follows.
+      const std::string kk = id.substr(0, id.find(':'));
+      ClassSums ck = c;
+      if (kk != kstr) ck = st.classes.count(kk) ? st.classes[kk] : ClassSums{};
+      ck.n = ck.n - 1, ck.W = ck.W - rec->w, ck.Ar = ck.Ar - rec->dr, ck.At = ck.At - rec->dt;
+      if (ck.n <= 0) ck.n = 0, ck.W = 0, ck.Ar = 0, ck.At = 0;
+      double o = 1;
+      const int64_t kn = std::stoll(kk);
+      if (kn >= 1 && kn <= static_cast<int64_t>(cf.omega.size())) {
+        o = ClassWeight(cf.omega[static_cast<size_t>(kn - 1)], false);
+      }
+      const double er = ClassPart(flat, o, ck.n, ck.W, ck.Ar);
+      const double et = ClassPart(flat, o, ck.n, ck.W, ck.At);
+      g.Dr = g.Dr - ck.Er + er, g.Dt = g.Dt - ck.Et + et;
+      ck.Er = er, ck.Et = et;
+      if (kk == kstr) {
+        c = ck;
+      } else {
+        st.classes[kk] = ck;
+      }
+      Queue left = *rec;
+      left.dr = 0, left.dt = 0, left.bl = 0, left.w = 0;
+      st.queues[id] = left;
+    }
+    st.backlog.Remove(id);
+    st.expiry.Remove(id);
+  };
   if (!had_evt || now >= g.evt_us + 10000 || now < g.evt_us) {
-    auto leave_backlog = [&](const std::string& id) {
-      std::optional<Queue> rec;
-      if (id == qid) {
-        rec = q;
-        if (q) q->dr = 0, q->dt = 0, q->bl = 0, q->w = 0;
-      } else if (auto it = st.queues.find(id); it != st.queues.end()) {
-        rec = it->second;
-      }
-      if (rec) {
-        // The queue leaves its class's sums; the class's part of D_d follows.
-        const std::string kk = id.substr(0, id.find(':'));
-        ClassSums ck = c;
-        if (kk != kstr) ck = st.classes.count(kk) ? st.classes[kk] : ClassSums{};
-        ck.n = ck.n - 1, ck.W = ck.W - rec->w, ck.Ar = ck.Ar - rec->dr, ck.At = ck.At - rec->dt;
-        if (ck.n <= 0) ck.n = 0, ck.W = 0, ck.Ar = 0, ck.At = 0;
-        double o = 1;
-        const int64_t kn = std::stoll(kk);
-        if (kn >= 1 && kn <= static_cast<int64_t>(cf.omega.size())) {
-          o = ClassWeight(cf.omega[static_cast<size_t>(kn - 1)], false);
-        }
-        const double er = ClassPart(flat, o, ck.n, ck.W, ck.Ar);
-        const double et = ClassPart(flat, o, ck.n, ck.W, ck.At);
-        g.Dr = g.Dr - ck.Er + er, g.Dt = g.Dt - ck.Et + et;
-        ck.Er = er, ck.Et = et;
-        if (kk == kstr) {
-          c = ck;
-        } else {
-          st.classes[kk] = ck;
-        }
-        Queue left = *rec;
-        left.dr = 0, left.dt = 0, left.bl = 0, left.w = 0;
-        st.queues[id] = left;
-      }
-      st.backlog.Remove(id);
-      st.expiry.Remove(id);
-    };
     g.evt_us = now;
     for (const std::string& id : st.expiry.UpTo(now, 8)) leave_backlog(id);
     for (const std::string& id : st.seen.UpTo(now - ttl, 4)) {
@@ -187,6 +188,25 @@ AdmitOutput Model::Admit(const AdmitInput& in) {
       if (id == qid) q.reset();
     }
   }
+
+  // ---- strict class policy: blocked while a higher class is eligible
+  // Class j < k is eligible when it has backlogged queues (n_j > 0 after the
+  // eviction above) and the latest wake-up plus grace promised to them is
+  // still ahead (until_us > now). A blocked call leaves the backlog (its
+  // class is not competing) and waits until the latest such promise; only
+  // lending (idle L1) can still admit it.
+  double block_us = 0;  // > 0: blocked until then
+  if (cf.class_policy == Config::ClassPolicy::kStrict && !no_priority && k > 1) {
+    const int64_t top = std::min<int64_t>(k - 1, static_cast<int64_t>(cf.omega.size()));
+    for (int64_t j = 1; j <= top; ++j) {
+      auto it = st.classes.find(std::to_string(j));
+      if (it != st.classes.end() && it->second.n > 0 && it->second.until_us > now) {
+        block_us = std::max(block_us, it->second.until_us);
+      }
+    }
+    if (block_us > 0 && q && q->bl == 1) leave_backlog(qid);
+  }
+  const bool blocked = block_us > 0;
 
   // ---- queue state: dominant share, tags, eq. (1)
   double sigma = creq / Cr;
@@ -207,7 +227,10 @@ AdmitOutput Model::Admit(const AdmitInput& in) {
   double w = om * tw;
   if (!flat) w = w / W;
   const double quantum = sigma / w;
-  const bool others = !first.empty() && !(first[0].first == qid && first.size() == 1);
+  // Others backlogged besides this queue; under strict, only its own class's
+  // (a lower class's queues are blocked, a higher class's would block it).
+  bool others = !first.empty() && !(first[0].first == qid && first.size() == 1);
+  if (cf.class_policy == Config::ClassPolicy::kStrict) others = c.n - (in_bl ? 1 : 0) > 0;
   if (!first.empty()) g.V = std::max(g.V, first[0].second);
   double F = q ? q->F : g.V;
   double S = F;
@@ -234,7 +257,7 @@ AdmitOutput Model::Admit(const AdmitInput& in) {
   if (slack == kInf) slack = quantum;
 
   // ---- decision
-  const bool fair = !others || sigma == 0 || (S - g.V) <= slack + 1e-12;
+  const bool fair = !blocked && (!others || sigma == 0 || (S - g.V) <= slack + 1e-12);
   const double Fnext = S + quantum;
   const double needr = std::min(creq, capr), needt = std::min(tdebit, capt);
   double hold_us = 0, hold_f = 0, hold_r = 0, hold_t = 0;
@@ -307,6 +330,22 @@ AdmitOutput Model::Admit(const AdmitInput& in) {
     return out;
   }
 
+  if (blocked) {
+    // ---- defer, blocked by a higher class: until its latest promise ends;
+    // the queue stays out of the backlog (no tag, no line, no hold).
+    const double bdelta_ms =
+        std::max(1.0, std::min(60000.0, std::ceil((block_us - now) / 1000 - 1e-6)));
+    st.classes[kstr] = c;
+    st.g = g;
+    Queue nq = q.value_or(Queue{});
+    nq.F = F, nq.zs_us = zs, nq.defers += 1;
+    st.queues[qid] = nq;
+    out.verdict = Verdict::kDefer;
+    out.delta_ms = static_cast<int64_t>(bdelta_ms);
+    out.binding = "strict";
+    return out;
+  }
+
   // ---- defer: the later of the fair turn and the L1 refill
   double delta = 0;
   std::string binding = "fair";
@@ -338,6 +377,7 @@ AdmitOutput Model::Admit(const AdmitInput& in) {
   }
   const double er = ClassPart(flat, om, c.n, c.W, c.Ar), et = ClassPart(flat, om, c.n, c.W, c.At);
   g.Dr = g.Dr - c.Er + er, g.Dt = g.Dt - c.Et + et, c.Er = er, c.Et = et;
+  c.until_us = std::max(c.until_us, now + (delta_ms * 1000) + grace_us);
   st.classes[kstr] = c;
   st.backlog.Add(qid, S);
   st.expiry.AddGT(qid, now + (delta_ms * 1000) + grace_us);

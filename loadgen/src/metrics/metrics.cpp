@@ -285,6 +285,11 @@ RunMetrics ComputeRunMetrics(const RunRecords& r, const MetricsOptions& options)
   if (m.ok_calls > 0)
     m.slot_ms_per_ok_call = scale.RealUsToPaperMs(all_slot_us) / static_cast<double>(m.ok_calls);
   if (m.drain_span_s > 0) m.mean_ok_rps = static_cast<double>(m.ok_calls) / m.drain_span_s;
+  if (!r.gate_decisions.empty() && m.ok_calls > 0) {
+    m.admit_calls_per_ok_call =
+        static_cast<double>(r.gate_decisions.size()) / static_cast<double>(m.ok_calls);
+  }
+  m.vtc = ComputeVtcMeasure(r);
 
   internal::AddWaitBreakdown(r, m);
   m.heatmap = internal::BuildHeatmap(r, options, drain_end_us);

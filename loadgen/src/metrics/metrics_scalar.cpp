@@ -12,6 +12,8 @@ std::vector<std::pair<std::string, double>> ScalarMetrics(const RunMetrics& m) {
   add("proxy_local_429_share", m.proxy_local_429_share);
   add("achievement_jain", m.achievement_jain);
   add("drf_jain", m.drf_jain);
+  if (m.vtc.max_diff_u >= 0) add("vtc_max_diff_u", m.vtc.max_diff_u);
+  if (m.admit_calls_per_ok_call >= 0) add("admit_calls_per_ok_call", m.admit_calls_per_ok_call);
   add("ok_rps_window", m.ok_rps_window);
   add("mean_ok_rps", m.mean_ok_rps);
   add("slot_ms_per_ok_call", m.slot_ms_per_ok_call);

@@ -103,6 +103,14 @@ nlohmann::json RunMetricsJson(const RunMetrics& m) {
   j["mean_ok_rps"] = m.mean_ok_rps;
   j["achievement_jain"] = m.achievement_jain;
   j["drf_jain"] = m.drf_jain;
+  j["vtc"] = {{"max_diff", m.vtc.max_diff},
+              {"max_diff_u", m.vtc.max_diff_u},
+              {"priority", m.vtc.priority},
+              {"tenant_a", m.vtc.tenant_a},
+              {"tenant_b", m.vtc.tenant_b},
+              {"pairs", m.vtc.pairs},
+              {"classes_skipped", m.vtc.classes_skipped}};
+  j["admit_calls_per_ok_call"] = m.admit_calls_per_ok_call;
   j["http"] = LatencyJson(m.http);
   j["end_to_end"] = LatencyJson(m.end_to_end);
   j["slot_ms_per_ok_call"] = m.slot_ms_per_ok_call;

@@ -96,11 +96,15 @@ std::string Latency3(const LatencySummary& l) {
 std::string RunTableMarkdown(const RunMetrics& m) {
   std::ostringstream o;
   o << "| workload | configuration | repeat | 429 share | proxy-local 429 | achievement-Jain "
-       "| DRF Jain | OK req/s (window) | mean OK req/s | slot ms / OK call | in-activity ms "
-       "| window s | drain s |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|\n";
+       "| DRF Jain | VTC diff (U) | Admit / OK | OK req/s (window) | mean OK req/s "
+       "| slot ms / OK call | in-activity ms | window s | drain s |\n"
+       "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n";
+  // "-": not measured (no pair of one class backlogged together; not bp).
+  auto or_dash = [](double v, int places) { return v < 0 ? std::string("-") : Fixed(v, places); };
   o << "| " << m.workload << " | " << m.configuration << " | " << m.repeat << " | "
     << Fixed(100 * m.share_429, 1) << " % | " << Fixed(100 * m.proxy_local_429_share, 1) << " % | "
     << Fixed(m.achievement_jain, 3) << " | " << Fixed(m.drf_jain, 3) << " | "
+    << or_dash(m.vtc.max_diff_u, 2) << " | " << or_dash(m.admit_calls_per_ok_call, 2) << " | "
     << Fixed(m.ok_rps_window, 1) << " | " << Fixed(m.mean_ok_rps, 1) << " | "
     << Fixed(m.slot_ms_per_ok_call, 0) << " | " << Fixed(m.in_activity_ms, 0) << " | "
     << Fixed(m.contention_window_s, 1) << " | " << Fixed(m.drain_span_s, 1) << " |\n";

@@ -155,8 +155,8 @@ Result<Workload> ParseWorkload(const json& doc, const std::string& source) {
     if (error.empty() && share_rule != "hier" && share_rule != "flat") {
       gr.Fail("share_rule", "must be hier or flat, got " + share_rule);
     }
-    if (error.empty() && class_policy != "fair") {
-      gr.Fail("class_policy", "must be fair (strict is not implemented), got " + class_policy);
+    if (error.empty() && class_policy != "fair" && class_policy != "strict") {
+      gr.Fail("class_policy", "must be fair or strict, got " + class_policy);
     }
     w.gate_flat_share = share_rule == "flat";
     w.gate_strict_classes = class_policy == "strict";

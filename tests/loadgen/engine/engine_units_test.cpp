@@ -249,7 +249,9 @@ TEST(EngineWorkload, AllShippedWorkloadsParse) {
     EXPECT_TRUE(w.ok()) << w.status().message();
     ++n;
   }
-  EXPECT_EQ(n, 12);  // Table II's nine, mixed-sizes and the two asymmetric-class ones
+  // Table II's nine, mixed-sizes, the two asymmetric-class ones and
+  // cross-priority-strict.
+  EXPECT_EQ(n, 13);
   auto ms = LoadWorkload(BP_SOURCE_DIR "/configs/workloads/mixed-sizes.json");
   ASSERT_TRUE(ms.ok());
   EXPECT_DOUBLE_EQ(ms->caps.max_tokens_per_call, 12000);  // 6000-token prompts fit the window

@@ -113,9 +113,8 @@ TEST(BpReport, GateSectionAdaptFields) {
         std::tuple{"adapt_min_429", nlohmann::json(0), "x.json: gate.adapt_min_429: must be"},
         std::tuple{"share_rule", nlohmann::json("tree"),
                    "x.json: gate.share_rule: must be hier or flat, got tree"},
-        std::tuple{"class_policy", nlohmann::json("strict"),
-                   "x.json: gate.class_policy: must be fair (strict is not implemented), got "
-                   "strict"}}) {
+        std::tuple{"class_policy", nlohmann::json("lexical"),
+                   "x.json: gate.class_policy: must be fair or strict, got lexical"}}) {
     doc["gate"] = {{field, value}};
     auto bad = ParseWorkload(doc, "x.json");
     ASSERT_FALSE(bad.ok()) << field;

@@ -160,7 +160,7 @@ struct Decision {
   int64_t delta_ms = 0;  // DEFER only: earliest time (ms from now) worth retrying
   std::string reason;    // REJECT / FAIL_OPEN: human-readable cause;
                          // DEFER: the binding rule ("fair", "l1:requests",
-                         // "l1:tokens")
+                         // "l1:tokens", "strict": a higher class is backlogged)
   FailOpenCause cause = FailOpenCause::kNone;  // FAIL_OPEN only
 };
 
@@ -283,10 +283,13 @@ struct GateTuning {
   // grows with its summed tenant weights (omega_k as a per-tenant tier
   // multiplier).
   enum class ShareRule { kHier, kFlat } share_rule = ShareRule::kHier;
-  // kFair: classes share by the rule above. kStrict: a class is served only
-  // while no higher class (smaller k) has a backlogged queue; a lower class
-  // can starve while a higher one keeps a backlog. Not implemented yet:
-  // configure.lua refuses kStrict with an error reply.
+  // kFair: classes share by the rule above. kStrict: a call of class k is
+  // served only while no configured class j < k is eligibly backlogged (it
+  // has backlogged queues and the latest wake-up plus grace_ms promised to
+  // them is ahead); a blocked call is deferred until that promise ends
+  // (binding "strict") unless lending admits it from an idle L1. A lower
+  // class starves while a higher one keeps a backlog (docs/gate.md
+  // "Strict priority").
   enum class ClassPolicy { kFair, kStrict } class_policy = ClassPolicy::kFair;
 };
 

@@ -8,13 +8,16 @@
 //    "priority_weights": [0.5, 0.3, 0.2],
 //    "tenant_weights": {"acme": 2},
 //    "tuning": {"slack_ms": 50, "lend_fraction": 0.5, "grace_ms": 200,
-//               "ticket_ttl_ms": 600000, "share_rule": "hier"}}
+//               "ticket_ttl_ms": 600000, "share_rule": "hier",
+//               "class_policy": "fair"}}
 //
 // Caps are per second (rpm / 60). "caps" is null when the target has none.
 // Parsing is strict: unknown fields, wrong types and invalid values are
 // errors naming the field; omitted optional fields take the gate's defaults
 // (tokens_per_s 0, burst_s 1, no priority or tenant weights, default tuning,
-// share_rule "hier"; "flat" is the per-queue weight rule, docs/gate.md).
+// share_rule "hier"; "flat" is the per-queue weight rule, docs/gate.md;
+// class_policy "fair"; "strict" serves a class only while no higher class is
+// eligibly backlogged, docs/gate.md "Strict priority").
 // Also here: the ranges tools accept for the fields gate.h does not bound
 // (the adaptive tuning, the number of classes), with their checker.
 // Pure functions; thread-safe.

@@ -52,6 +52,9 @@
 //      Measured in the runs: <= 0.005 at both levels. Under share_rule flat
 //      each queue's D_q / (omega_k w_t) is within 0.05 of
 //      sum(D) / sum(omega_k w_t) instead.
+//   Under class_policy strict P2 is not a bound: a class is served only
+//      while no higher class is eligibly backlogged (docs/gate.md "Strict
+//      priority"); the named cases pin its deltas.
 //   P3 (work conservation): under the same backlog the binding cap never
 //      idles: the cost admitted in its dimension over a window is at least
 //      C_b * window - (C_b * burst_s + one largest cost) (and, by P1, at
@@ -88,6 +91,10 @@ struct Config {
   // The share rule: hierarchical (classes by omega_k, then tenants by w_t
   // inside a class) or flat (every queue by omega_k * w_t).
   enum class ShareRule { kHier, kFlat } share_rule = ShareRule::kHier;
+  // The class policy: fair (classes share by the rule above) or strict (a
+  // call of class k is served only while no configured class j < k is
+  // eligibly backlogged: docs/gate.md "Strict priority").
+  enum class ClassPolicy { kFair, kStrict } class_policy = ClassPolicy::kFair;
 };
 
 enum class Mode { kEstimate, kReconcile, kReservation };
@@ -143,6 +150,7 @@ struct ClassSums {
   double W = 0;                     // their summed weight w_t
   double Ar = 0, At = 0;            // their summed w_t c_d / sigma
   double Er = 0, Et = 0;            // the class's part of D_r, D_t
+  double until_us = 0;              // the latest wake-up + grace promised to its queues
 };
 
 // 'l1hold': a due caller waiting for L1 to refill for it.
@@ -201,7 +209,7 @@ struct AdmitOutput {
   Verdict verdict = Verdict::kError;
   std::string ticket;    // ADMIT: "0" in estimate mode
   int64_t delta_ms = 0;  // DEFER: 1..60000
-  std::string binding;   // DEFER: "fair", "l1:requests" or "l1:tokens"
+  std::string binding;   // DEFER: "fair", "l1:requests", "l1:tokens" or "strict"
   std::string reason;    // REJECT / ERROR
 };
 

@@ -29,6 +29,7 @@
 #include "bp/loadgen/fairness.h"
 #include "bp/loadgen/records.h"
 #include "bp/loadgen/statistics.h"
+#include "bp/loadgen/vtc.h"
 
 namespace bp::loadgen {
 
@@ -173,6 +174,10 @@ struct RunMetrics {
   double mean_ok_rps = 0;       // all OK calls / drain span
   double achievement_jain = 0;  // J over tenants' achievement (request rate)
   double drf_jain = 0;          // J over tenants' drf_achievement
+  VtcMeasure vtc;               // VTC's service difference within a class (vtc.h)
+  // bp: Gate::Admit answers (every gate decision, fail-opens included) per
+  // OK call, whole run; -1 without gate decisions (other configurations).
+  double admit_calls_per_ok_call = -1;
 
   LatencySummary http, end_to_end;  // all classes together
   double slot_ms_per_ok_call = 0;
@@ -224,8 +229,9 @@ RunMetrics ComputeRunMetrics(const RunRecords& records, const MetricsOptions& op
 // "max_first_ok_wait_s", "failed.<cause>" and "tenant.<id>.failed.<cause>"
 // (only causes that occurred), "tenant.<id>.first_ok_wait_s" (if served),
 // "share_429_requests_bound", "share_429_tokens_bound" (of all upstream 429s,
-// only when there were any). Class latency and workflow names appear only
-// when the class had samples.
+// only when there were any), "vtc_max_diff_u" (when a pair of one class was
+// backlogged together), "admit_calls_per_ok_call" (bp runs). Class latency
+// and workflow names appear only when the class had samples.
 std::vector<std::pair<std::string, double>> ScalarMetrics(const RunMetrics& m);
 
 }  // namespace bp::loadgen
