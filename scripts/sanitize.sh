@@ -3,10 +3,11 @@
 # results). Builds with the system compiler and ccache when present, with
 # BP_BUILD_BENCH=OFF, then runs ctest; extra arguments go to ctest.
 #
-#   scripts/sanitize.sh asan   # every ctest test under ASan + UBSan (build-asan/)
-#   scripts/sanitize.sh tsan   # the multi-threaded parts under TSan (build-tsan/):
-#                              # gate client and pool, circuit breaker, engine,
-#                              # mockapi server (TSAN_REGEX below)
+#   scripts/sanitize.sh address  # every ctest test under ASan + UBSan (build-asan/)
+#   scripts/sanitize.sh thread   # the multi-threaded parts under TSan (build-tsan/):
+#                                # gate client and pool, circuit breaker, engine,
+#                                # mockapi server (TSAN_REGEX below)
+#   ('asan' and 'tsan' are the same as 'address' and 'thread'.)
 #
 # A report fails the test that caused it (halt_on_error; UBSan does not
 # recover), so the exit status is ctest's. Reports in third-party code are
@@ -23,13 +24,13 @@ TSAN_REGEX='^([A-Za-z]+/)?(Gate[A-Za-z]*|CircuitBreaker|Engine[A-Za-z]*|BpAdmiss
 kind="${1:-}"
 [ "$#" -gt 0 ] && shift
 case "$kind" in
-  asan) flags="-fsanitize=address,undefined -fno-sanitize-recover=undefined"
+  address|asan) flags="-fsanitize=address,undefined -fno-sanitize-recover=all"
         dir=build-asan; targets=(all) ;;
-  tsan) flags="-fsanitize=thread"; dir=build-tsan
+  thread|tsan) kind=tsan; flags="-fsanitize=thread"; dir=build-tsan
         # Only the test executables holding TSAN_REGEX's suites (and the binaries they start).
         targets=(test_gate test_loadgen test_mockapi) ;;
-  -h|--help) sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
-  *) echo "sanitize: expected 'asan' or 'tsan' (see --help), got '$kind'" >&2; exit 2 ;;
+  -h|--help) sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+  *) echo "sanitize: expected 'address' or 'thread' (see --help), got '$kind'" >&2; exit 2 ;;
 esac
 
 launcher=()
