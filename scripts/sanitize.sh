@@ -21,6 +21,18 @@ cd "$(dirname "$0")/.."
 # (ServiceTest, HttpTest, AdminSpeedup, MockApiBinary).
 TSAN_REGEX='^([A-Za-z]+/)?(Gate[A-Za-z]*|CircuitBreaker|Engine[A-Za-z]*|BpAdmission|ServiceTest|HttpTest|AdminSpeedup|MockApiBinary)\.'
 
+# Left out of the TSan run: EngineCrossPriority compares the classes' OK rates
+# of a sped-up run whose pacing is real time; TSan's 5-15x slowdown of the
+# gate client's threads reorders them (timing-bound, not a race; it passes
+# under ASan and in the normal build).
+TSAN_EXCLUDE='^EngineCrossPriority\.'
+# Left out of the ASan run: consumer_find_package installs the libraries and
+# links them into an outside project compiled without -fsanitize, so the
+# sanitizer runtime is missing at its link (it tests packaging, which the
+# normal build's run covers). cli_operator_messages runs scripts/experiment.sh,
+# which uses the normal build in build/: build it first (scripts/setup.sh).
+ASAN_EXCLUDE='^consumer_find_package$'
+
 kind="${1:-}"
 [ "$#" -gt 0 ] && shift
 case "$kind" in
@@ -54,7 +66,7 @@ export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
 export TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1:suppressions=$supp/tsan.supp"
 cd "$dir"
 if [ "$kind" = tsan ]; then
-  ctest --output-on-failure -j "${BP_TEST_JOBS:-2}" -R "$TSAN_REGEX" "$@"
+  ctest --output-on-failure -j "${BP_TEST_JOBS:-2}" -R "$TSAN_REGEX" -E "$TSAN_EXCLUDE" "$@"
 else
-  ctest --output-on-failure -j "${BP_TEST_JOBS:-2}" "$@"
+  ctest --output-on-failure -j "${BP_TEST_JOBS:-2}" -E "$ASAN_EXCLUDE" "$@"
 fi
