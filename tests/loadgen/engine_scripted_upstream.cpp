@@ -23,7 +23,12 @@ ScriptedAnswer ScriptedAnswer::Throttle(double retry_after_ms, const std::string
   return a;
 }
 
-struct ScriptedUpstream::Impl : std::enable_shared_from_this<ScriptedUpstream::Impl> {
+// Sessions and the pending accept point at Impl without owning it: Impl owns
+// the io_context, so a handler holding a shared_ptr to Impl would be a cycle
+// that outlives the server (LeakSanitizer reports it). Impl outlives every
+// handler: the io_context is its first member, and its destructor destroys
+// the pending handlers and the sessions they hold.
+struct ScriptedUpstream::Impl {
   asio::io_context io;
   tcp::acceptor acceptor{io};
   mutable std::mutex mu;
@@ -44,10 +49,9 @@ struct ScriptedUpstream::Impl : std::enable_shared_from_this<ScriptedUpstream::I
   }
 
   struct Session : std::enable_shared_from_this<Session> {
-    Session(tcp::socket s, std::shared_ptr<Impl> o)
-        : stream(std::move(s)), owner(std::move(o)), timer(stream.get_executor()) {}
+    Session(tcp::socket s, Impl* o) : stream(std::move(s)), owner(o), timer(stream.get_executor()) {}
     beast::tcp_stream stream;
-    std::shared_ptr<Impl> owner;
+    Impl* owner;
     asio::steady_timer timer;
     beast::flat_buffer buffer;
     http::request<http::string_body> req;
@@ -88,10 +92,10 @@ struct ScriptedUpstream::Impl : std::enable_shared_from_this<ScriptedUpstream::I
   };
 
   void DoAccept() {
-    acceptor.async_accept([self = shared_from_this()](beast::error_code ec, tcp::socket s) {
+    acceptor.async_accept([this](beast::error_code ec, tcp::socket s) {
       if (ec) return;
-      std::make_shared<Session>(std::move(s), self)->DoRead();
-      self->DoAccept();
+      std::make_shared<Session>(std::move(s), this)->DoRead();
+      DoAccept();
     });
   }
 };
