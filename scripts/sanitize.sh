@@ -50,6 +50,8 @@ esac
 launcher=()
 if command -v ccache >/dev/null; then
   launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_C_COMPILER_LAUNCHER=ccache)
+  # Paths relative to the clone, so a fresh clone elsewhere reuses the cache.
+  export CCACHE_BASEDIR="$PWD" CCACHE_NOHASHDIR=1
 fi
 # Build type "Sanitize" adds no flags of its own: -O1 (fast to compile, still
 # fast to run, as the sanitizer manuals advise) with line tables for the reports.
