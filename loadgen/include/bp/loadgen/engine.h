@@ -112,7 +112,6 @@ struct Outcome {
 };
 
 class Engine;
-class ScenarioDriver;
 using CallDone = std::function<void(const CallResult&)>;
 // How one call leaves the worker: straight to the upstream, or via a gateway.
 using Transport = std::function<void(Execution&, CallDone)>;
@@ -168,7 +167,12 @@ class Engine {
   void RecordGateDecision(const Execution& exec, GateVerdict verdict, int64_t latency_us = -1);
 
  private:
-  friend class ScenarioDriver;
+  // The scenario of a run (engine_events.cpp): its driver, the world it
+  // changes, and this engine's side of the driver's interface.
+  struct ScenarioRun;
+  struct ScenarioRunDelete {  // defined where ScenarioRun is complete
+    void operator()(ScenarioRun* run) const;
+  };
   struct TenantState {
     int started = 0;  // workflows started
     int running = 0;
@@ -222,10 +226,7 @@ class Engine {
   boost::asio::steady_timer cap_timer_;
   boost::asio::steady_timer progress_timer_;
   std::vector<int64_t> ok_by_class_, throttled_by_class_, local_by_class_;
-  struct ScenarioDriverDelete {  // defined where ScenarioDriver is complete
-    void operator()(ScenarioDriver* d) const;
-  };
-  std::unique_ptr<ScenarioDriver, ScenarioDriverDelete> scenario_;  // null without events
+  std::unique_ptr<ScenarioRun, ScenarioRunDelete> scenario_;  // null without events
 };
 
 }  // namespace bp::loadgen
