@@ -57,7 +57,7 @@ Status ReadCaps(const json& j, GateConfig* c) {
   if (!j.contains("requests_per_s")) return Bad("caps.requests_per_s", "required");
   c->configured = true;
   c->caps.tokens_per_s = 0;
-  c->caps.burst_s = 1;
+  c->caps.burst_s = kDefaultGateBurstS;
   for (auto [key, out] :
        {std::pair{"requests_per_s", &c->caps.requests_per_s},
         std::pair{"tokens_per_s", &c->caps.tokens_per_s}, std::pair{"burst_s", &c->caps.burst_s},

@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "bp/gate.h"
+#include "bp/gate_config_json.h"
 #include "bp/json_text.h"
 #include "field_reader.h"
 
@@ -116,8 +117,9 @@ Result<Workload> ParseWorkload(const json& doc, const std::string& source) {
 
   if (doc.contains("priority_weights")) {
     const json& pw = doc["priority_weights"];
-    if (!pw.is_array() || pw.empty() || pw.size() > 5) {
-      return fail("priority_weights: must be an array of 1..5 positive numbers (omega_1..omega_K)");
+    if (!pw.is_array() || pw.empty() || pw.size() > kMaxGateClasses) {
+      return fail("priority_weights: must be an array of 1.." + std::to_string(kMaxGateClasses) +
+                  " positive numbers (omega_1..omega_K)");
     }
     w.priority_weights.clear();
     for (size_t k = 0; k < pw.size(); ++k) {
@@ -135,8 +137,7 @@ Result<Workload> ParseWorkload(const json& doc, const std::string& source) {
     if (!g.is_object()) return fail("gate: must be an object");
     FieldReader gr(g, "gate", &error);
     gr.OnlyKeys({"mode", "burst_s", "cap_factor", "adapt", "adapt_beta", "adapt_recover_s",
-                 "adapt_window_s", "adapt_min_429", "queue_ttl_s", "share_rule",
-                 "class_policy"});
+                 "adapt_window_s", "adapt_min_429", "queue_ttl_s", "share_rule", "class_policy"});
     std::string mode = "reconcile";
     gr.String("mode", &mode, false);
     gr.Number("burst_s", 0, false, &w.gate_burst_s, false);

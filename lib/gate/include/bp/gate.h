@@ -127,8 +127,9 @@ inline constexpr double kMaxGateWeight = 1e6;
 // (requests_per_s must lie in [kMinGateRpm / 60, kMaxGateRpm / 60]).
 inline constexpr double kMinGateRpm = 1e-3;  // requests per minute
 inline constexpr double kMaxGateRpm = 1e9;
-inline constexpr double kMaxGateTpm = 1e12;     // tokens per minute (0 = no token cap)
-inline constexpr double kMinGateBurstS = 1e-3;  // bucket depth, seconds of the cap
+inline constexpr double kMaxGateTpm = 1e12;        // tokens per minute (0 = no token cap)
+inline constexpr double kDefaultGateBurstS = 1.0;  // the L1 depth when none is configured
+inline constexpr double kMinGateBurstS = 1e-3;     // bucket depth, seconds of the cap
 inline constexpr double kMaxGateBurstS = 3600;
 // max_cost_requests / max_cost_tokens: 0 (no limit) or in [1, max]; a
 // fraction would REJECT every call of one request or one token.
@@ -178,7 +179,8 @@ struct AdmitRequest {
 struct GateCaps {
   double requests_per_s = 60;
   double tokens_per_s = 0;  // 0 = no token dimension
-  double burst_s = 1.0;     // L1 capacity C_d * burst_s: spendable at once after idleness
+  double burst_s =
+      kDefaultGateBurstS;  // L1 capacity C_d * burst_s: spendable at once after idleness
   // Largest admissible cost of one call per dimension, in requests / tokens
   // (not per second): the provider's own capacity for one window, e.g. a
   // fixed window's `limit`. A cost above it is REJECTed ("Request too large",

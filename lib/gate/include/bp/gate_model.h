@@ -71,6 +71,8 @@
 #include <utility>
 #include <vector>
 
+#include "bp/gate.h"  // the defaults and ranges of the configuration
+
 namespace bp::gate_model {
 
 // The configuration admit.lua and release.lua read (configure.lua's fields
@@ -78,7 +80,7 @@ namespace bp::gate_model {
 struct Config {
   double requests_per_s = 0;                     // C_r; the target is configured when > 0
   double tokens_per_s = 0;                       // C_t; 0 = no token dimension
-  double burst_s = 1;                            // L1 capacity C_d * burst_s
+  double burst_s = kDefaultGateBurstS;           // L1 capacity C_d * burst_s
   double max_cost_requests = 0;                  // 0 = max(60 C_r, capacity): REJECT above
   double max_cost_tokens = 0;                    // 0 = max(60 C_t, capacity)
   std::vector<double> omega;                     // omega_1..omega_K; empty = no priority weights
@@ -140,7 +142,7 @@ struct Queue {
   double bl = 0;          // backlogged: 1 / 0
   double zs_us = 0;       // last refresh of its seen-set score
   double admits = 0, defers = 0, lent = 0;
-  double w = 0;           // the w_t it added to its class's W while backlogged
+  double w = 0;  // the w_t it added to its class's W while backlogged
 };
 
 // 'c:<k>': one class's totals and its part of eq. (1).
@@ -179,7 +181,7 @@ struct Ticket {
 // Everything the scripts keep for one target (besides its configuration).
 struct State {
   std::optional<Bucket> g;
-  std::map<std::string, Queue> queues;                       // by queue id
+  std::map<std::string, Queue> queues;       // by queue id
   std::map<std::string, ClassSums> classes;  // by class text
   std::optional<Hold> hold;
   std::optional<int64_t> reserved;                // 'rsv' = O

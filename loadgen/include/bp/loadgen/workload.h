@@ -54,7 +54,7 @@ struct Workload {
   std::vector<double> priority_weights = {0.5, 0.3, 0.2};  // omega_1..omega_K, each in
                                                            // [kMinWeight, kMaxWeight]
   GateMode gate_mode = GateMode::kReconcile;
-  double gate_burst_s = 1.0;  // L1 burst, seconds of cap
+  double gate_burst_s = kDefaultGateBurstS;  // L1 burst, seconds of cap
   // A queue idle this long (paper s) is evicted from the gate (GateOptions::
   // queue_ttl_ms = this * 1000 / speedup); it must exceed the longest fair
   // wait of a backlogged tenant, or its tag is dropped while it waits.
