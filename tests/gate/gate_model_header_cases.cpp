@@ -12,15 +12,17 @@ namespace {
 
 constexpr double kT0us = static_cast<double>(kCaseT0) * 1000;
 
-Call Admit(int64_t at, int64_t requests, std::string ticket, int64_t tokens = 0) {
+Call Admit(int64_t at, int64_t requests, std::string ticket, int64_t tokens = 0,
+           std::string tenant = "a") {
   Call c;
-  c.at_ms = at, c.tenant = "a", c.requests = requests, c.tokens = tokens;
+  c.at_ms = at, c.tenant = std::move(tenant), c.requests = requests, c.tokens = tokens;
   c.want = Verdict::kAdmit, c.text = std::move(ticket);
   return c;
 }
-Call DeferL1(int64_t at, int64_t delta_ms) {
+Call DeferL1(int64_t at, int64_t delta_ms, std::string tenant = "a",
+             std::string binding = "l1:requests") {
   Call c;
-  c.at_ms = at, c.tenant = "a", c.want = Verdict::kDefer, c.text = "l1:requests";
+  c.at_ms = at, c.tenant = std::move(tenant), c.want = Verdict::kDefer, c.text = std::move(binding);
   c.delta_ms = delta_ms;
   return c;
 }
@@ -86,25 +88,42 @@ std::vector<Case> HeaderCases() {
   }
   {
     // A 429 (min_429 1, beta 0.5) halves f_r and holds AIMD for the 2 s
-    // window. Headroom then raises it without waiting for the additive
-    // recovery: R = 8 with 0.5 s left on C_r = 8 is g = 2, clamped to 1,
-    // weight 0.25: f_r = 0.5 + 0.5 * 0.25 = 0.625 (at +100 ms: the additive
-    // recovery added 0.1 / 120 first); then R = 16 with 2 s left, g = 1,
-    // weight 1: f_r = 1, never above the configured cap.
-    // The 429 window and hold stay as AIMD set them.
-    Case c{"header rule: headroom raises the cap, at most to the configured one",
+    // window: headers that show headroom (R = 8 with 0.5 s left on C_r = 8
+    // is g = 2, clamped to 1) do not raise it while held; headers that
+    // show less lower it (R = 2 with 1 s left: g = 0.25, weight 0.5: f_r =
+    // 0.5 + (0.25 - 0.5) * 0.5 = 0.375).
+    Case c{"header rule: no raise while AIMD holds, lowering still",
            Adaptive(8, 0, 2000),
            Mode::kReconcile,
            {Admit(0, 1, "1"), Admit(0, 1, "2"), Admit(0, 1, "3"), Served(0, "1", -1, -1),
-            Served(100, "2", 8, 500), Served(100, "3", 16, 2000)}};
+            Served(0, "2", 8, 500), Served(0, "3", 2, 1000)}};
     c.calls[3].outcome = "429";
     c.config.adapt_min_429 = 1, c.config.adapt_beta = 0.5;
     c.check = [](const Model& m) {
       const Learned& a = *m.state.learned;
-      EXPECT_EQ(a.fr, 1);  // 0.5 (429) -> 0.625... -> 1
-      EXPECT_EQ(a.tr_us, kT0us + 100000);
+      EXPECT_EQ(a.fr, 0.375);  // 1 -> 0.5 (429) -> 0.5 (held) -> 0.375
       EXPECT_EQ(a.hr_us, kT0us + 2000000);  // the 429's hold, kept
       EXPECT_EQ(a.ws_us, kT0us);
+    };
+    out.push_back(c);
+  }
+  {
+    // After the hold, headroom raises the cap without waiting for the
+    // additive recovery: at +2 s (f_r = 0.5 + 2 / 120 by then), R = 8 with
+    // 0.5 s left is g = 1 (clamped from 2), weight 0.25; then R = 16 with
+    // 2 s left, g = 1, weight 1: f_r = 1, never above the configured cap.
+    Case c{"header rule: headroom raises the cap after the hold, at most to the configured one",
+           Adaptive(8, 0, 2000),
+           Mode::kReconcile,
+           {Admit(0, 1, "1"), Admit(0, 1, "2"), Admit(0, 1, "3"), Served(0, "1", -1, -1),
+            Served(2000, "2", 8, 500), Served(2000, "3", 16, 2000)}};
+    c.calls[3].outcome = "429";
+    c.config.adapt_min_429 = 1, c.config.adapt_beta = 0.5;
+    c.check = [](const Model& m) {
+      const Learned& a = *m.state.learned;
+      EXPECT_EQ(a.fr, 1);  // 0.5 (429) -> 0.5 + 2/120 -> ... -> 1
+      EXPECT_EQ(a.tr_us, kT0us + 2000000);
+      EXPECT_EQ(a.hr_us, kT0us + 2000000);
     };
     out.push_back(c);
   }

@@ -31,8 +31,8 @@
 -- The header rule: an "ok" answer with remaining R_d and reset T_d (ms, > 0)
 -- on a capped d sets f_d = f_d(now) + (g_d - f_d(now)) * min(1, T_d / window),
 -- g_d = clamp(R_d * 1000 / (T_d * C_d), 0.05, 1), t_d = now (the 429
--- counts and holds are kept): outside traffic or a smaller limit lowers f_d
--- before 429s, headroom raises it (at most to 1).
+-- counts and holds are kept; no raise while AIMD holds d): outside traffic
+-- or a smaller limit lowers f_d before 429s, headroom raises it (at most to 1).
 -- 'ad' (prelude.lua) is written on 429s and on answers whose headers move a
 -- fraction; recovery is computed where it is read (admit, release, state). Records, defaults and the weight rule are
 -- prelude.lua's (embedded before this text at build time).
@@ -120,17 +120,21 @@ elseif s[8] == '1' and (ARGV[5] or 'ok') == 'ok' and (arg(9) > 0 or arg(11) > 0)
   -- until the provider restores it is the rate it still allows, as a
   -- fraction of C_d: g_d = clamp(R_d / T_d / C_d, 0.05, 1); f_d moves
   -- towards it by the weight min(1, T_d / adapt_window_ms) (an answer
-  -- close to its window's reset says little about the rate).
+  -- close to its window's reset says little about the rate); it does not
+  -- raise f_d while AIMD holds d (429s showed the cap too high).
   local tn = redis.call('HMGET', H, 'adapt_recover_ms', 'adapt_window_ms')
   local win = (tonumber(tn[2]) or DEFAULT_ADAPT_WINDOW_MS) * 1000
   local rem, rst, cap = {arg(8), arg(10)}, {arg(9), arg(11)}, {Cr, Ct}
+  local held = {now < (a[9] or 0), now < (a[10] or 0)}
   local f, base, t = {fr, ft}, {a[1] or 1, a[3] or 1}, {a[2] or now, a[4] or now}
   local moved = false
   for d = 1, 2 do
     if cap[d] > 0 and rem[d] >= 0 and rst[d] > 0 then
       local g = math.min(1, math.max(0.05, rem[d] * 1000 / (rst[d] * cap[d])))
       local fn = f[d] + (g - f[d]) * math.min(1, rst[d] * 1000 / win)
-      if fn ~= f[d] then f[d], base[d], t[d], moved = fn, fn, now, true end
+      if fn < f[d] or (fn > f[d] and not held[d]) then
+        f[d], base[d], t[d], moved = fn, fn, now, true
+      end
     end
   end
   if moved then

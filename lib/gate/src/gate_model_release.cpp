@@ -141,7 +141,7 @@ int Model::Release(const ReleaseInput& in) {
   } else if (cf.adapt && in.outcome == "ok" &&
              (in.reset_requests_ms > 0 || in.reset_tokens_ms > 0)) {
     // The header rule: f_d moves towards g_d = clamp(R_d / T_d / C_d, 0.05,
-    // 1) by the weight min(1, T_d / adapt_window_ms).
+    // 1) by the weight min(1, T_d / adapt_window_ms); no raise while held.
     const double win = cf.adapt_window_ms * 1000;
     const double rem[2] = {in.remaining_requests, in.remaining_tokens};
     const double rst[2] = {in.reset_requests_ms, in.reset_tokens_ms};
@@ -149,12 +149,13 @@ int Model::Release(const ReleaseInput& in) {
     double f[2] = {fr, ft};
     double base[2] = {a ? a->fr : 1.0, a ? a->ft : 1.0};
     double t[2] = {a ? a->tr_us : now, a ? a->tt_us : now};
+    const bool held[2] = {now < (a ? a->hr_us : 0), now < (a ? a->ht_us : 0)};
     bool moved = false;
     for (int d = 0; d < 2; ++d) {
       if (!(cap[d] > 0 && rem[d] >= 0 && rst[d] > 0)) continue;
       const double g = std::min(1.0, std::max(0.05, rem[d] * 1000 / (rst[d] * cap[d])));
       const double fn = f[d] + (g - f[d]) * std::min(1.0, rst[d] * 1000 / win);
-      if (fn != f[d]) f[d] = fn, base[d] = fn, t[d] = now, moved = true;
+      if (fn < f[d] || (fn > f[d] && !held[d])) f[d] = fn, base[d] = fn, t[d] = now, moved = true;
     }
     if (moved) {
       const double tau_us = tau ? *tau : cf.adapt_recover_ms * 1000;
