@@ -13,7 +13,8 @@
 # Then prints per run the 429 share of the tenants after settling (the
 # event's "after" window), their OK req/s there, and for the outside cases
 # the first paper second after the client stops from which the tenants' OK
-# rate stays >= 90 % of the cap (1 s averages).
+# rate (3 s means) stays >= 90 % of what they attained before the client
+# started (paper seconds 5 to 15).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -82,8 +83,8 @@ fi
 python3 - "$OUT" <<'PY' | tee "$OUT/header-caps.md"
 import csv, json, os, sys
 out = sys.argv[1]
-print("| scenario | feed | 429 share after settling | tenants' OK req/s after settling | cap | back to >= 90 % of the cap after the client stops |")
-print("|---|---|---|---|---|---|")
+print("| scenario | feed | 429 share after settling | tenants' OK req/s after settling | cap | back to >= 90 % of attainable after the client stops | gate fail-opens |")
+print("|---|---|---|---|---|---|---|")
 for w in sorted(os.listdir(out)):
     run = os.path.join(out, w, "bp", "r0")
     if not os.path.isfile(os.path.join(run, "summary.json")):
@@ -97,19 +98,22 @@ for w in sorted(os.listdir(out)):
            else work["upstream"]["limits"][0]["limit"])
     back = "-"
     if ev0["type"] == "outside_traffic":
-        stop_s = work["events"][1]["at_s"]
-        rows = list(csv.DictReader(open(os.path.join(run, "timeline.csv"))))
+        # Attainable: the tenants' own OK rate in [5, start) paper s, before
+        # the client; recovered: the first second after it stops from which
+        # every 3 s mean stays >= 90 % of that.
+        start_s, stop_s = ev0["at_s"], work["events"][1]["at_s"]
         ok = {}
-        for r in rows:
-            sec = float(r["t_s"])
-            ok[sec] = sum(float(v) for k, v in r.items() if k.startswith("ok_"))
-        secs = sorted(t for t in ok if stop_s <= t < work["run_length_cap_s"] - 1)
-        back = "not within the run"
-        for i, t in enumerate(secs):
-            if all(ok[u] >= 0.9 * cap for u in secs[i:]):
-                back = "%.0f s (%.1f req/s then)" % (t + 1 - stop_s, ok[t])
+        for r in csv.DictReader(open(os.path.join(run, "timeline.csv"))):
+            ok[int(float(r["t_s"]))] = sum(float(v) for k, v in r.items() if k.startswith("ok_"))
+        att = sum(ok.get(t, 0) for t in range(5, start_s)) / (start_s - 5)
+        end = work["run_length_cap_s"] - 1
+        mean3 = {t: sum(ok.get(u, 0) for u in range(t, t + 3)) / 3 for t in range(stop_s, end - 2)}
+        back = "not within the run (attainable %.1f)" % att
+        for t in sorted(mean3):
+            if all(mean3[u] >= 0.9 * att for u in mean3 if u >= t):
+                back = "%d s (attainable %.1f req/s)" % (t - stop_s, att)
                 break
     feed = "AIMD alone" if w.endswith("-aimd") else "headers"
-    print("| %s | %s | %.1f %% | %.2f | %g | %s |" % (w.replace("-aimd", ""), feed,
-          100 * after["share_429"], after["ok_rps"], cap, back))
+    print("| %s | %s | %.1f %% | %.2f | %g | %s | %s |" % (w.replace("-aimd", ""), feed,
+          100 * after["share_429"], after["ok_rps"], cap, back, s["scenario"].get("gate_fail_opens")))
 PY
