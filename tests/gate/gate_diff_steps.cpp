@@ -372,7 +372,10 @@ std::string DiffHarness::ApplyToBoth(const DiffStep& step) {
         rep.reset_tokens_ms = r.reset_tokens_ms;
         st = gate_.Release(r.ticket, Cost{r.requests, r.tokens}, rep, r.now_ms);
       }
-      ++coverage_["release " + r.outcome + (r.outcome == "ok" && (r.reset_requests_ms > 0 || r.reset_tokens_ms > 0) ? " headers" : "") +
+      ++coverage_["release " + r.outcome +
+                  (r.outcome == "ok" && (r.reset_requests_ms > 0 || r.reset_tokens_ms > 0)
+                       ? " headers"
+                       : "") +
                   (model_.Release(r) == 1 ? "" : " (unknown ticket)")];
       return st.ok() ? "" : "release: " + st.ToString();
     }

@@ -63,9 +63,9 @@ std::vector<Case> HeaderCases() {
       const Learned& a = *m.state.learned;
       EXPECT_EQ(a.fr, 0.5);  // 1 -> 0.5
       EXPECT_EQ(a.tr_us, kT0us);
-      EXPECT_EQ(a.ft, 1);                // no token cap: untouched
-      EXPECT_EQ(a.tau_us, 120000000);    // adapt_recover_ms, for the additive recovery
-      EXPECT_EQ(a.nr, 0);                // no 429 counted, no hold
+      EXPECT_EQ(a.ft, 1);              // no token cap: untouched
+      EXPECT_EQ(a.tau_us, 120000000);  // adapt_recover_ms, for the additive recovery
+      EXPECT_EQ(a.nr, 0);              // no 429 counted, no hold
       EXPECT_EQ(a.hr_us, 0);
       EXPECT_EQ(LearnedFraction(a.fr, a.tr_us, a.tau_us, kT0us + 60000000), 1);  // 0.5 + 60/120
     };
@@ -101,7 +101,7 @@ std::vector<Case> HeaderCases() {
     c.config.adapt_min_429 = 1, c.config.adapt_beta = 0.5;
     c.check = [](const Model& m) {
       const Learned& a = *m.state.learned;
-      EXPECT_EQ(a.fr, 0.375);  // 1 -> 0.5 (429) -> 0.5 (held) -> 0.375
+      EXPECT_EQ(a.fr, 0.375);               // 1 -> 0.5 (429) -> 0.5 (held) -> 0.375
       EXPECT_EQ(a.hr_us, kT0us + 2000000);  // the 429's hold, kept
       EXPECT_EQ(a.ws_us, kT0us);
     };

@@ -159,10 +159,8 @@ int Model::Release(const ReleaseInput& in) {
     }
     if (moved) {
       const double tau_us = tau ? *tau : cf.adapt_recover_ms * 1000;
-      st.learned = Learned{base[0],          Trunc(t[0]),
-                           base[1],          Trunc(t[1]),
-                           Trunc(tau_us),    a ? a->ws_us : 0,
-                           a ? a->nr : 0,    a ? a->nt : 0,
+      st.learned = Learned{base[0],          Trunc(t[0]),      base[1],       Trunc(t[1]),
+                           Trunc(tau_us),    a ? a->ws_us : 0, a ? a->nr : 0, a ? a->nt : 0,
                            a ? a->hr_us : 0, a ? a->ht_us : 0};
       fr = f[0], ft = f[1];
     }

@@ -174,7 +174,7 @@ class BpConfiguration : public Configuration {
 
   GatePool pool_;
   const int release_drain_ms_;
-  const bool feed_headers_;  // served calls' rate-limit headers go to the gate
+  const bool feed_headers_;     // served calls' rate-limit headers go to the gate
   bool reject_logged_ = false;  // io thread only
 };
 

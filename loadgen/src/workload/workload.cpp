@@ -135,8 +135,8 @@ Result<Workload> ParseWorkload(const json& doc, const std::string& source) {
     if (!g.is_object()) return fail("gate: must be an object");
     FieldReader gr(g, "gate", &error);
     gr.OnlyKeys({"mode", "burst_s", "cap_factor", "adapt", "adapt_beta", "adapt_recover_s",
-                 "adapt_window_s", "adapt_min_429", "adapt_headers", "queue_ttl_s",
-                 "share_rule", "class_policy"});
+                 "adapt_window_s", "adapt_min_429", "adapt_headers", "queue_ttl_s", "share_rule",
+                 "class_policy"});
     std::string mode = "reconcile";
     gr.String("mode", &mode, false);
     gr.Number("burst_s", 0, false, &w.gate_burst_s, false);

@@ -140,7 +140,7 @@ struct Queue {
   double bl = 0;          // backlogged: 1 / 0
   double zs_us = 0;       // last refresh of its seen-set score
   double admits = 0, defers = 0, lent = 0;
-  double w = 0;           // the w_t it added to its class's W while backlogged
+  double w = 0;  // the w_t it added to its class's W while backlogged
 };
 
 // 'c:<k>': one class's totals and its part of eq. (1).
@@ -180,7 +180,7 @@ struct Ticket {
 // Everything the scripts keep for one target (besides its configuration).
 struct State {
   std::optional<Bucket> g;
-  std::map<std::string, Queue> queues;                       // by queue id
+  std::map<std::string, Queue> queues;       // by queue id
   std::map<std::string, ClassSums> classes;  // by class text
   std::optional<Hold> hold;
   std::optional<int64_t> reserved;                // 'rsv' = O
