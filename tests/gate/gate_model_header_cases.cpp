@@ -108,6 +108,26 @@ std::vector<Case> HeaderCases() {
     out.push_back(c);
   }
   {
+    // min_429 2. R = 2 with 1 s left on C_r = 8: g = 0.25, weight 0.5:
+    // f_r = 1 + (0.25 - 1) * 0.5 = 0.625. Then one 429 is counted (window
+    // 2 s from 0) without a decrease; while that window holds a 429 of d,
+    // headroom (R = 16 with 2 s left: g = 1, weight 1) does not raise f_d.
+    Case c{"header rule: no raise while a 429 of the dimension is counted",
+           Adaptive(8, 0, 2000),
+           Mode::kReconcile,
+           {Admit(0, 1, "1"), Admit(0, 1, "2"), Admit(0, 1, "3"), Served(0, "1", 2, 1000),
+            Served(0, "2", -1, -1), Served(0, "3", 16, 2000)}};
+    c.calls[4].outcome = "429";
+    c.config.adapt_min_429 = 2;
+    c.check = [](const Model& m) {
+      const Learned& a = *m.state.learned;
+      EXPECT_EQ(a.nr, 1);      // one 429 counted, no decrease
+      EXPECT_EQ(a.fr, 0.625);  // 1 -> 0.625, then not raised
+      EXPECT_EQ(a.ws_us, kT0us);
+    };
+    out.push_back(c);
+  }
+  {
     // After the hold, headroom raises the cap without waiting for the
     // additive recovery: at +2 s (f_r = 0.5 + 2 / 120 by then), R = 8 with
     // 0.5 s left is g = 1 (clamped from 2), weight 0.25; then R = 16 with

@@ -121,11 +121,15 @@ elseif s[8] == '1' and (ARGV[5] or 'ok') == 'ok' and (arg(9) > 0 or arg(11) > 0)
   -- fraction of C_d: g_d = clamp(R_d / T_d / C_d, 0.05, 1); f_d moves
   -- towards it by the weight min(1, T_d / adapt_window_ms) (an answer
   -- close to its window's reset says little about the rate); it does not
-  -- raise f_d while AIMD holds d (429s showed the cap too high).
+  -- raise f_d while AIMD holds d or counts a 429 of d in its current
+  -- window (429s showed the cap too high).
   local tn = redis.call('HMGET', H, 'adapt_recover_ms', 'adapt_window_ms')
   local win = (tonumber(tn[2]) or DEFAULT_ADAPT_WINDOW_MS) * 1000
   local rem, rst, cap = {arg(8), arg(10)}, {arg(9), arg(11)}, {Cr, Ct}
-  local held = {now < (a[9] or 0), now < (a[10] or 0)}
+  local ws = a[6] or 0
+  local recent = now >= ws and now < ws + win
+  local held = {now < (a[9] or 0) or (recent and (a[7] or 0) > 0),
+    now < (a[10] or 0) or (recent and (a[8] or 0) > 0)}
   local f, base, t = {fr, ft}, {a[1] or 1, a[3] or 1}, {a[2] or now, a[4] or now}
   local moved = false
   for d = 1, 2 do

@@ -141,7 +141,8 @@ int Model::Release(const ReleaseInput& in) {
   } else if (cf.adapt && in.outcome == "ok" &&
              (in.reset_requests_ms > 0 || in.reset_tokens_ms > 0)) {
     // The header rule: f_d moves towards g_d = clamp(R_d / T_d / C_d, 0.05,
-    // 1) by the weight min(1, T_d / adapt_window_ms); no raise while held.
+    // 1) by the weight min(1, T_d / adapt_window_ms); no raise while AIMD holds
+    // d or counts a 429 of d in its current window.
     const double win = cf.adapt_window_ms * 1000;
     const double rem[2] = {in.remaining_requests, in.remaining_tokens};
     const double rst[2] = {in.reset_requests_ms, in.reset_tokens_ms};
@@ -149,7 +150,10 @@ int Model::Release(const ReleaseInput& in) {
     double f[2] = {fr, ft};
     double base[2] = {a ? a->fr : 1.0, a ? a->ft : 1.0};
     double t[2] = {a ? a->tr_us : now, a ? a->tt_us : now};
-    const bool held[2] = {now < (a ? a->hr_us : 0), now < (a ? a->ht_us : 0)};
+    const double ws = a ? a->ws_us : 0;
+    const bool recent = now >= ws && now < ws + win;
+    const bool held[2] = {now < (a ? a->hr_us : 0) || (recent && (a ? a->nr : 0) > 0),
+                          now < (a ? a->ht_us : 0) || (recent && (a ? a->nt : 0) > 0)};
     bool moved = false;
     for (int d = 0; d < 2; ++d) {
       if (!(cap[d] > 0 && rem[d] >= 0 && rst[d] > 0)) continue;
