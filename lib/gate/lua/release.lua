@@ -32,11 +32,12 @@
 -- on a capped d sets f_d = f_d(now) + (g_d - f_d(now)) * min(1, T_d / window),
 -- g_d = clamp(R_d * 1000 / (T_d * C_d), 0.05, 1), t_d = now (the 429
 -- counts and holds are kept; no raise while AIMD holds d or counts a 429
--- of d in its window): outside traffic
--- or a smaller limit lowers f_d before 429s, headroom raises it (at most to 1).
+-- of d in its window): outside traffic or a smaller limit lowers f_d before
+-- 429s, headroom raises it (at most to 1).
 -- 'ad' (prelude.lua) is written on 429s and on answers whose headers move a
--- fraction; recovery is computed where it is read (admit, release, state). Records, defaults and the weight rule are
--- prelude.lua's (embedded before this text at build time).
+-- fraction; recovery is computed where it is read (admit, release, state).
+-- Records, defaults and the weight rule are prelude.lua's (embedded before
+-- this text at build time).
 --
 -- KEYS[1] = "bp:{target}:state" (the ticket key is named from it)
 -- ARGV: ticket, actual_requests, actual_tokens, [now_ms] (tests only, 0 =
