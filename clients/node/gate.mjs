@@ -229,13 +229,16 @@ export class Gate {
   // Corrects the admission by the usage the provider reported. upstream429:
   // {bound, retryAfterMs, remainingRequests, resetRequestsMs, remainingTokens,
   // resetTokensMs} (absent numbers: -1) when the provider refused the call.
+  // rateLimits: {remainingRequests, resetRequestsMs, remainingTokens,
+  // resetTokensMs} of a served call (reset: ms until fully restored; ignored
+  // with upstream429): with a reset > 0 it feeds the adaptive caps' header rule.
   // Resolves true when applied, false when there was nothing to release (no
   // ticket, unknown to the server) or the server was unreachable or the
   // breaker open (counted in releaseErrors; the ticket is left to expire). A
   // ticket is sent at most once, whatever happens: a second release of it is
   // refused here (counted in duplicateReleases). Throws for costs that are
   // not integers >= 0.
-  async release(ticket, actualTokens, { actualRequests, upstream429, nowMs = 0 } = {}) {
+  async release(ticket, actualTokens, { actualRequests, upstream429, rateLimits, nowMs = 0 } = {}) {
     if (!ticket || ticket.id === "0") return false;
     const reqs = actualRequests ?? ticket.requests;
     if (!isCount(actualTokens) || !isCount(reqs)) {
@@ -248,6 +251,10 @@ export class Gate {
       const u = upstream429;
       args.push("429", u.bound ?? "", num(u.retryAfterMs ?? -1), u.remainingRequests ?? -1,
         num(u.resetRequestsMs ?? -1), u.remainingTokens ?? -1, num(u.resetTokensMs ?? -1));
+    } else if (rateLimits && ((rateLimits.resetRequestsMs ?? -1) > 0 || (rateLimits.resetTokensMs ?? -1) > 0)) {
+      const h = rateLimits;
+      args.push("ok", "", -1, h.remainingRequests ?? -1, num(h.resetRequestsMs ?? -1),
+        h.remainingTokens ?? -1, num(h.resetTokensMs ?? -1));
     }
     const r = await this.call("release", args);
     if (r.cause) { this.counters.releaseErrors++; return false; }

@@ -128,6 +128,12 @@ TEST_F(Conformance, EveryCaseOfTheFile) {
           report.reset_requests_ms = u.value("reset_requests_ms", -1.0);
           report.remaining_tokens = u.value("remaining_tokens", int64_t{-1});
           report.reset_tokens_ms = u.value("reset_tokens_ms", -1.0);
+        } else if (r.contains("rate_limits")) {  // a served call's headers
+          const json& h = r["rate_limits"];
+          report.remaining_requests = h.value("remaining_requests", int64_t{-1});
+          report.reset_requests_ms = h.value("reset_requests_ms", -1.0);
+          report.remaining_tokens = h.value("remaining_tokens", int64_t{-1});
+          report.reset_tokens_ms = h.value("reset_tokens_ms", -1.0);
         }
         // Whether the script applied it is not part of Gate::Release's
         // answer; the state below shows it.

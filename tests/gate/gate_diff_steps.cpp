@@ -92,8 +92,10 @@ std::string DiffStep::Describe() const {
       o << "release #" << release.ticket << " actual " << release.requests << "/" << release.tokens
         << " " << release.outcome;
       if (release.outcome == "429") {
-        o << " bound '" << release.bound << "' retry_after " << release.retry_after_ms
-          << " remaining " << release.remaining_requests << "/" << release.remaining_tokens
+        o << " bound '" << release.bound << "' retry_after " << release.retry_after_ms;
+      }
+      if (release.outcome != "refused") {
+        o << " remaining " << release.remaining_requests << "/" << release.remaining_tokens
           << " reset " << release.reset_requests_ms << "/" << release.reset_tokens_ms;
       }
       break;
@@ -254,6 +256,13 @@ DiffStep DiffGenerator::Release(const gate_model::Model& model) {
   } else if (o < 0.17) {
     r.outcome = "refused";
     r.requests = 0, r.tokens = 0;
+  } else if (o < 0.5) {
+    // A served call with rate-limit headers (the header rule): remaining
+    // from none to above a second of most caps, resets around the window.
+    r.remaining_requests = Chance(0.1) ? -1 : static_cast<double>(Uniform(0, 80));
+    r.remaining_tokens = Chance(0.1) ? -1 : static_cast<double>(Uniform(0, 20000));
+    r.reset_requests_ms = Chance(0.2) ? -1 : static_cast<double>(Uniform(0, 4000));
+    r.reset_tokens_ms = Chance(0.2) ? -1 : static_cast<double>(Uniform(0, 4000));
   }
   return s;
 }
@@ -356,14 +365,18 @@ std::string DiffHarness::ApplyToBoth(const DiffStep& step) {
                       : r.bound == "tokens" ? UpstreamReport::Bound::kTokens
                                             : UpstreamReport::Bound::kUnknown;
           rep.retry_after_ms = r.retry_after_ms;
-          rep.remaining_requests = static_cast<int64_t>(r.remaining_requests);
-          rep.remaining_tokens = static_cast<int64_t>(r.remaining_tokens);
-          rep.reset_requests_ms = r.reset_requests_ms;
-          rep.reset_tokens_ms = r.reset_tokens_ms;
         }
+        rep.remaining_requests = static_cast<int64_t>(r.remaining_requests);
+        rep.remaining_tokens = static_cast<int64_t>(r.remaining_tokens);
+        rep.reset_requests_ms = r.reset_requests_ms;
+        rep.reset_tokens_ms = r.reset_tokens_ms;
         st = gate_.Release(r.ticket, Cost{r.requests, r.tokens}, rep, r.now_ms);
       }
-      ++coverage_["release " + r.outcome + (model_.Release(r) == 1 ? "" : " (unknown ticket)")];
+      ++coverage_["release " + r.outcome +
+                  (r.outcome == "ok" && (r.reset_requests_ms > 0 || r.reset_tokens_ms > 0)
+                       ? " headers"
+                       : "") +
+                  (model_.Release(r) == 1 ? "" : " (unknown ticket)")];
       return st.ok() ? "" : "release: " + st.ToString();
     }
   }

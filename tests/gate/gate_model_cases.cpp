@@ -307,6 +307,7 @@ std::vector<Case> Cases() {
                    EXPECT_EQ(m.state.g->r, 9);  // 7 + 1 s of refill, capped, - 1
                    EXPECT_EQ(m.state.g->ts_us, kCaseT0us - 1000000);
                  }});
+  for (Case& c : HeaderCases()) out.push_back(std::move(c));
   return out;
 }
 
@@ -320,6 +321,8 @@ ReleaseInput ReleaseOf(const Call& call) {
   r.ticket = call.text, r.requests = call.requests, r.tokens = call.tokens;
   r.now_ms = kCaseT0 + call.at_ms, r.outcome = call.outcome;
   if (call.outcome == "429") r.bound = "requests";
+  r.remaining_requests = call.remaining_requests, r.reset_requests_ms = call.reset_requests_ms;
+  r.remaining_tokens = call.remaining_tokens, r.reset_tokens_ms = call.reset_tokens_ms;
   return r;
 }
 

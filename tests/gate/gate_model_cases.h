@@ -27,6 +27,9 @@ struct Call {
   int64_t delta_ms = 0;  // DEFER
   bool release = false;  // a Release of ticket `text` instead (outcome below)
   std::string outcome = "ok";
+  // The release's rate-limit headers (-1 = absent; reset in ms).
+  double remaining_requests = -1, reset_requests_ms = -1;
+  double remaining_tokens = -1, reset_tokens_ms = -1;
 };
 
 struct Case {
@@ -40,6 +43,8 @@ struct Case {
 inline void PrintTo(const Case& c, std::ostream* os) { *os << c.name; }
 
 std::vector<Case> Cases();
+// The adaptive caps' header rule (gate_model_header_cases.cpp); part of Cases().
+std::vector<Case> HeaderCases();
 
 // The model's input for call `call` of a case in mode `mode`.
 AdmitInput AdmitOf(const Call& call, Mode mode);

@@ -45,7 +45,9 @@ for (const c of CASES.cases) {
           const r = step.release;
           const u = r.upstream;
           const upstream429 = u && { bound: u.bound, retryAfterMs: u.retry_after_ms, remainingRequests: u.remaining_requests, resetRequestsMs: u.reset_requests_ms, remainingTokens: u.remaining_tokens, resetTokensMs: u.reset_tokens_ms };
-          const applied = await gate.release(tickets[r.ticket], r.tokens, { actualRequests: r.requests ?? 1, upstream429, nowMs });
+          const h = r.rate_limits;
+          const rateLimits = h && { remainingRequests: h.remaining_requests, resetRequestsMs: h.reset_requests_ms, remainingTokens: h.remaining_tokens, resetTokensMs: h.reset_tokens_ms };
+          const applied = await gate.release(tickets[r.ticket], r.tokens, { actualRequests: r.requests ?? 1, upstream429, rateLimits, nowMs });
           assert.equal(applied, want.applied, where);
         }
         const got = stateFields(await gate.state());

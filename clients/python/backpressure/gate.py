@@ -109,6 +109,18 @@ class Upstream429:
     reset_tokens_ms: float = -1
 
 
+@dataclass
+class RateLimits:
+    """A served call's rate-limit headers (numbers < 0: absent): remaining
+    budget (x-ratelimit-remaining-*) and the time until it is fully restored
+    in ms (x-ratelimit-reset-*, parsed from Go durations; Anthropic's RFC 3339
+    reset minus now). Fed to the adaptive caps' header rule (docs/gate.md)."""
+    remaining_requests: int = -1
+    reset_requests_ms: float = -1
+    remaining_tokens: int = -1
+    reset_tokens_ms: float = -1
+
+
 Decision = Union[Admit, Defer, Reject]
 
 
@@ -297,11 +309,14 @@ class Gate:
             return Reject(str(reply[1]))
         return self._fail_open(SERVER_ERROR, f"admit script: unknown verdict {verdict!r}")
 
-    def release(self, ticket, actual_tokens, actual_requests=None, upstream=None, now_ms=0):
+    def release(self, ticket, actual_tokens, actual_requests=None, upstream=None, now_ms=0,
+                rate_limits=None):
         """Corrects the admission by the usage the provider reported.
 
         upstream: an Upstream429 when the provider refused the call (the
         bucket keeps the debit, the tenant's share gives the call back).
+        rate_limits: a RateLimits of a served call (ignored with upstream):
+        with a reset > 0 it feeds the adaptive caps' header rule.
         Returns True when the server applied it, False when there was nothing
         to release (no ticket, unknown to the server) or the server was
         unreachable or the breaker open (counted in release_errors; the
@@ -324,6 +339,11 @@ class Gate:
             u = upstream
             args += ["429", u.bound, _num(u.retry_after_ms), u.remaining_requests,
                      _num(u.reset_requests_ms), u.remaining_tokens, _num(u.reset_tokens_ms)]
+        elif rate_limits is not None and (rate_limits.reset_requests_ms > 0 or
+                                          rate_limits.reset_tokens_ms > 0):
+            h = rate_limits
+            args += ["ok", "", -1, h.remaining_requests, _num(h.reset_requests_ms),
+                     h.remaining_tokens, _num(h.reset_tokens_ms)]
         applied, err = self._call("release", args)
         if err is not None:
             self._bump("release_errors")

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from backpressure import Admit, Defer, Gate, Reject, Upstream429
+from backpressure import Admit, Defer, Gate, RateLimits, Reject, Upstream429
 
 CASES = json.loads((Path(__file__).resolve().parents[3] / "tests/conformance/cases.json").read_text())
 
@@ -50,8 +50,9 @@ def run_case(server, case):
         else:
             r = step["release"]
             up = Upstream429(**r["upstream"]) if "upstream" in r else None
+            rl = RateLimits(**r["rate_limits"]) if "rate_limits" in r else None
             applied = gate.release(tickets[r["ticket"]], r["tokens"], r.get("requests", 1),
-                                   upstream=up, now_ms=now)
+                                   upstream=up, now_ms=now, rate_limits=rl)
             assert applied == want["applied"], f"{where}: applied {applied}"
         check_state(gate, step.get("state", {}), where)
     gate.close()

@@ -28,9 +28,16 @@
 --   retry-after, the d reset header): one decrease per overload episode.
 -- A 429 with no known bound counts against the dimensions whose remaining
 -- header is 0, else against requests (and tokens if capped).
--- 'ad' (prelude.lua) is written only on 429s; recovery is computed where it
--- is read (admit, release, state). Records, defaults and the weight rule are
--- prelude.lua's (embedded before this text at build time).
+-- The header rule: an "ok" answer with remaining R_d and reset T_d (ms, > 0)
+-- on a capped d sets f_d = f_d(now) + (g_d - f_d(now)) * min(1, T_d / window),
+-- g_d = clamp(R_d * 1000 / (T_d * C_d), 0.05, 1), t_d = now (the 429
+-- counts and holds are kept; no raise while AIMD holds d or counts a 429
+-- of d in its window): outside traffic or a smaller limit lowers f_d before
+-- 429s, headroom raises it (at most to 1).
+-- 'ad' (prelude.lua) is written on 429s and on answers whose headers move a
+-- fraction; recovery is computed where it is read (admit, release, state).
+-- Records, defaults and the weight rule are prelude.lua's (embedded before
+-- this text at build time).
 --
 -- KEYS[1] = "bp:{target}:state" (the ticket key is named from it)
 -- ARGV: ticket, actual_requests, actual_tokens, [now_ms] (tests only, 0 =
@@ -38,7 +45,8 @@
 --       both refusals, only "429" feeds the adaptive caps], [bound "requests" |
 --       "tokens" | ""], [retry_after_ms], [remaining_requests],
 --       [reset_requests_ms], [remaining_tokens], [reset_tokens_ms]
---       (numbers: -1 or "" = absent)
+--       (numbers: -1 or "" = absent; with "ok" the remaining and reset
+--       numbers feed the header rule, the bound and retry-after are unused)
 -- Reply: 1 if applied, 0 if the ticket was unknown (released, expired, "0")
 
 local TK = P .. ':tk:' .. (ARGV[1] or '')
@@ -68,12 +76,12 @@ local capr, capt = Cr * burst, Ct * burst
 local a = ad_unpack(s[7]) or {}
 local tau = a[5]
 local fr, ft = learned(a[1], a[2], tau, now), learned(a[3], a[4], tau, now)
+local function arg(i) return tonumber(ARGV[i] or '') or -1 end
 if s[8] == '1' and ARGV[5] == '429' then
   -- The AIMD tuning, read only here (a 429 is rare).
   local tn = redis.call('HMGET', H, 'adapt_beta', 'adapt_recover_ms', 'adapt_window_ms',
     'adapt_min_429')
   tau = tau or (tonumber(tn[2]) or DEFAULT_ADAPT_RECOVER_MS) * 1000
-  local function arg(i) return tonumber(ARGV[i] or '') or -1 end
   local bound, ra = ARGV[6] or '', arg(7)
   local rem_r, rst_r, rem_t, rst_t = arg(8), arg(9), arg(10), arg(11)
   local win = (tonumber(tn[3]) or DEFAULT_ADAPT_WINDOW_MS) * 1000
@@ -109,6 +117,38 @@ if s[8] == '1' and ARGV[5] == '429' then
   redis.call('HSET', H, 'ad', string.format(ADFMT, keepf(1), t[1], keepf(2), t[2], tau, ws, n[1],
     n[2], h[1], h[2]))
   fr, ft = f[1], f[2]
+elseif s[8] == '1' and (ARGV[5] or 'ok') == 'ok' and (arg(9) > 0 or arg(11) > 0) then
+  -- The header rule: a served call's remaining budget R_d over the time T_d
+  -- until the provider restores it is the rate it still allows, as a
+  -- fraction of C_d: g_d = clamp(R_d / T_d / C_d, 0.05, 1); f_d moves
+  -- towards it by the weight min(1, T_d / adapt_window_ms) (an answer
+  -- close to its window's reset says little about the rate); it does not
+  -- raise f_d while AIMD holds d or counts a 429 of d in its current
+  -- window (429s showed the cap too high).
+  local tn = redis.call('HMGET', H, 'adapt_recover_ms', 'adapt_window_ms')
+  local win = (tonumber(tn[2]) or DEFAULT_ADAPT_WINDOW_MS) * 1000
+  local rem, rst, cap = {arg(8), arg(10)}, {arg(9), arg(11)}, {Cr, Ct}
+  local ws = a[6] or 0
+  local recent = now >= ws and now < ws + win
+  local held = {now < (a[9] or 0) or (recent and (a[7] or 0) > 0),
+    now < (a[10] or 0) or (recent and (a[8] or 0) > 0)}
+  local f, base, t = {fr, ft}, {a[1] or 1, a[3] or 1}, {a[2] or now, a[4] or now}
+  local moved = false
+  for d = 1, 2 do
+    if cap[d] > 0 and rem[d] >= 0 and rst[d] > 0 then
+      local g = math.min(1, math.max(0.05, rem[d] * 1000 / (rst[d] * cap[d])))
+      local fn = f[d] + (g - f[d]) * math.min(1, rst[d] * 1000 / win)
+      if fn < f[d] or (fn > f[d] and not held[d]) then
+        f[d], base[d], t[d], moved = fn, fn, now, true
+      end
+    end
+  end
+  if moved then
+    tau = tau or (tonumber(tn[1]) or DEFAULT_ADAPT_RECOVER_MS) * 1000
+    redis.call('HSET', H, 'ad', string.format(ADFMT, base[1], t[1], base[2], t[2], tau, a[6] or 0,
+      a[7] or 0, a[8] or 0, a[9] or 0, a[10] or 0))
+    fr, ft = f[1], f[2]
+  end
 end
 Cr, Ct = Cr * fr, Ct * ft  -- L1 refill and the tag correction at the learned caps
 local dr, dt = areq - dreq, atok - dtok

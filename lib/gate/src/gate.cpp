@@ -363,6 +363,12 @@ Status Gate::Release(const std::string& ticket, const Cost& actual, const Upstre
                 {"429", bound, FormatDouble(report.retry_after_ms),
                  std::to_string(report.remaining_requests), FormatDouble(report.reset_requests_ms),
                  std::to_string(report.remaining_tokens), FormatDouble(report.reset_tokens_ms)});
+  } else if (report.reset_requests_ms > 0 || report.reset_tokens_ms > 0) {
+    // A served call's rate-limit headers feed the adaptive caps' header rule.
+    args.insert(args.end(),
+                {"ok", "", "-1", std::to_string(report.remaining_requests),
+                 FormatDouble(report.reset_requests_ms), std::to_string(report.remaining_tokens),
+                 FormatDouble(report.reset_tokens_ms)});
   }
   return RunRelease(args);
 }

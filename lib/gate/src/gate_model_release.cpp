@@ -1,5 +1,6 @@
 // The release of the reference model (gate_model.h): the signed correction
-// of an admission's debit (P4), the adaptive caps' AIMD rule on a 429, and
+// of an admission's debit (P4), the adaptive caps' AIMD rule on a 429 and
+// header rule on a served call, and
 // the sorted-set arithmetic shared with the admission, in the order and
 // float arithmetic of release.lua.
 #include <algorithm>
@@ -137,6 +138,36 @@ int Model::Release(const ReleaseInput& in) {
                          Trunc(h[0]),
                          Trunc(h[1])};
     fr = f[0], ft = f[1];
+  } else if (cf.adapt && in.outcome == "ok" &&
+             (in.reset_requests_ms > 0 || in.reset_tokens_ms > 0)) {
+    // The header rule: f_d moves towards g_d = clamp(R_d / T_d / C_d, 0.05,
+    // 1) by the weight min(1, T_d / adapt_window_ms); no raise while AIMD holds
+    // d or counts a 429 of d in its current window.
+    const double win = cf.adapt_window_ms * 1000;
+    const double rem[2] = {in.remaining_requests, in.remaining_tokens};
+    const double rst[2] = {in.reset_requests_ms, in.reset_tokens_ms};
+    const double cap[2] = {Cr, Ct};
+    double f[2] = {fr, ft};
+    double base[2] = {a ? a->fr : 1.0, a ? a->ft : 1.0};
+    double t[2] = {a ? a->tr_us : now, a ? a->tt_us : now};
+    const double ws = a ? a->ws_us : 0;
+    const bool recent = now >= ws && now < ws + win;
+    const bool held[2] = {now < (a ? a->hr_us : 0) || (recent && (a ? a->nr : 0) > 0),
+                          now < (a ? a->ht_us : 0) || (recent && (a ? a->nt : 0) > 0)};
+    bool moved = false;
+    for (int d = 0; d < 2; ++d) {
+      if (!(cap[d] > 0 && rem[d] >= 0 && rst[d] > 0)) continue;
+      const double g = std::min(1.0, std::max(0.05, rem[d] * 1000 / (rst[d] * cap[d])));
+      const double fn = f[d] + (g - f[d]) * std::min(1.0, rst[d] * 1000 / win);
+      if (fn < f[d] || (fn > f[d] && !held[d])) f[d] = fn, base[d] = fn, t[d] = now, moved = true;
+    }
+    if (moved) {
+      const double tau_us = tau ? *tau : cf.adapt_recover_ms * 1000;
+      st.learned = Learned{base[0],          Trunc(t[0]),      base[1],       Trunc(t[1]),
+                           Trunc(tau_us),    a ? a->ws_us : 0, a ? a->nr : 0, a ? a->nt : 0,
+                           a ? a->hr_us : 0, a ? a->ht_us : 0};
+      fr = f[0], ft = f[1];
+    }
   }
   Cr = Cr * fr, Ct = Ct * ft;
   double dr = areq - dreq, dt = atok - dtok;

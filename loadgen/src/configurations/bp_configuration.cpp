@@ -59,8 +59,9 @@ GateVerdict VerdictOf(Verdict v) {
 
 class BpConfiguration : public Configuration {
  public:
-  BpConfiguration(const AdmissionFactory& make, int threads, int release_drain_ms)
-      : pool_(threads, make), release_drain_ms_(release_drain_ms) {}
+  BpConfiguration(const AdmissionFactory& make, int threads, int release_drain_ms,
+                  bool feed_headers)
+      : pool_(threads, make), release_drain_ms_(release_drain_ms), feed_headers_(feed_headers) {}
 
   std::unique_ptr<TaskQueue> MakeQueue(const Engine&) override {
     return std::make_unique<FifoTaskQueue>();
@@ -153,6 +154,7 @@ class BpConfiguration : public Configuration {
         // as above, and it feeds the adaptive caps.
         Cost actual{1, r.status == 200 ? r.prompt_tokens + r.completion_tokens : prompt};
         UpstreamReport report = ReportOf(r, e->scale());
+        if (!feed_headers_ && r.status == 200) report = UpstreamReport{};  // AIMD alone
         pool_.SubmitRelease([ticket, actual, report](Admission& gate) {
           return gate.Release(ticket, actual, report);
         });
@@ -172,6 +174,7 @@ class BpConfiguration : public Configuration {
 
   GatePool pool_;
   const int release_drain_ms_;
+  const bool feed_headers_;     // served calls' rate-limit headers go to the gate
   bool reject_logged_ = false;  // io thread only
 };
 
@@ -270,13 +273,14 @@ Result<std::unique_ptr<Configuration>> MakeBpConfiguration(const Workload& workl
                           : std::make_shared<const GateConfig>(GateConfigOf(workload, scale));
   std::unique_ptr<Configuration> c = MakeBpConfigurationOn(
       [g]() -> std::unique_ptr<Admission> { return std::make_unique<Gate>(g); },
-      options.gate_threads, options.release_drain_ms);
+      options.gate_threads, options.release_drain_ms, workload.gate_adapt_headers);
   return c;
 }
 
 std::unique_ptr<Configuration> MakeBpConfigurationOn(const AdmissionFactory& make, int threads,
-                                                     int release_drain_ms) {
-  return std::make_unique<BpConfiguration>(make, std::max(1, threads), release_drain_ms);
+                                                     int release_drain_ms, bool feed_headers) {
+  return std::make_unique<BpConfiguration>(make, std::max(1, threads), release_drain_ms,
+                                           feed_headers);
 }
 
 }  // namespace bp::loadgen

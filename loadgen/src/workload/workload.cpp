@@ -137,7 +137,8 @@ Result<Workload> ParseWorkload(const json& doc, const std::string& source) {
     if (!g.is_object()) return fail("gate: must be an object");
     FieldReader gr(g, "gate", &error);
     gr.OnlyKeys({"mode", "burst_s", "cap_factor", "adapt", "adapt_beta", "adapt_recover_s",
-                 "adapt_window_s", "adapt_min_429", "queue_ttl_s", "share_rule", "class_policy"});
+                 "adapt_window_s", "adapt_min_429", "adapt_headers", "queue_ttl_s", "share_rule",
+                 "class_policy"});
     std::string mode = "reconcile";
     gr.String("mode", &mode, false);
     gr.Number("burst_s", 0, false, &w.gate_burst_s, false);
@@ -145,6 +146,12 @@ Result<Workload> ParseWorkload(const json& doc, const std::string& source) {
     gr.Number("cap_factor", 0, false, &w.gate_cap_factor, false);
     if (g.contains("adapt") && !g["adapt"].is_boolean()) gr.Fail("adapt", "must be true or false");
     if (g.contains("adapt") && g["adapt"].is_boolean()) w.gate_adapt = g["adapt"].get<bool>();
+    if (g.contains("adapt_headers") && !g["adapt_headers"].is_boolean()) {
+      gr.Fail("adapt_headers", "must be true or false");
+    }
+    if (g.contains("adapt_headers") && g["adapt_headers"].is_boolean()) {
+      w.gate_adapt_headers = g["adapt_headers"].get<bool>();
+    }
     gr.Number("adapt_beta", 0, false, &w.gate_adapt_beta, false);
     if (error.empty() && w.gate_adapt_beta >= 1) gr.Fail("adapt_beta", "must be in (0, 1)");
     gr.Number("adapt_recover_s", 0, false, &w.gate_adapt_recover_s, false);

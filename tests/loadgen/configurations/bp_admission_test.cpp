@@ -77,10 +77,11 @@ Workload Activities(int activities) {
   return testing::BuildWorkload(doc);
 }
 
-RunRecords RunOnFake(const Workload& w, Script& script, const ScriptedUpstream& up) {
+RunRecords RunOnFake(const Workload& w, Script& script, const ScriptedUpstream& up,
+                     bool feed_headers = true) {
   auto configuration = MakeBpConfigurationOn(
       [&script]() -> std::unique_ptr<Admission> { return std::make_unique<FakeAdmission>(script); },
-      1);
+      1, 2000, feed_headers);
   EngineOptions o;
   auto endpoint = ParseHttpUrl(up.url());
   EXPECT_TRUE(endpoint.ok());
@@ -153,6 +154,32 @@ TEST(BpAdmission, ThrottledCallIsReportedAndOverloadIsRefused) {
   EXPECT_EQ(script.released[2].ticket, "c");
   EXPECT_FALSE(script.released[2].refused);
   EXPECT_EQ(script.released[2].actual.tokens, 30);
+}
+
+// A served call's rate-limit headers go to the gate with its release (the
+// header rule), as a worker that sees only the HTTP answer reads them; with
+// gate.adapt_headers false (feed_headers) they do not.
+TEST(BpAdmission, ServedCallsCarryTheirRateLimitHeadersUnlessTurnedOff) {
+  const ScriptedAnswer ok{200,
+                          {{"x-ratelimit-remaining-requests", "7"},
+                           {"x-ratelimit-reset-requests", "250ms"},
+                           {"x-ratelimit-remaining-tokens", "900"},
+                           {"x-ratelimit-reset-tokens", "1.5s"}},
+                          "",
+                          0};
+  for (bool feed : {true, false}) {
+    Script script;
+    script.answers = {Admit("a"), Reject()};
+    ScriptedUpstream up({ok});
+    RunOnFake(Activities(1), script, up, feed);
+    ASSERT_EQ(script.released.size(), 1u) << feed;
+    const UpstreamReport& rep = script.released[0].report;
+    EXPECT_EQ(rep.outcome, UpstreamReport::Outcome::kOk);
+    EXPECT_EQ(rep.remaining_requests, feed ? 7 : -1);
+    EXPECT_EQ(rep.reset_requests_ms, feed ? 250 : -1);
+    EXPECT_EQ(rep.remaining_tokens, feed ? 900 : -1);
+    EXPECT_EQ(rep.reset_tokens_ms, feed ? 1500 : -1);
+  }
 }
 
 }  // namespace

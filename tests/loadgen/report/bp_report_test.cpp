@@ -105,8 +105,15 @@ TEST(BpReport, GateSectionAdaptFields) {
   EXPECT_TRUE(w->gate_adapt);
   EXPECT_EQ(w->gate_cap_factor, 2);
   EXPECT_EQ(w->gate_adapt_recover_s, 30);
+  EXPECT_TRUE(w->gate_adapt_headers);  // served calls' headers go to the gate unless asked
+  doc["gate"] = {{"adapt", true}, {"adapt_headers", false}};
+  w = ParseWorkload(doc, "x.json");
+  ASSERT_TRUE(w.ok()) << w.status().message();
+  EXPECT_FALSE(w->gate_adapt_headers);
   for (auto [field, value, message] :
        {std::tuple{"adapt", nlohmann::json("yes"), "x.json: gate.adapt: must be true or false"},
+        std::tuple{"adapt_headers", nlohmann::json(1),
+                   "x.json: gate.adapt_headers: must be true or false"},
         std::tuple{"adapt_beta", nlohmann::json(1), "x.json: gate.adapt_beta: must be in (0, 1)"},
         std::tuple{"cap_factor", nlohmann::json(0),
                    "x.json: gate.cap_factor: must be a finite number > 0, got 0"},
@@ -135,6 +142,19 @@ TEST(BpReport, AdaptiveWorkloadsParse) {
     ++n;
   }
   EXPECT_EQ(n, 6);
+}
+
+TEST(BpReport, HeaderWorkloadsParse) {
+  // configs/headers (scripts/header-caps.sh): adaptive caps fed by headers.
+  int n = 0;
+  for (const auto& e : std::filesystem::directory_iterator(BP_SOURCE_DIR "/configs/headers")) {
+    if (e.path().extension() != ".json") continue;
+    auto w = LoadWorkload(e.path().string());
+    ASSERT_TRUE(w.ok()) << w.status().message();
+    EXPECT_TRUE(w->gate_adapt && w->gate_adapt_headers) << e.path();
+    ++n;
+  }
+  EXPECT_EQ(n, 4);
 }
 
 // The learned state of the one bp target on the server ("" if none).

@@ -296,7 +296,10 @@ struct GateTuning {
 };
 
 // What the upstream answered to an admitted call (Release input for the
-// adaptive caps). Numbers < 0 mean absent; times in real ms.
+// adaptive caps), on every answer: a 429 feeds AIMD, a served call's
+// remaining and reset feed the header rule. Numbers < 0 mean absent; times
+// in real ms; a reset is the time until the budget is fully restored
+// (OpenAI's Go durations, Anthropic's RFC 3339 time minus now).
 struct UpstreamReport {
   enum class Outcome { kOk, kThrottled } outcome = Outcome::kOk;  // 200-class or 429
   // 429: the limit the provider named (mockapi's error.dimension / error
@@ -376,7 +379,9 @@ class Gate final : public Admission {
   // The same, reporting what the upstream answered. A 429 (kThrottled) is a
   // refused call, as ReleaseRefused below (actual is then ignored), and also
   // feeds the learned caps when the tuning switch adapt is on (adaptive caps);
-  // an OK changes nothing beyond the above. The overloads without a report mean kOk.
+  // an OK with a remaining and a reset (> 0) of a dimension feeds the header
+  // rule (docs/gate.md "Adaptive caps"), else changes nothing beyond the
+  // above. The overloads without a report mean kOk without headers.
   // InvalidArgument on a report with a non-finite number.
   Status Release(const std::string& ticket, const Cost& actual, const UpstreamReport& report,
                  int64_t now_ms = 0) override;

@@ -161,7 +161,8 @@ struct Hold {
   std::string queue;
 };
 
-// 'ad': the adaptive caps' learned fractions (release.lua writes them on 429s).
+// 'ad': the adaptive caps' learned fractions (release.lua writes them on 429s
+// and on served calls whose rate-limit headers move them).
 struct Learned {
   double fr = 1, tr_us = 0, ft = 1, tt_us = 0, tau_us = 0, ws_us = 0;
   double nr = 0, nt = 0, hr_us = 0, ht_us = 0;
@@ -215,8 +216,9 @@ struct AdmitOutput {
   std::string reason;    // REJECT / ERROR
 };
 
-// One release's arguments, as release.lua's ARGV (the 429 report's numbers:
-// -1 = absent).
+// One release's arguments, as release.lua's ARGV (the report's numbers:
+// -1 = absent; with outcome "ok" the remaining and reset numbers feed the
+// adaptive caps' header rule, docs/gate.md "Adaptive caps").
 struct ReleaseInput {
   std::string ticket;
   int64_t requests = 0, tokens = 0;  // actual usage

@@ -97,7 +97,11 @@ Status ConfigureGateTarget(const Workload& workload, const TimeScale& scale,
 // MakeBpConfiguration uses it with one bp::Gate per thread; tests pass a fake
 // Admission. Each Admission is called from its own thread only. At the end
 // of a run queued releases are drained for at most release_drain_ms.
+// feed_headers: a served call's release carries its rate-limit headers
+// (UpstreamReport's remaining and reset, the header rule); false sends them
+// with 429s only (Workload::gate_adapt_headers).
 std::unique_ptr<Configuration> MakeBpConfigurationOn(const AdmissionFactory& make, int threads,
-                                                     int release_drain_ms = 2000);
+                                                     int release_drain_ms = 2000,
+                                                     bool feed_headers = true);
 
 }  // namespace bp::loadgen

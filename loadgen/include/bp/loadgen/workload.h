@@ -69,6 +69,10 @@ struct Workload {
   double gate_adapt_recover_s = 120;
   double gate_adapt_window_s = 2;
   int gate_adapt_min_429 = 4;
+  // With adapt: the workers feed every served call's rate-limit headers
+  // (remaining, reset) to the gate (the header rule); false feeds only the
+  // 429s (AIMD alone), for comparison.
+  bool gate_adapt_headers = true;
   // The gate's share rule and class policy (bp::GateTuning share_rule,
   // class_policy; docs/gate.md "The rule"). The metrics' ideal follows
   // share_rule: hierarchical unless gate.share_rule is "flat".

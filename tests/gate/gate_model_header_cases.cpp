@@ -1,0 +1,178 @@
+// Named cases of the adaptive caps' header rule (docs/gate.md "Adaptive
+// caps"): a served call's remaining budget R_d and reset T_d move the learned
+// fraction f_d towards g_d = clamp(R_d * 1000 / (T_d * C_d), 0.05, 1) by the
+// weight min(1, T_d / adapt_window_ms). Run on the model and through the
+// scripts with the other named cases (gate_model_cases.h).
+#include <gtest/gtest.h>
+
+#include "gate/gate_model_cases.h"
+
+namespace bp::gate_model {
+namespace {
+
+constexpr double kT0us = static_cast<double>(kCaseT0) * 1000;
+
+Call Admit(int64_t at, int64_t requests, std::string ticket, int64_t tokens = 0,
+           std::string tenant = "a") {
+  Call c;
+  c.at_ms = at, c.tenant = std::move(tenant), c.requests = requests, c.tokens = tokens;
+  c.want = Verdict::kAdmit, c.text = std::move(ticket);
+  return c;
+}
+Call DeferL1(int64_t at, int64_t delta_ms, std::string tenant = "a",
+             std::string binding = "l1:requests") {
+  Call c;
+  c.at_ms = at, c.tenant = std::move(tenant), c.want = Verdict::kDefer, c.text = std::move(binding);
+  c.delta_ms = delta_ms;
+  return c;
+}
+// A served call (outcome ok) of one request and `tokens`, with its headers.
+Call Served(int64_t at, std::string ticket, double rem_r, double rst_r, double rem_t = -1,
+            double rst_t = -1, int64_t tokens = 0) {
+  Call c;
+  c.at_ms = at, c.text = std::move(ticket), c.requests = 1, c.tokens = tokens;
+  c.release = true;
+  c.remaining_requests = rem_r, c.reset_requests_ms = rst_r;
+  c.remaining_tokens = rem_t, c.reset_tokens_ms = rst_t;
+  return c;
+}
+Config Adaptive(double rps, double tps, double window_ms) {
+  Config c;
+  c.requests_per_s = rps, c.tokens_per_s = tps, c.burst_s = 1;
+  c.slack_ms = 0, c.lend_fraction = 1;
+  c.adapt = true, c.adapt_window_ms = window_ms;
+  return c;
+}
+
+}  // namespace
+
+std::vector<Case> HeaderCases() {
+  std::vector<Case> out;
+  {
+    // C_r = 10; the provider has 5 requests left for the 1 s until its
+    // reset (outside traffic took the rest): g_r = 5 / 1 / 10 = 0.5, weight
+    // min(1, 1000 / 1000) = 1, so f_r = 0.5 at once, before any 429. The
+    // bucket (10 - 1 - 9 = 0) then refills at 5 req/s: 200 ms per request.
+    // A release without a reset (-1) changes nothing.
+    Case c{"header rule: a smaller remaining budget lowers the cap at once",
+           Adaptive(10, 0, 1000),
+           Mode::kReconcile,
+           {Admit(0, 1, "1"), Admit(0, 1, "2"), Served(0, "1", 0, -1), Served(0, "2", 5, 1000),
+            Admit(0, 8, "3"), DeferL1(0, 200)}};
+    c.check = [](const Model& m) {
+      const Learned& a = *m.state.learned;
+      EXPECT_EQ(a.fr, 0.5);  // 1 -> 0.5
+      EXPECT_EQ(a.tr_us, kT0us);
+      EXPECT_EQ(a.ft, 1);              // no token cap: untouched
+      EXPECT_EQ(a.tau_us, 120000000);  // adapt_recover_ms, for the additive recovery
+      EXPECT_EQ(a.nr, 0);              // no 429 counted, no hold
+      EXPECT_EQ(a.hr_us, 0);
+      EXPECT_EQ(LearnedFraction(a.fr, a.tr_us, a.tau_us, kT0us + 60000000), 1);  // 0.5 + 60/120
+    };
+    out.push_back(c);
+  }
+  {
+    // C_r = 8, window 2 s. R = 4 with 1 s to the reset: g = 0.5, weight
+    // 0.5: f_r = 1 + (0.5 - 1) * 0.5 = 0.75. Then R = 1 with 0.5 s left:
+    // g = 0.25, weight 0.25: f_r = 0.75 + (0.25 - 0.75) * 0.25 = 0.625 (an
+    // answer close to its reset moves the cap less).
+    Case c{"header rule: an answer moves the cap by its reset's weight",
+           Adaptive(8, 0, 2000),
+           Mode::kReconcile,
+           {Admit(0, 1, "1"), Admit(0, 1, "2"), Served(0, "1", 4, 1000), Served(0, "2", 1, 500)}};
+    c.check = [](const Model& m) {
+      EXPECT_EQ(m.state.learned->fr, 0.625);  // 1 -> 0.75 -> 0.625
+      EXPECT_EQ(m.state.learned->tr_us, kT0us);
+    };
+    out.push_back(c);
+  }
+  {
+    // A 429 (min_429 1, beta 0.5) halves f_r and holds AIMD for the 2 s
+    // window: headers that show headroom (R = 8 with 0.5 s left on C_r = 8
+    // is g = 2, clamped to 1) do not raise it while held; headers that
+    // show less lower it (R = 2 with 1 s left: g = 0.25, weight 0.5: f_r =
+    // 0.5 + (0.25 - 0.5) * 0.5 = 0.375).
+    Case c{"header rule: no raise while AIMD holds, lowering still",
+           Adaptive(8, 0, 2000),
+           Mode::kReconcile,
+           {Admit(0, 1, "1"), Admit(0, 1, "2"), Admit(0, 1, "3"), Served(0, "1", -1, -1),
+            Served(0, "2", 8, 500), Served(0, "3", 2, 1000)}};
+    c.calls[3].outcome = "429";
+    c.config.adapt_min_429 = 1, c.config.adapt_beta = 0.5;
+    c.check = [](const Model& m) {
+      const Learned& a = *m.state.learned;
+      EXPECT_EQ(a.fr, 0.375);               // 1 -> 0.5 (429) -> 0.5 (held) -> 0.375
+      EXPECT_EQ(a.hr_us, kT0us + 2000000);  // the 429's hold, kept
+      EXPECT_EQ(a.ws_us, kT0us);
+    };
+    out.push_back(c);
+  }
+  {
+    // min_429 2. R = 2 with 1 s left on C_r = 8: g = 0.25, weight 0.5:
+    // f_r = 1 + (0.25 - 1) * 0.5 = 0.625. Then one 429 is counted (window
+    // 2 s from 0) without a decrease; while that window holds a 429 of d,
+    // headroom (R = 16 with 2 s left: g = 1, weight 1) does not raise f_d.
+    Case c{"header rule: no raise while a 429 of the dimension is counted",
+           Adaptive(8, 0, 2000),
+           Mode::kReconcile,
+           {Admit(0, 1, "1"), Admit(0, 1, "2"), Admit(0, 1, "3"), Served(0, "1", 2, 1000),
+            Served(0, "2", -1, -1), Served(0, "3", 16, 2000)}};
+    c.calls[4].outcome = "429";
+    c.config.adapt_min_429 = 2;
+    c.check = [](const Model& m) {
+      const Learned& a = *m.state.learned;
+      EXPECT_EQ(a.nr, 1);      // one 429 counted, no decrease
+      EXPECT_EQ(a.fr, 0.625);  // 1 -> 0.625, then not raised
+      EXPECT_EQ(a.ws_us, kT0us);
+    };
+    out.push_back(c);
+  }
+  {
+    // After the hold, headroom raises the cap without waiting for the
+    // additive recovery: at +2 s (f_r = 0.5 + 2 / 120 by then), R = 8 with
+    // 0.5 s left is g = 1 (clamped from 2), weight 0.25; then R = 16 with
+    // 2 s left, g = 1, weight 1: f_r = 1, never above the configured cap.
+    Case c{"header rule: headroom raises the cap after the hold, at most to the configured one",
+           Adaptive(8, 0, 2000),
+           Mode::kReconcile,
+           {Admit(0, 1, "1"), Admit(0, 1, "2"), Admit(0, 1, "3"), Served(0, "1", -1, -1),
+            Served(2000, "2", 8, 500), Served(2000, "3", 16, 2000)}};
+    c.calls[3].outcome = "429";
+    c.config.adapt_min_429 = 1, c.config.adapt_beta = 0.5;
+    c.check = [](const Model& m) {
+      const Learned& a = *m.state.learned;
+      EXPECT_EQ(a.fr, 1);  // 0.5 (429) -> 0.5 + 2/120 -> ... -> 1
+      EXPECT_EQ(a.tr_us, kT0us + 2000000);
+      EXPECT_EQ(a.hr_us, kT0us + 2000000);
+    };
+    out.push_back(c);
+  }
+  {
+    // Tokens: C_t = 1000 tokens/s, R_t = 250 with 1 s left: f_t = 0.25; the
+    // request headers show headroom (g_r = 10 / 1 / 10 = 1) and f_r stays 1.
+    Case c{"header rule: each dimension learns from its own headers",
+           Adaptive(10, 1000, 1000),
+           Mode::kReconcile,
+           {Admit(0, 1, "1", 100), Served(0, "1", 10, 1000, 250, 1000, 100)}};
+    c.check = [](const Model& m) {
+      const Learned& a = *m.state.learned;
+      EXPECT_EQ(a.fr, 1);
+      EXPECT_EQ(a.ft, 0.25);  // 1 -> 0.25
+      EXPECT_EQ(a.tt_us, kT0us);
+    };
+    out.push_back(c);
+  }
+  {
+    // adapt off: the same headers teach nothing ('ad' stays absent).
+    Case c{"header rule: off with adapt off",
+           Adaptive(10, 0, 1000),
+           Mode::kReconcile,
+           {Admit(0, 1, "1"), Served(0, "1", 0, 1000)}};
+    c.config.adapt = false;
+    c.check = [](const Model& m) { EXPECT_FALSE(m.state.learned.has_value()); };
+    out.push_back(c);
+  }
+  return out;
+}
+
+}  // namespace bp::gate_model
