@@ -133,7 +133,8 @@ TokenUse ReadStats(const HttpEndpoint& ep) {
 }
 
 TEST_F(Streaming, MockapiGivesBackTheTokensACutStreamNeverGenerated) {
-  // 60 tokens of completion at 10 ms a token (one event a token); one
+  // 60 tokens of completion clamped to the request's max_tokens 50, at 10 ms
+  // a token (one event a token); one
   // 1 000 000-token window of an hour, so nothing rolls during the test.
   const char* config = R"({"completion_tokens":{"distribution":"fixed","value":60},)"
                        R"("latency":{"min_ms":0,"max_ms":0,"per_output_token_ms":10},)"
@@ -158,19 +159,19 @@ TEST_F(Streaming, MockapiGivesBackTheTokensACutStreamNeverGenerated) {
       if (u.cuts == 1 || mode == "full") break;
       ::usleep(20'000);
     }
-    // Two calls of 4 prompt + 60 completion tokens were charged at admission.
-    EXPECT_EQ(u.completion, 120);
+    // Two calls of 4 prompt + 50 completion tokens were charged at admission.
+    EXPECT_EQ(u.completion, 100);
     if (mode == "full") {
       EXPECT_EQ(u.cuts, 0);
-      EXPECT_EQ(u.remaining, 1000000 - 2 * 64);  // the cut stream costs its whole answer
+      EXPECT_EQ(u.remaining, 1000000 - 2 * 54);  // the cut stream costs its whole answer
       continue;
     }
     EXPECT_EQ(u.cuts, 1);
     // What it gave back is what was never generated: at least the client's 3
     // token events were, and the server noticed within a few more events.
     EXPECT_GT(u.refunded, 0);
-    EXPECT_LE(u.refunded, 60 - 3);
-    EXPECT_EQ(u.remaining, 1000000 - 2 * 64 + u.refunded);  // the limit carries exactly that
+    EXPECT_LE(u.refunded, 50 - 3);
+    EXPECT_EQ(u.remaining, 1000000 - 2 * 54 + u.refunded);  // the limit carries exactly that
   }
 }
 

@@ -27,8 +27,6 @@ AttemptRecord Streamed(int64_t activity, int tenant, int64_t send, int stream, i
 // Speedup 2: paper ms = 2 x real ms.
 RunRecords StreamRun() {
   RunRecords r;
-  r.workload = "w";
-  r.configuration = "bp";
   r.speedup = 2;
   r.cap_requests_per_s = 60;
   r.slots = 2;
