@@ -171,6 +171,7 @@ Result<MockConfig> ConfigFromJson(const json& j, const MockConfig& base) {
   r.Enum("scope", &c.scope, {"global", "api_key"});
   r.Bool("count_rejected", &c.count_rejected);
   r.Enum("token_accounting", &c.token_accounting, {"actual", "max_tokens"});
+  r.Enum("stream_disconnect", &c.stream_disconnect, {"generated", "full"});
   if (r.Has("limits")) {
     auto limits = LimitsFromJson(j["limits"], "limits");  // the reader loadgen uses too
     if (!limits.ok()) return limits.status();
@@ -202,8 +203,8 @@ Result<MockConfig> ConfigFromJson(const json& j, const MockConfig& base) {
   r.Number("idle_timeout_ms", &c.idle_timeout_ms, 1, 3.6e6);
   if (Status s =
           r.Finish({"listen", "threads", "dialect", "profile", "overload", "model", "organization",
-                    "scope", "count_rejected", "token_accounting", "limits", "completion_tokens",
-                    "latency", "seed", "body_limit_bytes", "read_timeout_ms", "idle_timeout_ms"});
+                    "scope", "count_rejected", "token_accounting", "stream_disconnect", "limits",
+                    "completion_tokens", "latency", "seed", "body_limit_bytes", "read_timeout_ms", "idle_timeout_ms"});
       !s.ok()) {
     return s;
   }
@@ -311,6 +312,8 @@ json ConfigToJson(const MockConfig& c) {
           {"count_rejected", c.count_rejected},
           {"token_accounting",
            c.token_accounting == TokenAccounting::kActual ? "actual" : "max_tokens"},
+          {"stream_disconnect",
+           c.stream_disconnect == StreamDisconnect::kGenerated ? "generated" : "full"},
           {"limits", std::move(limits)},
           {"completion_tokens", std::move(tokens)},
           {"latency",

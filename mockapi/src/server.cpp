@@ -157,6 +157,8 @@ class Session : public std::enable_shared_from_this<Session> {
       out_ += keep_alive ? "\r\nConnection: keep-alive" : "\r\nConnection: close";
     stream_interval_us_ = version >= 11 ? r.stream_interval_us : 0;
     if (stream_interval_us_ > 0) {  // paced events, one chunk each
+      streaming_ = true;
+      events_written_ = 0;
       out_ += "\r\nTransfer-Encoding: chunked\r\n\r\n";
       stream_body_.assign(r.body);
       stream_pos_ = 0;
@@ -222,6 +224,10 @@ class Session : public std::enable_shared_from_this<Session> {
 
   void OnWrite(beast::error_code ec, size_t, bool direct) {
     if (ec || closed_) return DoClose();
+    if (streaming_) {
+      ++events_written_;  // each write of a paced stream carries one event
+      streaming_ = stream_interval_us_ > 0;
+    }
     if (stream_interval_us_ > 0) {  // more events to pace out
       out_.clear();
       AppendNextEvent();
@@ -260,6 +266,10 @@ class Session : public std::enable_shared_from_this<Session> {
   void DoClose() {
     if (closed_) return;
     closed_ = true;
+    if (streaming_ && response_.on_stream_cut) {  // the client left mid-stream
+      streaming_ = false;
+      response_.on_stream_cut(events_written_);
+    }
     beast::error_code ec;
     socket_.shutdown(tcp::socket::shutdown_both, ec);
     socket_.close(ec);
@@ -278,6 +288,8 @@ class Session : public std::enable_shared_from_this<Session> {
   std::string stream_body_;  // a paced stream's events
   size_t stream_pos_ = 0;
   int64_t stream_interval_us_ = 0;
+  bool streaming_ = false;     // a paced stream is being written
+  int64_t events_written_ = 0; // its events written so far
   SteadyClock::time_point deadline_ = SteadyClock::time_point::max();
   SteadyClock::time_point armed_at_;
   bool armed_ = false;

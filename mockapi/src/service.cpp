@@ -201,6 +201,7 @@ void Service::Impl::Route(const HttpRequest& req, uint64_t id, HttpResponse* out
   r.body.clear();
   r.delay_us = 0;
   r.stream_interval_us = 0;
+  r.on_stream_cut = nullptr;
   r.close = false;
   const auto s = snap.load();
   const MockConfig& config = s->config;
@@ -256,6 +257,26 @@ void Service::Impl::Route(const HttpRequest& req, uint64_t id, HttpResponse* out
   // Every /v1/ answer carries the rate-limit headers of the caller's scope.
   const auto states = s->limits->For(config.scope, KeyOf(req), clock)->Peek();
   internal::AddRateLimitHeaders(dialect, config.profile, states, clock.NowUs(), &r);
+}
+
+// The refund of a paced OpenAI stream cut short: the output it charged
+// minus the tokens of the content events written (the first event is the
+// role chunk, then one content event per ceil(completion / 64) tokens, as
+// chat.cpp's OpenAIStream writes them), on the token and output-token
+// limits, where the charge still counts (LimiterSet::Refund).
+static std::function<void(int64_t)> StreamCutRefund(std::shared_ptr<Limits> limits, LimiterSet* set,
+                                             const internal::Usage& u, int64_t output,
+                                             int64_t charged_at_us, internal::Stats& stats) {
+  const int64_t per_event = std::max<int64_t>(1, (u.completion_tokens + 63) / 64);
+  const int64_t completion = u.completion_tokens;
+  return [limits = std::move(limits), set, per_event, completion, output, charged_at_us,
+          &stats](int64_t events_written) {
+    const int64_t generated =
+        std::clamp<int64_t>((events_written - 1) * per_event, 0, completion);
+    const int64_t back = std::max<int64_t>(0, output - generated);
+    stats.CountStreamCut(back);
+    if (back > 0) set->Refund({0, back, 0, back}, charged_at_us);
+  };
 }
 
 void Service::Impl::Chat(const Snapshot& s, const HttpRequest& req, bool anthropic, uint64_t id,
@@ -317,6 +338,9 @@ void Service::Impl::Chat(const Snapshot& s, const HttpRequest& req, bool anthrop
       r->delay_us = static_cast<int64_t>(base_ms * 1000.0);
       r->stream_interval_us =
           static_cast<int64_t>(tokens_ms * 1000.0) / std::max<int64_t>(1, events);
+      if (c.stream_disconnect == StreamDisconnect::kGenerated && !call.anthropic) {
+        r->on_stream_cut = StreamCutRefund(s.limits, set, u, output, now_us, stats);
+      }
     }
   } else {
     const LimiterOptions& bound = s.limits->options[d.binding];

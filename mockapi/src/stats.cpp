@@ -1,6 +1,8 @@
 // mockapi counters as JSON and Prometheus text exposition format 0.0.4.
 #include "stats.h"
 
+#include <algorithm>
+
 namespace bp::mockapi::internal {
 
 namespace {
@@ -23,6 +25,12 @@ void Stats::CountAdmitted(int64_t prompt_tokens, int64_t completion_tokens) {
   admitted_.fetch_add(1, kRelaxed);
   prompt_tokens_.fetch_add(static_cast<uint64_t>(prompt_tokens), kRelaxed);
   completion_tokens_.fetch_add(static_cast<uint64_t>(completion_tokens), kRelaxed);
+}
+
+void Stats::CountStreamCut(int64_t refunded) {
+  stream_cuts_.fetch_add(1, kRelaxed);
+  stream_cut_refunded_tokens_.fetch_add(static_cast<uint64_t>(std::max<int64_t>(0, refunded)),
+                                        kRelaxed);
 }
 
 nlohmann::json Stats::ToJson(const std::vector<LimiterOptions>& options,
@@ -52,6 +60,8 @@ nlohmann::json Stats::ToJson(const std::vector<LimiterOptions>& options,
           {"admitted", admitted_.load(kRelaxed)},
           {"prompt_tokens", prompt_tokens_.load(kRelaxed)},
           {"completion_tokens", completion_tokens_.load(kRelaxed)},
+          {"stream_cuts", stream_cuts_.load(kRelaxed)},
+          {"stream_cut_refunded_tokens", stream_cut_refunded_tokens_.load(kRelaxed)},
           {"limits", limits},
           {"uptime_s", uptime_s}};
 }

@@ -26,6 +26,9 @@ class Stats {
   void CountResponse(int status);
   void CountRejected(Dimension bound, bool never_fits);
   void CountAdmitted(int64_t prompt_tokens, int64_t completion_tokens);
+  // A paced stream cut short by its client; `refunded` output tokens given
+  // back (MockConfig::stream_disconnect).
+  void CountStreamCut(int64_t refunded);
 
   // `states` of the global limiter set, in the order of `options`.
   nlohmann::json ToJson(const std::vector<LimiterOptions>& options,
@@ -42,6 +45,8 @@ class Stats {
   std::atomic<uint64_t> admitted_{0};
   std::atomic<uint64_t> prompt_tokens_{0};
   std::atomic<uint64_t> completion_tokens_{0};
+  std::atomic<uint64_t> stream_cuts_{0};
+  std::atomic<uint64_t> stream_cut_refunded_tokens_{0};
 };
 
 }  // namespace bp::mockapi::internal

@@ -38,6 +38,11 @@ class FixedWindowLimiter final : public Limiter {
     Roll(now_us);
     used_ += cost;
   }
+  void Refund(int64_t cost, int64_t consumed_at_us, int64_t now_us) override {
+    Roll(now_us);
+    if (FloorDiv(consumed_at_us, window_us_) * window_us_ != window_start_) return;
+    used_ = std::max<int64_t>(0, used_ - std::max<int64_t>(0, cost));
+  }
   int64_t Remaining(int64_t now_us) override {
     Roll(now_us);
     return std::max<int64_t>(0, limit_ - used_);
@@ -90,6 +95,17 @@ class SlidingWindowLimiter final : public Limiter {
     }
     sum_ += cost;
   }
+  void Refund(int64_t cost, int64_t consumed_at_us, int64_t now_us) override {
+    Expire(now_us);
+    for (auto it = log_.rbegin(); it != log_.rend() && cost > 0; ++it) {
+      if (it->time_us < consumed_at_us) return;
+      if (it->time_us != consumed_at_us) continue;
+      const int64_t back = std::min(cost, it->cost);
+      it->cost -= back;
+      sum_ -= back;
+      return;
+    }
+  }
   int64_t Remaining(int64_t now_us) override {
     Expire(now_us);
     return std::max<int64_t>(0, limit_ - sum_);
@@ -134,6 +150,11 @@ class TokenBucketLimiter final : public Limiter {
     Refill(now_us);
     level_ -= std::min(cost, limit_) * window_us_;  // at most one capacity of debt per call
     level_ = std::max(level_, -full_ * 2);
+  }
+  void Refund(int64_t cost, int64_t, int64_t now_us) override {
+    Refill(now_us);
+    if (cost <= 0) return;
+    level_ = std::min(full_, level_ + std::min(cost, limit_) * window_us_);
   }
   int64_t Remaining(int64_t now_us) override {
     Refill(now_us);

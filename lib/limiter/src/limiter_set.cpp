@@ -65,6 +65,15 @@ LimiterDecision LimiterSet::Acquire(const DimensionCosts& cost,
   return d;
 }
 
+void LimiterSet::Refund(const DimensionCosts& cost, int64_t consumed_at_us) {
+  std::lock_guard<std::mutex> lock(mu_);
+  const int64_t now_us = clock_.NowUs();
+  for (auto& l : limiters_) {
+    const int64_t c = cost[static_cast<int>(l->options().dimension)];
+    if (c > 0) l->Refund(c, consumed_at_us, now_us);
+  }
+}
+
 std::vector<LimiterState> LimiterSet::Peek() {
   std::vector<LimiterState> states;
   std::lock_guard<std::mutex> lock(mu_);

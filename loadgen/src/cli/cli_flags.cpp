@@ -112,6 +112,7 @@ CliParse ParseLoadgenArgs(const std::vector<std::string>& args, int64_t now_unix
   std::string sdk_bound = "inclusive";
   std::string litellm_limiter = "v3";
   std::string litellm_tokens = "output";
+  std::string litellm_stream = "counted";
   std::string shard_text;
 
   po::options_description desc("loadgen: a multi-tenant workflow-engine load generator\nOptions");
@@ -152,6 +153,9 @@ CliParse ParseLoadgenArgs(const std::vector<std::string>& args, int64_t now_unix
       "(clock minutes, retry-after to the next minute)")(
       "litellm-tpm", po::value(&litellm_tokens)->default_value(litellm_tokens),
       "litellm v3 token counter: output (completion tokens, LiteLLM's default) or total")(
+      "litellm-stream-usage", po::value(&litellm_stream)->default_value(litellm_stream),
+      "litellm: counted (a streamed call's usage corrects TPM like a plain call's, as LiteLLM "
+      "documents) or uncounted (streamed calls never reach TPM: BerriAI/litellm#41610)")(
       "tn-rps-limit", po::value(&tn_rps_text)->default_value(tn_rps_text),
       "tn: Temporal queue-rps-limit in paper req/s, >= 0 (0: the workload's request cap)")(
       "quiet,q", po::bool_switch(&quiet),
@@ -246,6 +250,10 @@ CliParse ParseLoadgenArgs(const std::vector<std::string>& args, int64_t now_unix
   if (!tokens.ok()) return UsageError("--litellm-tpm: " + tokens.status().message());
   run.litellm.limiter = *limiter;
   run.litellm.tokens = *tokens;
+  if (litellm_stream != "counted" && litellm_stream != "uncounted")
+    return UsageError("--litellm-stream-usage must be counted or uncounted, got '" +
+                      litellm_stream + "'");
+  run.litellm.count_streamed = litellm_stream == "counted";
   auto configs = ParseConfigurationList(config_list);
   if (!configs.ok()) return UsageError(configs.status().message());
   plan.configurations = *configs;

@@ -120,7 +120,7 @@ class Litellm : public Configuration {
         return;
       }
       int64_t actual = 0;
-      if (r.status == 200) {
+      if (r.status == 200 && (!r.streamed || options_.count_streamed)) {
         actual = r.completion_tokens;
         if (options_.tokens == LitellmTokenCount::kTotal ||
             options_.limiter == LitellmLimiterVersion::kV1) {

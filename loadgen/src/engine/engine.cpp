@@ -30,6 +30,7 @@ Engine::Engine(const Workload& workload, EngineOptions options, Configuration& c
   HttpClientOptions http;
   http.endpoint = options_.upstream;
   http.timeout_ms = options_.http_timeout_ms;
+  http.now_us = [this] { return NowUs(); };  // stream event times on the run clock
   http_ = std::make_unique<HttpClient>(io_, http);
   records_.workload = workload_.name;
   records_.speedup = options_.scale.speedup();
@@ -59,8 +60,13 @@ Engine::Engine(const Workload& workload, EngineOptions options, Configuration& c
         {"max_tokens", t.max_tokens},
         {"user", t.id}};
     bodies_.push_back(std::make_shared<const std::string>(body.dump()));
+    body["stream"] = true;
+    body["stream_options"] = {{"include_usage", true}};
+    stream_bodies_.push_back(std::make_shared<const std::string>(body.dump()));
   }
   activities_total_ = workload_.total_activities();
+  decided_.assign(workload_.tenants.size(), 0);
+  streamed_.assign(workload_.tenants.size(), 0);
 }
 
 Engine::~Engine() = default;

@@ -1,5 +1,6 @@
 // The calls of the engine model (engine.h): one recorded HTTP attempt to the
 // upstream, a proxy-local answer, and the OpenAI SDK's retry loop.
+#include <cmath>
 #include <nlohmann/json.hpp>
 
 #include "bp/loadgen/engine.h"
@@ -9,9 +10,19 @@
 namespace bp::loadgen {
 namespace {
 
-// Parses the parts of an upstream answer the engine needs.
-void ParseAnswer(const HttpResponse& r, const TimeScale& scale, CallResult* out) {
+// Parses the parts of an upstream answer the engine needs; prompt_estimate:
+// the request's prompt tokens (a stream without usage is charged with it).
+void ParseAnswer(const HttpResponse& r, const TimeScale& scale, int64_t prompt_estimate,
+                 CallResult* out) {
   out->status = r.status;
+  out->streamed = r.streamed;
+  out->cancelled = r.cancelled;
+  if (r.streamed) {
+    const StreamStats& s = r.stream;
+    const bool usage = !r.cancelled && s.completion_tokens.has_value();
+    out->prompt_tokens = usage ? s.prompt_tokens.value_or(prompt_estimate) : prompt_estimate;
+    out->completion_tokens = usage ? *s.completion_tokens : s.tokens_received();
+  }
   out->should_retry = r.should_retry;
   out->ratelimit = r.ratelimit;
   if (r.retry_after_ms) {
@@ -54,11 +65,18 @@ void Engine::SendUpstream(Execution& exec, CallDone done) {
   ++records_.activities[exec.activity_id].http_attempts;
   int64_t activity_id = exec.activity_id;
   int tenant_index = exec.tenant_index;
-  http_->Request("POST", options_.upstream_path, bodies_[tenant_index],
+  const CallMode mode = ModeOf(activity_id, tenant_index);
+  RequestStream stream;
+  stream.stream = mode != CallMode::kPlain;
+  if (mode == CallMode::kStreamCut)
+    stream.cancel_after_events = workload_.tenants[tenant_index].cancel_after_events;
+  const auto& body = stream.stream ? stream_bodies_[tenant_index] : bodies_[tenant_index];
+  http_->Request("POST", options_.upstream_path, body,
                  [this, activity_id, tenant_index, send, done = std::move(done)](HttpResponse r) {
                    if (stopped_) return;
                    CallResult result;
-                   ParseAnswer(r, options_.scale, &result);
+                   ParseAnswer(r, options_.scale, workload_.tenants[tenant_index].prompt_tokens,
+                               &result);
                    AttemptRecord rec;
                    rec.activity_id = activity_id;
                    rec.tenant_index = tenant_index;
@@ -66,6 +84,15 @@ void Engine::SendUpstream(Execution& exec, CallDone done) {
                    rec.done_us = NowUs();
                    rec.status = result.status;
                    rec.bound = result.bound;
+                   if (r.streamed) {
+                     rec.stream = r.cancelled ? 2 : 1;
+                     const StreamStats& st = r.stream;
+                     if (st.first_token_us >= 0) rec.ttft_us = st.first_token_us - send;
+                     if (st.token_events >= 2) {
+                       rec.itl_us =
+                           (st.last_token_us - st.first_token_us) / (st.token_events - 1);
+                     }
+                   }
                    records_.attempts.push_back(rec);
                    int k = workload_.tenants[tenant_index].priority;
                    if (result.status == 200) ++ok_by_class_[k];
@@ -74,7 +101,28 @@ void Engine::SendUpstream(Execution& exec, CallDone done) {
                      records_.activities[activity_id].completion_tokens = result.completion_tokens;
                    }
                    done(result);
-                 });
+                 },
+                 stream);
+}
+
+// floor((n + 1) s) > floor(n s): exactly s of every run of calls, spread
+// evenly (s = 0.5 streams every other call), the same in every run.
+static bool TakesShare(int64_t n, double share) {
+  return std::floor(static_cast<double>(n + 1) * share) > std::floor(static_cast<double>(n) * share);
+}
+
+Engine::CallMode Engine::ModeOf(int64_t activity_id, int tenant_index) {
+  if (call_modes_.size() <= static_cast<size_t>(activity_id))
+    call_modes_.resize(static_cast<size_t>(activity_id) + 1, CallMode::kUndecided);
+  CallMode& mode = call_modes_[static_cast<size_t>(activity_id)];
+  if (mode != CallMode::kUndecided) return mode;
+  const TenantSpec& t = workload_.tenants[tenant_index];
+  mode = CallMode::kPlain;
+  if (TakesShare(decided_[tenant_index]++, t.stream_share)) {
+    mode = TakesShare(streamed_[tenant_index]++, t.cancel_share) ? CallMode::kStreamCut
+                                                                 : CallMode::kStream;
+  }
+  return mode;
 }
 
 void Engine::RecordLocalReject(Execution& exec, const std::string& bound) {

@@ -22,67 +22,6 @@ namespace beast = boost::beast;
 namespace http = beast::http;
 using tcp = asio::ip::tcp;
 
-Result<HttpEndpoint> ParseHttpUrl(const std::string& url) {
-  std::string rest = url;
-  if (rest.rfind("http://", 0) == 0) rest = rest.substr(7);
-  if (rest.rfind("https://", 0) == 0)
-    return Status::InvalidArgument(url + ": https is not supported");
-  while (!rest.empty() && rest.back() == '/') rest.pop_back();
-  auto colon = rest.rfind(':');
-  if (colon == std::string::npos || colon == 0) {
-    return Status::InvalidArgument(url + ": expected http://HOST:PORT");
-  }
-  HttpEndpoint ep;
-  ep.host = rest.substr(0, colon);
-  if (ep.host.size() > 2 && ep.host.front() == '[' && ep.host.back() == ']') {
-    ep.host = ep.host.substr(1, ep.host.size() - 2);
-  }
-  // Decimal digits only: "0x1F90" or "8080.0" is not port 8080.
-  const auto port = ParseDecimalInt(rest.substr(colon + 1));
-  if (!port || *port < 1 || *port > 65535) {
-    return Status::InvalidArgument(url + ": bad port '" + rest.substr(colon + 1) +
-                                   "' (decimal 1-65535)");
-  }
-  ep.port = static_cast<int>(*port);
-  boost::system::error_code ec;
-  if (ep.host != "localhost") {
-    asio::ip::make_address(ep.host, ec);
-    if (ec) return Status::InvalidArgument(url + ": host must be an IP literal or localhost");
-  }
-  return ep;
-}
-
-std::optional<double> ParseGoDurationMs(std::string_view v) {
-  if (auto plain = ParseSeconds(v)) {
-    if (*plain < 0) return std::nullopt;
-    return *plain * 1000;
-  }
-  if (v.empty()) return std::nullopt;
-  double ms = 0;
-  size_t i = 0;
-  while (i < v.size()) {
-    size_t j = i;
-    while (j < v.size() && ((v[j] >= '0' && v[j] <= '9') || v[j] == '.')) ++j;
-    if (j == i) return std::nullopt;
-    auto number = ParseSeconds(v.substr(i, j - i));
-    if (!number) return std::nullopt;
-    size_t k = j;
-    while (k < v.size() && !((v[k] >= '0' && v[k] <= '9') || v[k] == '.')) ++k;
-    const std::string_view unit = v.substr(j, k - j);
-    double scale = 0;
-    if (unit == "h") scale = 3'600'000;
-    if (unit == "m") scale = 60'000;
-    if (unit == "s") scale = 1000;
-    if (unit == "ms") scale = 1;
-    if (unit == "us" || unit == "\xc2\xb5s") scale = 0.001;
-    if (unit == "ns") scale = 1e-6;
-    if (scale == 0) return std::nullopt;
-    ms += *number * scale;
-    i = k;
-  }
-  return ms;
-}
-
 namespace {
 
 tcp::endpoint ToTcp(const HttpEndpoint& ep) {
@@ -113,6 +52,13 @@ struct HttpClient::Impl : std::enable_shared_from_this<HttpClient::Impl> {
     std::shared_ptr<Connection> conn;
     std::shared_ptr<http::request<http::string_body>> req;
     std::shared_ptr<http::response<http::string_body>> res;
+    RequestStream stream_options;
+    // A streamed read: the parser (its on_chunk_body feeds `reader`).
+    std::unique_ptr<http::response_parser<http::string_body>> parser;
+    std::unique_ptr<StreamReader> reader;
+    // The parser keeps a reference to its chunk callback: it lives here.
+    std::function<size_t(uint64_t, beast::string_view, beast::error_code&)> on_chunk;
+    bool cancelled = false;
   };
 
   Impl(asio::io_context& io_in, HttpClientOptions o)
@@ -175,14 +121,85 @@ struct HttpClient::Impl : std::enable_shared_from_this<HttpClient::Impl> {
                       });
   }
 
+  int64_t Now() const {
+    if (options.now_us) return options.now_us();
+    return std::chrono::duration_cast<std::chrono::microseconds>(
+               std::chrono::steady_clock::now().time_since_epoch())
+        .count();
+  }
+
   void DoRead(std::shared_ptr<Call> call) {
     call->res = std::make_shared<http::response<http::string_body>>();
+    if (call->stream_options.stream) return DoReadStream(std::move(call));
     call->conn->stream.expires_after(timeout());
     http::async_read(call->conn->stream, call->conn->buffer, *call->res,
                      [self = shared_from_this(), call](beast::error_code ec, size_t) {
                        if (ec) return self->Fail(call, "read: " + ec.message(), true);
                        self->OnResponse(call);
                      });
+  }
+
+  // A streamed answer: the header and then the body in pieces as they
+  // arrive. A chunked body goes to the StreamReader chunk by chunk; a body
+  // with a Content-Length (an error, or a stream sent at once) is read whole.
+  void DoReadStream(std::shared_ptr<Call> call) {
+    call->parser = std::make_unique<http::response_parser<http::string_body>>();
+    call->reader = std::make_unique<StreamReader>();
+    Call* raw = call.get();  // the parser lives in the call: no owning capture
+    call->on_chunk = [this, raw](uint64_t, beast::string_view body,
+                                 beast::error_code& ec) -> size_t {
+      const StreamStats& s = raw->reader->Feed(std::string_view(body.data(), body.size()), Now());
+      const int64_t cut = raw->stream_options.cancel_after_events;
+      if (cut > 0 && s.token_events >= cut) {
+        raw->cancelled = true;
+        ec = asio::error::operation_aborted;  // stops the read; DoReadSome disconnects
+      }
+      return body.size();
+    };
+    call->parser->on_chunk_body(call->on_chunk);
+    DoReadSome(std::move(call));
+  }
+
+  void DoReadSome(std::shared_ptr<Call> call) {
+    call->conn->stream.expires_after(timeout());
+    http::async_read_some(
+        call->conn->stream, call->conn->buffer, *call->parser,
+        [self = shared_from_this(), call](beast::error_code ec, size_t) {
+          if (call->cancelled) return self->OnCancelled(call);
+          if (ec) return self->Fail(call, "read: " + ec.message(), !call->parser->got_some());
+          if (!call->parser->is_done()) return self->DoReadSome(call);
+          *call->res = call->parser->release();
+          self->OnResponse(call);
+        });
+  }
+
+  // Feeds a whole event-stream body event by event, stopping at the cut;
+  // true when it stopped there.
+  bool FeedWhole(Call& call, std::string_view body) {
+    const int64_t cut = call.stream_options.cancel_after_events;
+    const int64_t now = Now();
+    for (size_t at = 0; at < body.size();) {
+      const size_t blank = body.find("\n\n", at);
+      const size_t end = blank == std::string_view::npos ? body.size() : blank + 2;
+      const StreamStats& s = call.reader->Feed(body.substr(at, end - at), now);
+      if (cut > 0 && s.token_events >= cut) return true;
+      at = end;
+    }
+    return false;
+  }
+
+  // The caller cut the stream short: disconnect and answer with what came.
+  void OnCancelled(std::shared_ptr<Call> call) {
+    HttpResponse out;
+    out.status = static_cast<int>(call->parser->get().result_int());
+    out.streamed = true;
+    out.cancelled = true;
+    out.stream = call->reader->stats();
+    Close(call->conn);
+    call->conn.reset();
+    Callback done = std::move(call->done);
+    StartWaiting();
+    if (!stopped) done(std::move(out));
   }
 
   void OnResponse(std::shared_ptr<Call> call) {
@@ -218,7 +235,18 @@ struct HttpClient::Impl : std::enable_shared_from_this<HttpClient::Impl> {
       if (v == "false") out.should_retry = false;
     }
     out.body = std::move(call->res->body());
-    bool keep = res.keep_alive();
+    if (call->reader && out.status == 200) {
+      const auto type = res[http::field::content_type];
+      if (type.starts_with("text/event-stream")) {
+        out.streamed = true;
+        // Sent with a Content-Length (not chunked): its events arrive at
+        // once; a cut still stops reading at the N-th token event.
+        out.cancelled = FeedWhole(*call, out.body);
+        out.stream = call->reader->stats();
+        out.body.clear();
+      }
+    }
+    bool keep = res.keep_alive() && !out.cancelled;
     auto conn = std::move(call->conn);
     Callback done = std::move(call->done);
     if (keep && !stopped) {
@@ -294,8 +322,10 @@ HttpClient::HttpClient(asio::io_context& io, HttpClientOptions options)
 HttpClient::~HttpClient() { Shutdown(); }
 
 void HttpClient::Request(std::string method, std::string target,
-                         std::shared_ptr<const std::string> body, Callback done) {
+                         std::shared_ptr<const std::string> body, Callback done,
+                         RequestStream stream) {
   auto call = std::make_shared<Impl::Call>();
+  call->stream_options = stream;
   call->method = std::move(method);
   call->target = std::move(target);
   call->body = std::move(body);

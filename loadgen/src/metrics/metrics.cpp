@@ -11,7 +11,7 @@
 #include "metrics_internal.h"
 
 namespace bp::loadgen {
-namespace {
+namespace internal {
 
 LatencySummary Summarize(const std::vector<double>& ms) {
   LatencySummary s;
@@ -25,6 +25,11 @@ LatencySummary Summarize(const std::vector<double>& ms) {
   s.p99_ms = Percentile(ms, 0.99);
   return s;
 }
+
+}  // namespace internal
+namespace {
+
+using internal::Summarize;
 
 void CountAttempts(const RunRecords& r, RunMetrics& m) {
   for (const AttemptRecord& a : r.attempts) {
@@ -292,6 +297,7 @@ RunMetrics ComputeRunMetrics(const RunRecords& r, const MetricsOptions& options)
   m.vtc = ComputeVtcMeasure(r);
 
   internal::AddWaitBreakdown(r, m);
+  internal::AddStreamMetrics(r, m);
   m.heatmap = internal::BuildHeatmap(r, options, drain_end_us);
   return m;
 }

@@ -44,6 +44,13 @@ int64_t LastCompletionUs(const RunRecords& r);
 // does a tenant whose last completed activity failed).
 int64_t ContentionWindowEndUs(const RunRecords& r);
 
+// count, mean and p50/p95/p99 of `ms` (statistics.h Percentile).
+LatencySummary Summarize(const std::vector<double>& ms);
+
+// Fills the streaming metrics of the run, its classes and tenants
+// (metrics_stream.cpp). Needs m.classes and m.tenants.
+void AddStreamMetrics(const RunRecords& r, RunMetrics& m);
+
 // Fills each class's deferrals_by_cause, retries_429 and tail breakdown
 // (metrics_waits.cpp). Needs m.classes with end_to_end computed.
 void AddWaitBreakdown(const RunRecords& r, RunMetrics& m);

@@ -36,8 +36,27 @@ std::vector<std::pair<std::string, double>> ScalarMetrics(const RunMetrics& m) {
     add("share_429_requests_bound", static_cast<double>(m.upstream_429_requests_bound) / all);
     add("share_429_tokens_bound", static_cast<double>(m.upstream_429_tokens_bound) / all);
   }
+  // Streaming latencies where there were samples (prefix "stream." for the run).
+  auto add_stream = [&add](const std::string& p, const StreamMetrics& s) {
+    if (s.ttft.count > 0) {
+      add(p + "ttft_p50_ms", s.ttft.p50_ms);
+      add(p + "ttft_p95_ms", s.ttft.p95_ms);
+      add(p + "ttft_p99_ms", s.ttft.p99_ms);
+    }
+    if (s.http_ttft.count > 0) add(p + "http_ttft_p95_ms", s.http_ttft.p95_ms);
+    if (s.itl.count > 0) {
+      add(p + "itl_p50_ms", s.itl.p50_ms);
+      add(p + "itl_p95_ms", s.itl.p95_ms);
+      add(p + "itl_p99_ms", s.itl.p99_ms);
+    }
+  };
+  if (m.stream.streamed > 0) {
+    add_stream("stream.", m.stream);
+    add("stream.cut", static_cast<double>(m.stream.cut));
+  }
   for (const ClassMetrics& c : m.classes) {
     const std::string p = "class.P" + std::to_string(c.priority) + ".";
+    add_stream(p, c.stream);
     add(p + "ok_rps", c.ok_rps);
     // Latencies only where there were samples, so repeats average real values.
     if (c.http.count > 0) {
@@ -53,6 +72,7 @@ std::vector<std::pair<std::string, double>> ScalarMetrics(const RunMetrics& m) {
   for (const TenantMetrics& t : m.tenants) {
     const std::string p = "tenant." + t.id + ".";
     add(p + "ok_rps", t.ok_rps);
+    add_stream(p, t.stream);
     if (!t.unservable) {  // no share to achieve
       add(p + "achievement", t.achievement);
       add(p + "drf_achievement", t.drf_achievement);

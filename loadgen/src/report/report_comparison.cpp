@@ -148,6 +148,21 @@ std::vector<PaperRow> GenericRows() {
            {}}};
 }
 
+// Rows for a workload with streamed calls (ScalarMetrics' "stream.cut" is
+// there): time to first token and inter-token latency per class.
+std::vector<PaperRow> StreamRows() {
+  auto p95 = [](const char* metric) { return Part{metric, 1, 0, ""}; };
+  return {{"",
+           "streamed: TTFT p95 P1/P2/P3 (ms, from schedule)",
+           {p95("class.P1.ttft_p95_ms"), p95("class.P2.ttft_p95_ms"), p95("class.P3.ttft_p95_ms")},
+           {}},
+          {"",
+           "streamed: ITL p95 P1/P2/P3 (ms)",
+           {p95("class.P1.itl_p95_ms"), p95("class.P2.itl_p95_ms"), p95("class.P3.itl_p95_ms")},
+           {}}};
+}
+constexpr const char* kStreamed = "stream.cut";
+
 // The failure row's counts (ScalarMetrics names).
 constexpr const char* kFailedCalls = "failed_calls";
 constexpr const char* kUnfinished = "unfinished_activities";
@@ -219,7 +234,7 @@ std::string Measured(const ConfigurationSummary* c, const std::vector<Part>& par
 }  // namespace
 
 std::vector<std::string> ComparisonMetricNames() {
-  std::vector<std::string> names = {kFailedCalls, kUnfinished, kNeverServed};
+  std::vector<std::string> names = {kFailedCalls, kUnfinished, kNeverServed, kStreamed};
   auto add = [&names](const std::vector<PaperRow>& rows) {
     for (const PaperRow& r : rows) {
       for (const Part& p : r.parts) {
@@ -231,6 +246,7 @@ std::vector<std::string> ComparisonMetricNames() {
   };
   add(PaperRows());
   add(GenericRows());
+  add(StreamRows());
   return names;
 }
 
@@ -248,6 +264,11 @@ std::string ComparisonMarkdown(const std::vector<WorkloadSummary>& workloads) {
       if (w.workload == r.workload) rows.push_back(r);
     }
     if (rows.empty()) rows = GenericRows();
+    bool streamed = false;
+    for (const ConfigurationSummary& c : w.configurations) streamed = streamed || c.Find(kStreamed);
+    if (streamed) {
+      for (const PaperRow& r : StreamRows()) rows.push_back(r);
+    }
     bool failures = false;
     for (const ConfigurationSummary& c : w.configurations) failures = failures || HasFailures(c);
     if (failures) {  // first, so a reader sees it before the rates

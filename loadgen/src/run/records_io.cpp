@@ -20,8 +20,14 @@ int VerdictNumber(GateVerdict v) { return static_cast<int>(v); }
 json AttemptsJson(const std::vector<AttemptRecord>& v) {
   json a = json::array();
   for (const AttemptRecord& r : v) {
-    a.push_back({r.activity_id, r.tenant_index, r.send_us, r.done_us, r.status, r.proxy_local,
-                 r.bound, r.tokens});
+    json row = {r.activity_id, r.tenant_index, r.send_us, r.done_us, r.status, r.proxy_local,
+                r.bound,       r.tokens};
+    if (r.stream != 0) {  // streamed calls only: plain runs' files keep their size
+      row.push_back(r.stream);
+      row.push_back(r.ttft_us);
+      row.push_back(r.itl_us);
+    }
+    a.push_back(std::move(row));
   }
   return a;
 }
@@ -55,6 +61,12 @@ std::vector<AttemptRecord> AttemptsOf(const json& doc, const char* field, std::s
     a.proxy_local = r[5].get<bool>();
     a.bound = r[6].get<std::string>();
     if (r.size() > 7) a.tokens = r[7].get<int64_t>();  // parts written without it: 0
+    if (r.size() > 10) {
+      a.stream = r[8].get<int>();
+      a.ttft_us = r[9].get<int64_t>();
+      a.itl_us = r[10].get<int64_t>();
+      if (a.stream < 0 || a.stream > 2) throw std::invalid_argument("stream must be 0, 1 or 2");
+    }
     out.push_back(std::move(a));
   });
   return out;

@@ -100,6 +100,12 @@ class FieldReader {
     return text;
   }
 
+  void Bool(const char* key, bool* out) {
+    if (!Has(key)) return;
+    if (!obj_.at(key).is_boolean()) return Fail(key, "must be true or false");
+    *out = obj_.at(key).get<bool>();
+  }
+
   void String(const char* key, std::string* out, bool required) {
     if (!Has(key)) {
       if (required) Fail(key, "missing (required)");

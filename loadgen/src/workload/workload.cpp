@@ -30,7 +30,8 @@ void ParseTenant(const json& t, const std::string& path, int classes, TenantSpec
   }
   FieldReader r(t, path, error);
   r.OnlyKeys({"id", "priority", "weight", "concurrency", "workflows", "activities_per_workflow",
-              "prompt_tokens", "max_tokens", "count"});
+              "prompt_tokens", "max_tokens", "count", "stream", "stream_share", "cancel_share",
+              "cancel_after_events"});
   r.Int("count", 1, 1000000, count, false);
   r.String("id", &out->id, true);
   if (error->empty() && !bp::ValidTenantName(out->id))
@@ -42,6 +43,15 @@ void ParseTenant(const json& t, const std::string& path, int classes, TenantSpec
   r.Int("activities_per_workflow", 1, 100000, &out->activities_per_workflow, false);
   r.Int("prompt_tokens", 1, 1000000, &out->prompt_tokens, true);
   r.Int("max_tokens", 1, 1000000, &out->max_tokens, true);
+  bool stream = false;
+  r.Bool("stream", &stream);
+  if (stream && r.Has("stream_share")) r.Fail("stream", "give stream or stream_share, not both");
+  if (stream) out->stream_share = 1;
+  r.NumberIn("stream_share", 0, 1, &out->stream_share, false);
+  r.NumberIn("cancel_share", 0, 1, &out->cancel_share, false);
+  r.Int("cancel_after_events", 1, 1000000, &out->cancel_after_events, false);
+  if (error->empty() && out->cancel_share > 0 && out->stream_share == 0)
+    r.Fail("cancel_share", "cancels streamed calls only; set stream or stream_share too");
 }
 
 // Validates the parts of the upstream section loadgen depends on and derives
@@ -53,7 +63,7 @@ void ParseUpstream(const json& u, UpstreamCaps* caps, std::string* error) {
   }
   FieldReader r(u, "upstream", error);
   r.OnlyKeys({"limits", "completion_tokens", "latency", "count_rejected", "token_accounting",
-              "dialect", "scope", "model", "profile", "overload"});
+              "dialect", "scope", "model", "profile", "overload", "stream_disconnect"});
   if (!error->empty()) return;
   auto c = CapsOfLimits(u.contains("limits") ? u["limits"] : json(), "upstream.limits");
   if (!c.ok()) {

@@ -249,9 +249,9 @@ TEST(EngineWorkload, AllShippedWorkloadsParse) {
     EXPECT_TRUE(w.ok()) << w.status().message();
     ++n;
   }
-  // Table II's nine, mixed-sizes, the two asymmetric-class ones and
-  // cross-priority-strict.
-  EXPECT_EQ(n, 13);
+  // Table II's nine, mixed-sizes, the two asymmetric-class ones,
+  // cross-priority-strict and the two streaming ones.
+  EXPECT_EQ(n, 15);
   auto ms = LoadWorkload(BP_SOURCE_DIR "/configs/workloads/mixed-sizes.json");
   ASSERT_TRUE(ms.ok());
   EXPECT_DOUBLE_EQ(ms->caps.max_tokens_per_call, 12000);  // 6000-token prompts fit the window

@@ -70,6 +70,12 @@ class Limiter {
   virtual int64_t WaitUs(int64_t cost, int64_t now_us) = 0;
   // Debits `cost`, even past the limit (count_rejected charges).
   virtual void Consume(int64_t cost, int64_t now_us) = 0;
+  // Gives back up to `cost` of what Consume took at `consumed_at_us`, where
+  // it still counts at now_us: a fixed window (and a quantum) only while its
+  // window is the current one, a sliding window from the entry of that time
+  // while it has not expired, a token bucket up to full. What no longer
+  // counts is not given back (a stream cut short: the tokens never generated).
+  virtual void Refund(int64_t cost, int64_t consumed_at_us, int64_t now_us) = 0;
   // What could still be consumed now (>= 0): the x-ratelimit-remaining value.
   virtual int64_t Remaining(int64_t now_us) = 0;
   // Microseconds until the limit is fully restored (x-ratelimit-reset, OpenAI:
@@ -126,6 +132,10 @@ class LimiterSet {
   // fits once it does, since capacity only grows while nothing is consumed);
   // a call above some capacity never fits and binds there with retry 0.
   LimiterDecision Acquire(const DimensionCosts& cost, const DimensionCosts* rejected_charge);
+
+  // Limiter::Refund of `cost` (per dimension) consumed at `consumed_at_us`,
+  // from every limiter of its dimension.
+  void Refund(const DimensionCosts& cost, int64_t consumed_at_us);
 
   // States without consuming (for /admin and /stats).
   std::vector<LimiterState> Peek();

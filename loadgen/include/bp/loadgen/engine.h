@@ -93,6 +93,11 @@ struct CallResult {
   bool proxy_local = false;          // answered by the litellm gateway
   std::optional<bool> should_retry;  // x-should-retry (overrides the SDK's rule)
   RateLimitHeaders ratelimit;        // x-ratelimit-* headers, real ms
+  // A streamed answer: tokens are its final usage chunk's; a stream cut
+  // short (or one without usage) has the request's prompt estimate and the
+  // tokens received (StreamStats::tokens_received).
+  bool streamed = false;
+  bool cancelled = false;
 };
 
 struct Outcome {
@@ -208,6 +213,12 @@ class Engine {
   std::unique_ptr<HttpClient> http_;
   std::unique_ptr<TaskQueue> queue_;
   std::vector<std::shared_ptr<const std::string>> bodies_;  // per tenant request body
+  std::vector<std::shared_ptr<const std::string>> stream_bodies_;  // the same, stream: true
+  // Per activity: how it calls (decided at its first send, kept for retries).
+  enum class CallMode : uint8_t { kUndecided, kPlain, kStream, kStreamCut };
+  CallMode ModeOf(int64_t activity_id, int tenant_index);
+  std::vector<CallMode> call_modes_;
+  std::vector<int64_t> decided_, streamed_;  // per tenant: modes decided, streams among them
   const Clock* clock_ = nullptr;  // options_.clock or SteadyClock::Instance()
   int64_t start_us_ = 0;          // clock_ time when Run started
   std::mt19937_64 rng_;

@@ -16,6 +16,7 @@
 #include <string>
 #include <string_view>
 
+#include "bp/loadgen/sse_reader.h"
 #include "bp/status.h"
 
 namespace bp::loadgen {
@@ -40,7 +41,25 @@ struct HttpResponse {
   std::optional<double> retry_after_s;   // header retry-after (seconds; dates ignored)
   std::optional<bool> should_retry;      // header x-should-retry: true|false
   RateLimitHeaders ratelimit;            // x-ratelimit-remaining-* / reset-*
-  std::string body;
+  std::string body;  // a chunked event stream's events are not kept here
+  // A streamed request (RequestStream::stream) answered 200 with
+  // text/event-stream: what its events delivered, times from
+  // HttpClientOptions::now_us. `cancelled`: the client disconnected after
+  // RequestStream::cancel_after_events token events (status stays 200).
+  bool streamed = false;
+  bool cancelled = false;
+  StreamStats stream;
+};
+
+// How a request reads its answer. A streamed answer's chunked body goes
+// through a StreamReader as it arrives (Beast's parser with an on_chunk_body
+// callback: the body is never buffered whole); reading stops at the end of
+// the chunked body, which follows "data: [DONE]".
+struct RequestStream {
+  bool stream = false;
+  // > 0: disconnect once this many token events arrived (a stream cut short
+  // by its caller); the connection is closed, not reused.
+  int64_t cancel_after_events = 0;
 };
 
 struct HttpEndpoint {
@@ -56,6 +75,9 @@ struct HttpClientOptions {
   HttpEndpoint endpoint;
   int timeout_ms = 30000;      // per connect, write and read
   int max_connections = 1024;  // beyond this, requests wait for a free one
+  // The clock of a stream's event times (StreamStats), microseconds;
+  // empty: the steady clock. Called on the io thread.
+  std::function<int64_t()> now_us;
 };
 
 class HttpClient {
@@ -69,8 +91,9 @@ class HttpClient {
   // Sends `method target` with a JSON body (may be empty) and calls `done`
   // exactly once with the answer, unless Shutdown() came first or the
   // io_context is destroyed with the request pending.
+  // `stream`: read a text/event-stream answer incrementally (RequestStream).
   void Request(std::string method, std::string target, std::shared_ptr<const std::string> body,
-               Callback done);
+               Callback done, RequestStream stream = {});
 
   // Closes every connection; pending callbacks are dropped.
   void Shutdown();

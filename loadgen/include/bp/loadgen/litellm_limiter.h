@@ -43,6 +43,10 @@ enum class LitellmTokenCount { kOutput, kTotal };
 struct LitellmOptions {
   LitellmLimiterVersion limiter = LitellmLimiterVersion::kV3;
   LitellmTokenCount tokens = LitellmTokenCount::kOutput;  // v3 only
+  // A streamed call's usage (its final chunk) corrects TPM as a plain call's
+  // does; false: it is corrected to 0, streamed calls never reaching TPM
+  // (the fault of BerriAI/litellm#41610).
+  bool count_streamed = true;
 };
 
 // "v3" | "v1" and "output" | "total"; InvalidArgument otherwise.

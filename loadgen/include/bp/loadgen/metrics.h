@@ -41,6 +41,18 @@ struct LatencySummary {
   double mean_ms = 0, p50_ms = 0, p95_ms = 0, p99_ms = 0;
 };
 
+// Streamed calls of one group (AttemptRecord::stream, ttft_us, itl_us), paper
+// ms, over streamed 200 answers: ttft is what the workflow sees, from the
+// activity's first schedule (ActivityRecord::scheduled_us: queue, gate
+// waits and retries included) to the first token; http_ttft from the
+// answer's request send to its first token; itl each answer's mean gap
+// between token events (answers with two or more). cut: streams the caller
+// cut short.
+struct StreamMetrics {
+  int64_t streamed = 0, cut = 0;
+  LatencySummary ttft, http_ttft, itl;
+};
+
 struct TenantMetrics {
   std::string id;
   int priority = 1;
@@ -70,6 +82,7 @@ struct TenantMetrics {
   // No call of it can ever be served (TenantInfo::unservable) and none was:
   // no ideal share, not in Jain's indexes, not counted as never served.
   bool unservable = false;
+  StreamMetrics stream;
 };
 
 // Waits of one cause in a class: how many, and their total in paper ms.
@@ -105,6 +118,7 @@ struct ClassMetrics {
   // how many, and their deferral timers by cause (paper ms).
   int64_t tail_activities = 0;
   std::map<std::string, WaitTotal> tail_deferrals_by_cause;
+  StreamMetrics stream;
 };
 
 // OK requests per second per tenant per time bucket (Fig. 4).
@@ -180,6 +194,7 @@ struct RunMetrics {
   double admit_calls_per_ok_call = -1;
 
   LatencySummary http, end_to_end;  // all classes together
+  StreamMetrics stream;             // all classes together
   double slot_ms_per_ok_call = 0;
   double in_activity_ms = 0;
 
@@ -230,7 +245,12 @@ RunMetrics ComputeRunMetrics(const RunRecords& records, const MetricsOptions& op
 // (only causes that occurred), "tenant.<id>.first_ok_wait_s" (if served),
 // "share_429_requests_bound", "share_429_tokens_bound" (of all upstream 429s,
 // only when there were any), "vtc_max_diff_u" (when a pair of one class was
-// backlogged together), "admit_calls_per_ok_call" (bp runs). Class latency
+// backlogged together), "admit_calls_per_ok_call" (bp runs),
+// "stream.ttft_p50_ms" / "_p95_ms" / "_p99_ms", "stream.http_ttft_p95_ms",
+// "stream.itl_p50_ms" / ... and
+// the same per class ("class.P<k>.ttft_p95_ms", ...) and tenant
+// ("tenant.<id>.ttft_p95_ms", ...), "stream.cut" (runs with streamed
+// calls; latencies only where there were samples). Class latency
 // and workflow names appear only when the class had samples.
 std::vector<std::pair<std::string, double>> ScalarMetrics(const RunMetrics& m);
 

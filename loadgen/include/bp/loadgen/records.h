@@ -28,6 +28,14 @@ struct AttemptRecord {
   int64_t tokens = 0;       // outside client's OK answers: prompt + completion
                             // tokens of their usage (tenants' calls keep theirs
                             // on ActivityRecord); 0 otherwise
+  // Streaming (sse_reader.h): 0 a plain call, 1 a streamed answer read to its
+  // end, 2 a stream the caller cut short. Time to first token (send ->
+  // first token event) and inter-token latency (the mean gap between its
+  // token events: (last - first) / (events - 1)), real us; -1 when not
+  // streamed or too few token events.
+  int stream = 0;
+  int64_t ttft_us = -1;
+  int64_t itl_us = -1;
 };
 
 // One activity (one LLM call) from first schedule to final outcome.

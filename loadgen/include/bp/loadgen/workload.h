@@ -41,6 +41,15 @@ struct TenantSpec {
   int activities_per_workflow = 1;  // LLM calls per workflow, in sequence
   int64_t prompt_tokens = 100;      // prompt size, bp::TextOfTokens(prompt_tokens)
   int64_t max_tokens = 50;          // the request's max_tokens
+  // Streaming (docs/loadgen.md "Streaming"): this share of the tenant's
+  // activities, in [0, 1], calls with stream: true and
+  // stream_options.include_usage (`"stream": true` is a share of 1); of those,
+  // cancel_share in [0, 1] disconnect after cancel_after_events token events.
+  // Shares are spread exactly per tenant: activity n (the tenant's n-th
+  // first send, from 0) streams when floor((n+1) s) > floor(n s).
+  double stream_share = 0;
+  double cancel_share = 0;
+  int64_t cancel_after_events = 8;
 };
 
 struct Workload {

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -34,6 +35,10 @@ struct HttpResponse {
   // (each ending in a blank line) are written one per chunk (chunked
   // transfer encoding), this many microseconds apart.
   int64_t stream_interval_us = 0;
+  // A paced stream's client went away: called once, on the connection's
+  // thread, with the events written before the write that failed (the
+  // first event counted as 1). Empty: nothing to do.
+  std::function<void(int64_t events_written)> on_stream_cut;
   bool close = false;  // close the connection after answering
 };
 

@@ -1,0 +1,259 @@
+// Streamed calls against the real mockapi binary over loopback: the HTTP
+// client reads a paced event stream chunk by chunk (usage from the final
+// chunk, [DONE], the connection kept), cuts one short after N token events,
+// every configuration runs a streaming workload to the end, and bp releases
+// a cut stream with the tokens received, so the gate's per-class totals are
+// exactly prompt + tokens received.
+#include <gtest/gtest.h>
+
+#include <unistd.h>
+
+#include <boost/asio/io_context.hpp>
+#include <nlohmann/json.hpp>
+
+#include "bp/gate_admin.h"
+#include "bp/loadgen/http_client.h"
+#include "bp/loadgen/runner.h"
+#include "mockapi_process.h"
+#include "support/valkey_server.h"
+#include "workload_builder.h"
+
+namespace bp::loadgen {
+namespace {
+
+// mockapi's config: 12 completion tokens a call, 2 ms a token (a paced,
+// chunked stream: one token an event), no base latency.
+const char kUpstream[] =
+    R"({"completion_tokens":{"distribution":"fixed","value":12},)"
+    R"("latency":{"min_ms":0,"max_ms":0,"per_output_token_ms":2},)"
+    R"("limits":[{"dimension":"requests","algorithm":"fixed_window","limit":1000,"window_s":1}]})";
+
+const char kStreamBody[] =
+    R"({"model":"m","messages":[{"role":"user","content":"tok tok tok tok "}],)"
+    R"("max_tokens":50,"stream":true,"stream_options":{"include_usage":true}})";
+
+class Streaming : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    binary_ = bp::test::MockapiBinary();
+    ASSERT_FALSE(binary_.empty()) << bp::test::kNoMockapi;
+    ASSERT_TRUE(mockapi_.running());
+    endpoint_ = {"127.0.0.1", mockapi_.port()};
+    const HttpResponse put = HttpRequestBlocking(endpoint_, "PUT", "/admin/config", kUpstream, 5000);
+    ASSERT_EQ(put.status, 200) << put.body;
+  }
+  // Two requests on one client (so the second may reuse the connection).
+  std::vector<HttpResponse> Twice(RequestStream first, RequestStream second) {
+    boost::asio::io_context io;
+    HttpClientOptions o;
+    o.endpoint = endpoint_;
+    HttpClient client(io, o);
+    std::vector<HttpResponse> out;
+    auto body = std::make_shared<const std::string>(kStreamBody);
+    client.Request("POST", "/v1/chat/completions", body,
+                   [&](HttpResponse r) {
+                     out.push_back(std::move(r));
+                     client.Request("POST", "/v1/chat/completions", body,
+                                    [&](HttpResponse r2) { out.push_back(std::move(r2)); }, second);
+                   },
+                   first);
+    io.run_for(std::chrono::seconds(10));
+    return out;
+  }
+  std::string binary_ = bp::test::MockapiBinary();
+  bp::test::MockapiProcess mockapi_{binary_, {}};
+  HttpEndpoint endpoint_;
+};
+
+TEST_F(Streaming, ClientReadsAPacedStreamToDoneWithItsUsage) {
+  const auto r = Twice({true, 0}, {true, 0});
+  ASSERT_EQ(r.size(), 2u);
+  for (const HttpResponse& a : r) {
+    EXPECT_EQ(a.status, 200) << a.error;
+    EXPECT_TRUE(a.streamed);
+    EXPECT_FALSE(a.cancelled);
+    EXPECT_TRUE(a.stream.done);
+    EXPECT_EQ(a.stream.token_events, 12);  // 12 tokens, one an event
+    EXPECT_EQ(a.stream.tokens_received(), 12);
+    EXPECT_EQ(a.stream.prompt_tokens, 4);  // 16 bytes / 4
+    EXPECT_EQ(a.stream.completion_tokens, 12);
+    EXPECT_EQ(a.stream.malformed, 0);
+    EXPECT_TRUE(a.body.empty());  // a chunked stream is not buffered
+    // 13 paced events after the first (12 tokens + the finish chunk + usage +
+    // [DONE] over 15 events, 24 ms): the token events span at least 10 gaps.
+    EXPECT_GE(a.stream.last_token_us - a.stream.first_token_us, 10 * 1000);
+  }
+}
+
+TEST_F(Streaming, ClientCutsAStreamAfterNTokenEvents) {
+  const auto r = Twice({true, 3}, {true, 0});
+  ASSERT_EQ(r.size(), 2u);
+  EXPECT_EQ(r[0].status, 200);
+  EXPECT_TRUE(r[0].cancelled);
+  EXPECT_FALSE(r[0].stream.done);
+  EXPECT_EQ(r[0].stream.token_events, 3);
+  EXPECT_EQ(r[0].stream.tokens_received(), 3);
+  EXPECT_FALSE(r[0].stream.completion_tokens.has_value());
+  // The cut connection was closed; the next call opens a fresh one and reads
+  // its whole stream.
+  EXPECT_TRUE(r[1].stream.done);
+  EXPECT_EQ(r[1].stream.completion_tokens, 12);
+}
+
+TEST_F(Streaming, AnErrorAnswerToAStreamedRequestIsAPlainBody) {
+  const HttpResponse put = HttpRequestBlocking(
+      endpoint_, "PUT", "/admin/config",
+      R"({"limits":[{"dimension":"requests","algorithm":"fixed_window","limit":1,"window_s":60}]})",
+      5000);
+  ASSERT_EQ(put.status, 200);
+  const auto r = Twice({true, 0}, {true, 0});
+  ASSERT_EQ(r.size(), 2u);
+  EXPECT_TRUE(r[0].streamed);
+  EXPECT_EQ(r[1].status, 429);
+  EXPECT_FALSE(r[1].streamed);
+  EXPECT_NE(r[1].body.find("rate_limit"), std::string::npos);
+  EXPECT_TRUE(r[1].retry_after_ms.has_value());
+}
+
+// mockapi's stats and its one token limit's remaining count.
+struct TokenUse {
+  int64_t cuts = 0, refunded = 0, remaining = 0, completion = 0;
+};
+TokenUse ReadStats(const HttpEndpoint& ep) {
+  const HttpResponse r = HttpRequestBlocking(ep, "GET", "/stats", "", 5000);
+  const auto j = nlohmann::json::parse(r.body);
+  TokenUse u;
+  u.cuts = j.at("stream_cuts").get<int64_t>();
+  u.refunded = j.at("stream_cut_refunded_tokens").get<int64_t>();
+  u.completion = j.at("completion_tokens").get<int64_t>();
+  for (const auto& l : j.at("limits")) {
+    if (l.at("dimension") == "tokens") u.remaining = l.at("remaining").get<int64_t>();
+  }
+  return u;
+}
+
+TEST_F(Streaming, MockapiGivesBackTheTokensACutStreamNeverGenerated) {
+  // 60 tokens of completion clamped to the request's max_tokens 50, at 10 ms
+  // a token (one event a token); one
+  // 1 000 000-token window of an hour, so nothing rolls during the test.
+  const char* config = R"({"completion_tokens":{"distribution":"fixed","value":60},)"
+                       R"("latency":{"min_ms":0,"max_ms":0,"per_output_token_ms":10},)"
+                       R"("limits":[{"dimension":"tokens","algorithm":"fixed_window",)"
+                       R"("limit":1000000,"window_s":3600}]})";
+  for (const std::string mode : {"generated", "full"}) {
+    SCOPED_TRACE(mode);
+    auto doc = nlohmann::json::parse(config);
+    doc["stream_disconnect"] = mode;
+    ASSERT_EQ(HttpRequestBlocking(endpoint_, "PUT", "/admin/config", doc.dump(), 5000).status, 200);
+    const TokenUse before = ReadStats(endpoint_);  // the counters span configurations
+    const auto r = Twice({true, 3}, {true, 0});
+    ASSERT_EQ(r.size(), 2u);
+    ASSERT_TRUE(r[0].cancelled);
+    // The server notices the disconnect at a failing write: wait for it.
+    TokenUse u;
+    for (int i = 0; i < 100; ++i) {
+      u = ReadStats(endpoint_);
+      u.cuts -= before.cuts;
+      u.refunded -= before.refunded;
+      u.completion -= before.completion;
+      if (u.cuts == 1 || mode == "full") break;
+      ::usleep(20'000);
+    }
+    // Two calls of 4 prompt + 50 completion tokens were charged at admission.
+    EXPECT_EQ(u.completion, 100);
+    if (mode == "full") {
+      EXPECT_EQ(u.cuts, 0);
+      EXPECT_EQ(u.remaining, 1000000 - 2 * 54);  // the cut stream costs its whole answer
+      continue;
+    }
+    EXPECT_EQ(u.cuts, 1);
+    // What it gave back is what was never generated: at least the client's 3
+    // token events were, and the server noticed within a few more events.
+    EXPECT_GT(u.refunded, 0);
+    EXPECT_LE(u.refunded, 50 - 3);
+    EXPECT_EQ(u.remaining, 1000000 - 2 * 54 + u.refunded);  // the limit carries exactly that
+  }
+}
+
+// One tenant, 4 slots, 8 streamed one-activity workflows, prompt 10, 12
+// completion tokens, tokens capped so bp's gate counts them.
+Workload StreamingWorkload(double cancel_share) {
+  nlohmann::json doc = testing::OneTenantWorkloadDoc("streaming-run");
+  doc["slots"] = 4;
+  nlohmann::json& t = doc["tenants"][0];
+  t["concurrency"] = 4;
+  t["workflows"] = 8;
+  t["max_tokens"] = 50;
+  t["stream"] = true;
+  if (cancel_share > 0) {
+    t["cancel_share"] = cancel_share;
+    t["cancel_after_events"] = 3;
+  }
+  doc["upstream"] = nlohmann::json::parse(kUpstream);
+  doc["upstream"]["limits"].push_back(
+      {{"dimension", "tokens"}, {"algorithm", "fixed_window"}, {"limit", 100000}, {"window_s", 1}});
+  return testing::BuildWorkload(doc);
+}
+
+class StreamingRun : public Streaming {
+ protected:
+  RunRecords Run(const Workload& w, const std::string& config) {
+    RunOptions o;
+    o.configuration = config;
+    o.speedup = 1;
+    o.upstream_url = mockapi_.url();
+    o.valkey_url = valkey_.url();
+    auto r = RunOnce(w, o);
+    EXPECT_TRUE(r.ok()) << r.status().message();
+    return r.ok() ? std::move(*r) : RunRecords{};
+  }
+  bp::test::ValkeyServer valkey_;
+};
+
+TEST_F(StreamingRun, EveryConfigurationFinishesAStreamingWorkload) {
+  ASSERT_TRUE(valkey_.running()) << valkey_.error();
+  const Workload w = StreamingWorkload(0);
+  for (const std::string config : {"naive", "tn", "litellm", "bp"}) {
+    SCOPED_TRACE(config);
+    const RunRecords r = Run(w, config);
+    int ok = 0;
+    for (const ActivityRecord& a : r.activities) {
+      ok += a.ok ? 1 : 0;
+      EXPECT_EQ(a.completion_tokens, 12);  // the final chunk's usage
+    }
+    EXPECT_EQ(ok, 8);
+    ASSERT_EQ(r.attempts.size(), 8u);
+    for (const AttemptRecord& a : r.attempts) {
+      EXPECT_EQ(a.stream, 1);
+      EXPECT_GE(a.ttft_us, 0);
+      EXPECT_GE(a.itl_us, 1000);  // 2 ms a token, paced
+    }
+  }
+}
+
+TEST_F(StreamingRun, BpReleasesACutStreamWithTheTokensReceived) {
+  ASSERT_TRUE(valkey_.running()) << valkey_.error();
+  // Every other streamed call is cut after 3 token events: 4 cut, 4 whole.
+  const RunRecords r = Run(StreamingWorkload(0.5), "bp");
+  int cut = 0, whole = 0;
+  for (const AttemptRecord& a : r.attempts) {
+    cut += a.stream == 2 ? 1 : 0;
+    whole += a.stream == 1 ? 1 : 0;
+  }
+  EXPECT_EQ(cut, 4);
+  EXPECT_EQ(whole, 4);
+  EXPECT_EQ(r.gate_unreleased, 0u);
+  GateOptions at;
+  at.url = valkey_.url();
+  at.target = r.gate_target;
+  GateAdmin admin(at);
+  auto state = admin.State();
+  ASSERT_TRUE(state.ok()) << state.status().message();
+  ASSERT_GE(state->class_tokens.size(), 1u);
+  // 4 x (10 + 12) whole + 4 x (10 + 3) cut = 88 + 52 tokens, 8 requests.
+  EXPECT_EQ(state->class_tokens[0], 140);
+  EXPECT_EQ(state->class_requests[0], 8);
+}
+
+}  // namespace
+}  // namespace bp::loadgen
