@@ -16,7 +16,10 @@
 --     defaults for fields never set), tenant_weights (tenant, weight, ...).
 --     O(fields of the state hash): tenant weights are found by HSCAN.
 --   state: configured, the caps as above, omega, class_requests and
---     class_tokens (classes 1..max(K, 1)), server_time_ms (TIME),
+--     class_tokens (classes 1..max(K, 1)), class_counters (per class, a
+--     flat list name, value of prelude.lua's NNAMES: running totals, 0 when
+--     none), rejects_priority, rejects_too_large, learned_requests_drops,
+--     learned_tokens_drops (the target's running totals), server_time_ms (TIME),
 --     reserved_tokens (O, reservation mode; 0 otherwise); when
 --     the target has bucket state ('g'): l1_requests, l1_tokens, l1_at_ms,
 --     virtual_time, tickets (the ticket counter), else when configured the
@@ -75,13 +78,30 @@ if what == 'config' then
   return out
 end
 
-local creq, ctok = {}, {}
+local creq, ctok, ccnt, names = {}, {}, {}, {}
+for name in string.gmatch(NNAMES, '%S+') do names[#names + 1] = name end
 for k = 1, math.max(classes, 1) do
-  local r, t = rec(CREC, CLEN, redis.call('HGET', H, 'c:' .. k))
+  local raw = redis.call('HGET', H, 'c:' .. k)
+  local r, t = rec(CREC, CLEN, raw)
   creq[k], ctok[k] = fmt(r or 0), fmt(t or 0)
+  local v = {}
+  if r and #raw >= CLEN + NLEN then v = {struct.unpack(NTAIL, raw, CLEN + 1)} end
+  local list = {}
+  for i, name in ipairs(names) do
+    list[#list + 1] = name
+    list[#list + 1] = fmt(v[i] or 0)
+  end
+  ccnt[k] = list
 end
 put('class_requests', creq)
 put('class_tokens', ctok)
+put('class_counters', ccnt)
+local n = redis.call('HMGET', H, 'n:rejects_priority', 'n:rejects_too_large', 'n:drops_requests',
+  'n:drops_tokens')
+put('rejects_priority', fmt(tonumber(n[1]) or 0))
+put('rejects_too_large', fmt(tonumber(n[2]) or 0))
+put('learned_requests_drops', fmt(tonumber(n[3]) or 0))
+put('learned_tokens_drops', fmt(tonumber(n[4]) or 0))
 local now = server_us()
 put('server_time_ms', fmt(now / 1000))
 put('reserved_tokens', fmt(tonumber(redis.call('HGET', H, 'rsv')) or 0))  -- O

@@ -234,6 +234,35 @@ Result<GateState> GateAdmin::State() {
   st.omega = ListNumbers(*f, "omega", 1);
   st.class_requests = ListNumbers(*f, "class_requests", 0);
   st.class_tokens = ListNumbers(*f, "class_tokens", 0);
+  if (auto it = f->find("class_counters"); it != f->end()) {
+    for (const ValkeyReply& list : it->second.elements) {
+      std::map<std::string, ValkeyReply> cf;
+      for (size_t i = 0; i + 1 < list.elements.size(); i += 2) {
+        cf[list.elements[i].AsString()] = list.elements[i + 1];
+      }
+      GateClassCounters c;
+      const std::pair<const char*, double*> named[] = {
+          {"admits", &c.admits},
+          {"admitted_requests", &c.admitted_requests},
+          {"admitted_tokens", &c.admitted_tokens},
+          {"lent", &c.lent},
+          {"defers_fair", &c.defers_fair},
+          {"defers_l1_requests", &c.defers_l1_requests},
+          {"defers_l1_tokens", &c.defers_l1_tokens},
+          {"defers_strict", &c.defers_strict},
+          {"releases", &c.releases},
+          {"released_tokens", &c.released_tokens},
+          {"refunded_tokens", &c.refunded_tokens},
+          {"surcharged_tokens", &c.surcharged_tokens},
+          {"refused", &c.refused}};
+      for (auto [name, value] : named) *value = FieldNumber(cf, name);
+      st.class_counters.push_back(c);
+    }
+  }
+  st.rejects_priority = FieldNumber(*f, "rejects_priority");
+  st.rejects_too_large = FieldNumber(*f, "rejects_too_large");
+  st.learned_requests_drops = FieldNumber(*f, "learned_requests_drops");
+  st.learned_tokens_drops = FieldNumber(*f, "learned_tokens_drops");
   st.has_bucket_state = f->count("l1_at_ms") == 1;
   st.l1_requests = FieldNumber(*f, "l1_requests");
   st.l1_tokens = FieldNumber(*f, "l1_tokens");
