@@ -73,6 +73,15 @@ for _ in $(seq 300); do
 done
 [ "$ready" = 1 ] || { tail -20 "$work/prometheus.log"; fail "prometheus not ready in 30 s"; exit 1; }
 ok "prometheus ready on 127.0.0.1:$pport"
+# Prometheus applies new scrape targets every 5 s: wait for the first
+# scrape, so the run's counters are seen from their first samples.
+scraped=0
+for _ in $(seq 150); do
+  curl -fsS -G "http://127.0.0.1:$pport/api/v1/query" --data-urlencode 'query=up{job="bp-gate"}' \
+    2>/dev/null | grep -q '"value"' && { scraped=1; break; }
+  sleep 0.2
+done
+[ "$scraped" = 1 ] || { fail "prometheus did not scrape bpctl in 30 s"; exit 1; }
 
 timeout 120 "$BUILD/apps/loadgen" --workload "$SRC/tests/prometheus/workload.json" --config bp \
   --upstream "$BP_MOCKAPI_URL" --valkey "$BP_VALKEY_URL" --out "$work/out" \
@@ -87,9 +96,15 @@ curl -fsS "http://127.0.0.1:$mport/metrics" >"$work/final.txt"
 promtool check metrics <"$work/final.txt" >"$work/promtool.out" 2>&1 &&
   ok "promtool check metrics" || { cat "$work/promtool.out"; fail "promtool check metrics"; }
 
+grep "^bp_gate_admitted_calls_total{target=\"$target\"" "$work/final.txt"  # the counters at the end
 query="sum by (class) (increase(bp_gate_admitted_calls_total{target=\"$target\"}[5m]))"
 curl -fsS -G "http://127.0.0.1:$pport/api/v1/query" --data-urlencode "query=$query" \
   >"$work/query.json" || fail "query API"
+if [ -n "${BP_PROM_DEBUG:-}" ]; then
+  for q in "bp_gate_admitted_calls_total{target=\"$target\",class=\"1\"}[5m]" 'up[5m]' 'scrape_duration_seconds[5m]'; do
+    curl -fsS -G "http://127.0.0.1:$pport/api/v1/query" --data-urlencode "query=$q"; echo
+  done
+fi
 python3 - "$summary" "$work/query.json" <<'PY' || fails=$((fails + 1))
 import json, sys
 summary = json.load(open(sys.argv[1]))
