@@ -1,7 +1,8 @@
 // bpctl metrics: the Prometheus exposition of every gate target of the
 // database (metrics.h renders it), served over HTTP on --listen or printed
 // once. One io thread: a scrape reads each target's state (state.lua, one
-// script call per target, O(active queues)) while the next request waits,
+// script call per target: O(classes), or O(active queues) with per-tenant
+// series) while the next request waits,
 // so scrapes never overlap. Connections are kept per target across scrapes.
 #include <utility>  // before Asio: its awaitable.hpp uses std::exchange
 
@@ -59,7 +60,9 @@ class Scraper {
       }
       TargetMetrics m;
       m.target = t.target;
-      auto st = admin->State();
+      // The queue list (O(queues) on the server) only for per-tenant series.
+      const bool per_tenant = options_.tenants_top > 0 || !options_.tenants.empty();
+      auto st = per_tenant ? admin->State() : admin->StateSummary();
       if (st.ok()) {
         m.up = true;
         m.state = std::move(*st);

@@ -137,7 +137,7 @@ void RenderTarget(Exposition& e, const TargetMetrics& t, const MetricsOptions& o
   e.Sample("bp_gate_l1_requests", tl, s.l1_requests);
   e.Sample("bp_gate_l1_tokens", tl, s.l1_tokens);
   e.Sample("bp_gate_reserved_tokens", tl, s.reserved_tokens);
-  e.Sample("bp_gate_queues", tl, static_cast<double>(s.queues.size()));
+  e.Sample("bp_gate_queues", tl, s.active_queues);
   e.Sample("bp_gate_rejected_calls_total", {{"target", t.target}, {"reason", "priority"}},
            s.rejects_priority);
   e.Sample("bp_gate_rejected_calls_total", {{"target", t.target}, {"reason", "too_large"}},
@@ -151,10 +151,8 @@ void RenderTarget(Exposition& e, const TargetMetrics& t, const MetricsOptions& o
   const size_t classes = std::max<size_t>({s.omega.size(), s.class_counters.size(), 1});
   std::vector<double> omega(classes, 1), backlogged(classes, 0);
   for (size_t k = 0; k < s.omega.size(); ++k) omega[k] = s.omega[k];
-  for (const GateQueueState& q : s.queues) {
-    if (q.backlogged && q.priority >= 1 && static_cast<size_t>(q.priority) <= classes) {
-      backlogged[static_cast<size_t>(q.priority) - 1] += 1;
-    }
+  for (size_t k = 0; k < s.class_backlogged.size() && k < classes; ++k) {
+    backlogged[k] = s.class_backlogged[k];
   }
   const double sum = std::accumulate(omega.begin(), omega.end(), 0.0);
   double sum_backlogged = 0;

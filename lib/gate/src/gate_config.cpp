@@ -225,9 +225,12 @@ std::vector<double> ListNumbers(const std::map<std::string, ValkeyReply>& fields
 
 }  // namespace
 
-Result<GateState> GateAdmin::State() {
-  const bool no_priority = impl_->options.ablation == GateAblation::kNoPriority;
-  auto f = impl_->ReadState({"state", no_priority ? "nopriority" : "none"});
+Result<GateState> GateAdmin::ReadGateState(bool summary) {
+  Gate::Impl& impl = *impl_;
+  const bool no_priority = impl.options.ablation == GateAblation::kNoPriority;
+  std::vector<std::string> args = {"state", no_priority ? "nopriority" : "none"};
+  if (summary) args.push_back("summary");
+  auto f = impl.ReadState(args);
   if (!f.ok()) return f.status();
   GateState st;
   st.configured = CapsOfFields(*f, &st.caps);
@@ -259,6 +262,8 @@ Result<GateState> GateAdmin::State() {
       st.class_counters.push_back(c);
     }
   }
+  st.class_backlogged = ListNumbers(*f, "class_backlogged", 0);
+  st.active_queues = FieldNumber(*f, "active_queues");
   st.rejects_priority = FieldNumber(*f, "rejects_priority");
   st.rejects_too_large = FieldNumber(*f, "rejects_too_large");
   st.learned_requests_drops = FieldNumber(*f, "learned_requests_drops");
@@ -298,6 +303,10 @@ Result<GateState> GateAdmin::State() {
   });
   return st;
 }
+
+Result<GateState> GateAdmin::State() { return ReadGateState(false); }
+
+Result<GateState> GateAdmin::StateSummary() { return ReadGateState(true); }
 
 Status Gate::Impl::DeleteMatching(const std::string& suffix_glob,
                                   const std::function<bool(const std::string&)>& drop) {

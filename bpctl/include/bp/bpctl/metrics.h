@@ -31,7 +31,9 @@ struct MetricsOptions {
   std::vector<std::string> tenants;
 };
 
-// One target as a scrape found it: `up` when its state was read.
+// One target as a scrape found it: `up` when its state was read (per-class
+// series need GateAdmin::StateSummary's fields; per-tenant ones the queues
+// of GateAdmin::State).
 struct TargetMetrics {
   std::string target;
   bool up = false;

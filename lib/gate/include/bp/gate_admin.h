@@ -99,6 +99,10 @@ struct GateState {
   // target's: REJECTs (a priority above the configured classes; a cost
   // above max_cost_*), and decreases of each learned cap.
   std::vector<GateClassCounters> class_counters;
+  // Per class 1..max(K, 1): its backlogged tenants (the class record's n);
+  // and the active queues (the seen set), also without the queue list.
+  std::vector<double> class_backlogged;
+  double active_queues = 0;
   double rejects_priority = 0, rejects_too_large = 0;
   double learned_requests_drops = 0, learned_tokens_drops = 0;
   std::vector<GateQueueState> queues;  // active queues, by priority then tenant
@@ -136,6 +140,9 @@ class GateAdmin {
   // (lib/gate/lua/state.lua; O(active queues) work on the server), for tools
   // and tests, not for the admission path.
   Result<GateState> State();
+  // The same without the per-queue list (GateState::queues empty): O(classes)
+  // on the server, whatever the number of queues (bpctl metrics' scrapes).
+  Result<GateState> StateSummary();
   // Deletes every key of the target (configuration included). For tests and
   // between experiment runs; never while workers admit.
   Status Reset();
@@ -166,6 +173,8 @@ class GateAdmin {
   Decision DryRunAdmit(const AdmitRequest& request);
 
  private:
+  Result<GateState> ReadGateState(bool summary);  // State, StateSummary
+
   std::unique_ptr<Gate> owned_;  // null when borrowed
   Gate* gate_;
   Gate::Impl* impl_;  // gate_'s
