@@ -23,7 +23,10 @@
 // release with the actual cost equal to the estimate changes nothing else;
 // without it the keyspace grew by every ticket of the run). Random
 // interleaving runs the repetitions of all five in a shuffled order, so each
-// sees the same mix of machine states. Counters:
+// sees the same mix of machine states. BM_AdmitCountersPaired times admit.lua
+// with its running totals (prelude.lua's COUNTERS) on and off, paired call by
+// call on two servers, at 1 000 queues: their cost in one run
+// (--benchmark_filter=BM_AdmitCountersPaired). Counters:
 //   items_per_second      admissions (or trivial calls) per second, one client
 //   server_us_per_call    INFO commandstats usec_per_call of EVALSHA (mean)
 //   server_us_p50/p99     per-call server time of EVALSHA, percentiles of INFO
@@ -46,6 +49,7 @@
 
 namespace bp::lua {
 extern const std::string_view kNoopLua;
+extern const std::string_view kAdmitLua;  // lib/gate's embedded prelude.lua + admit.lua
 }  // namespace bp::lua
 
 namespace {
@@ -188,6 +192,98 @@ void BM_Admit(benchmark::State& state) {
   state.SetItemsProcessed(state.iterations());
 }
 
+// admit.lua with its running totals on (the gate's text) and off (the same
+// text with prelude.lua's COUNTERS switch false), paired: each iteration
+// sends one admission to each of two servers, the "on" script to this
+// process's server and the "off" one to a second server, same queues and
+// cap, so both see the same machine state call by call (this VM is shared:
+// runs apart differ by more than the counters cost). Counters
+// server_us_on/off are each server's EVALSHA usec_per_call; on_over_off
+// their ratio.
+void BM_AdmitCountersPaired(benchmark::State& state) {
+  static bp::test::ValkeyServer second;
+  if (!second.running()) {
+    state.SkipWithError(("second server: " + second.error()).c_str());
+    return;
+  }
+  const int n = static_cast<int>(state.range(0));
+  const std::string on(bp::lua::kAdmitLua);
+  std::string off = on;
+  const std::string flag = "local COUNTERS = true";
+  const size_t at = off.find(flag);
+  if (at == std::string::npos) {
+    state.SkipWithError("admit.lua has no COUNTERS switch");
+    return;
+  }
+  off.replace(at, flag.size(), "local COUNTERS = false");
+  struct Side {
+    std::string url, text, target;
+    std::unique_ptr<bp::ValkeyConnection> conn, admin;
+    std::vector<std::string> issued = {"DEL"};
+  };
+  Side sides[2];
+  sides[0].url = g_server->url(), sides[0].text = on, sides[0].target = "pairon";
+  sides[1].url = second.url(), sides[1].text = off, sides[1].target = "pairoff";
+  std::vector<std::string> tenants;
+  for (int i = 0; i < n; ++i) tenants.push_back("tenant" + std::to_string(i));
+  const double cap = state.range(1) > 0 ? static_cast<double>(state.range(1)) : 1e9;
+  for (Side& side : sides) {
+    bp::GateOptions o;
+    o.url = side.url;
+    o.target = side.target;
+    o.command_timeout_ms = 5000;
+    o.queue_ttl_ms = 3'600'000;
+    bp::Gate gate(o);
+    bp::GateAdmin setup(gate);
+    if (!gate.Ping().ok() || !setup.Reset().ok()) {
+      state.SkipWithError("gate setup failed");
+      return;
+    }
+    setup.SetPriorityWeights({0.5, 0.3, 0.2});
+    setup.SetTuning(bp::GateTuning{50, 0.5, 600'000, 600'000});
+    setup.SetCaps(bp::GateCaps{1, 0, 1.0});
+    for (int i = 0; i < n; ++i) {
+      gate.Admit(bp::AdmitRequest{tenants[static_cast<size_t>(i)], 1 + i % 3, {1, 0}, 0, 0});
+    }
+    setup.SetCaps(bp::GateCaps{cap, 1e12, 1.0});
+    side.conn = std::make_unique<bp::ValkeyConnection>(bp::ValkeyOptions{side.url, 1000, 5000});
+    side.admin = std::make_unique<bp::ValkeyConnection>(bp::ValkeyOptions{side.url, 1000, 5000});
+  }
+  std::vector<std::string> args = {"", "1", "1", "100", "0", "reconcile", "none", "3600000", "0"};
+  for (Side& side : sides) {
+    if (!side.conn->EvalScript(side.text, {"bp:{" + side.target + "}:state"}, args).ok()) {
+      state.SkipWithError("admit script failed");
+      return;
+    }
+    side.admin->Command({"CONFIG", "RESETSTAT"});
+  }
+  int64_t i = 0;
+  for (auto _ : state) {
+    const int64_t q = i % n;
+    args[0] = tenants[static_cast<size_t>(q)];
+    args[1] = std::to_string(1 + q % 3);
+    for (Side& side : sides) {
+      auto r = side.conn->EvalScript(side.text, {"bp:{" + side.target + "}:state"}, args);
+      if (r.ok() && r->elements.size() == 2 && r->elements[0].AsString() == "ADMIT") {
+        side.issued.push_back("bp:{" + side.target + "}:tk:" + r->elements[1].AsString());
+      }
+      if (side.issued.size() > 1000) {  // the workers' releases, off the clock
+        state.PauseTiming();
+        side.admin->Command(side.issued);
+        side.issued.resize(1);
+        state.ResumeTiming();
+      }
+    }
+    ++i;
+  }
+  const double on_us = ServerUsPerEvalsha(*sides[0].admin);
+  const double off_us = ServerUsPerEvalsha(*sides[1].admin);
+  state.counters["server_us_on"] = on_us;
+  state.counters["server_us_off"] = off_us;
+  state.counters["on_over_off"] = off_us > 0 ? on_us / off_us : 0;
+  state.SetItemsProcessed(state.iterations());
+}
+
 BENCHMARK(BM_TrivialEvalsha)->UseRealTime()->MinTime(2.0);
 BENCHMARK(BM_TrivialEvalshaAdmitArgs)->UseRealTime()->MinTime(2.0);
 // Args: active queues, then the request cap per second (0 = no cap: every
@@ -200,6 +296,13 @@ BENCHMARK(BM_Admit)
     ->Args({10, 2000})
     ->Args({1000, 2000})
     ->Args({10000, 2000})
+    ->UseRealTime()
+    ->MinTime(2.0);
+// Args: as BM_Admit's.
+BENCHMARK(BM_AdmitCountersPaired)
+    ->ArgNames({"queues", "cap"})
+    ->Args({1000, 0})
+    ->Args({1000, 2000})
     ->UseRealTime()
     ->MinTime(2.0);
 

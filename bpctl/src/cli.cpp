@@ -18,7 +18,8 @@ constexpr const char* kTitle =
 
 std::vector<Command> AllCommands() {
   std::vector<Command> all = InspectCommands();
-  for (auto part : {TargetsCommands(), UpdateCommands(), AdmitCommands(), GcCommands()})
+  for (auto part : {TargetsCommands(), MetricsCommands(), UpdateCommands(), AdmitCommands(),
+                    GcCommands()})
     all.insert(all.end(), part.begin(), part.end());
   return all;
 }

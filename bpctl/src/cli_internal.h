@@ -71,6 +71,7 @@ std::vector<Command> UpdateCommands();
 std::vector<Command> AdmitCommands();
 std::vector<Command> GcCommands();       // commands_gc.cpp
 std::vector<Command> TargetsCommands();  // commands_targets.cpp
+std::vector<Command> MetricsCommands();  // commands_metrics.cpp
 
 // One gate target found by ScanTargets: the plain redis:// URL of the node
 // holding it (the given URL, or a cluster primary) and its name.

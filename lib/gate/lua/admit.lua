@@ -119,6 +119,7 @@ end
 -- 1 and could outrank P1 (omega_1 < 1): refuse it. Without priority weights
 -- (omega_sum 0) every class has weight 1.
 if not omega and omega_sum > 0 then
+  if COUNTERS then redis.call('HINCRBY', H, 'n:rejects_priority', 1) end
   return {'REJECT', string.format('priority %d above the configured classes 1..%s',
     k, redis.call('HGET', H, 'classes') or '?')}
 end
@@ -132,10 +133,12 @@ local capr, capt = Cr * burst, Ct * burst  -- B_r, B_t
 if maxr <= 0 then maxr = math.max(Cr * 60, capr) end
 if maxt <= 0 then maxt = math.max(Ct * 60, capt) end
 if creq > maxr then
+  if COUNTERS then redis.call('HINCRBY', H, 'n:rejects_too_large', 1) end
   return {'REJECT', string.format('request too large: %g requests exceed max_cost_requests %g '
     .. '(the provider\'s limit per window) by %g', creq, maxr, creq - maxr)}
 end
 if Ct > 0 and tdebit > maxt then
+  if COUNTERS then redis.call('HINCRBY', H, 'n:rejects_too_large', 1) end
   return {'REJECT', string.format('request too large: %g tokens%s exceed max_cost_tokens %g '
     .. '(the provider\'s limit per window) by %g', tdebit,
     mode == 'reservation' and ' (prompt + max_tokens)' or '', maxt, tdebit - maxt)}
@@ -180,6 +183,12 @@ if ts < now or ts > now + 1000000 then ts = now end
 local cr, ct, cn, cW, cAr, cAt, cEr, cEt, cU = rec(CREC, CLEN, c_rec)
 cr, ct, cn, cW = cr or 0, ct or 0, cn or 0, cW or 0
 cAr, cAt, cEr, cEt, cU = cAr or 0, cAt or 0, cEr or 0, cEt or 0, cU or 0
+-- Its counters (prelude.lua, NTAIL; zeros when it has none), written back
+-- after the record's CLEN bytes as cnt_tail.
+local cnt = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}
+if COUNTERS and c_rec and #c_rec >= CLEN + NLEN and string.byte(c_rec) == 1 then
+  cnt = {struct.unpack(NTAIL, c_rec, CLEN + 1)}
+end
 -- E_d of a class with weight o, n backlogged tenants, weight sum W and sum A.
 local function class_part(o, n, W, A)
   if n <= 0 then return 0 end
@@ -205,9 +214,11 @@ local function leave_backlog(id)
   if F then
     -- The queue leaves its class's sums; the class's part of D_d follows.
     local kk = string.match(id, '^[^:]*')
-    local c = {cr, ct, cn, cW, cAr, cAt, cEr, cEt, cU}
+    local c, tail = {cr, ct, cn, cW, cAr, cAt, cEr, cEt, cU}, ''
     if kk ~= kstr then
-      c = {rec(CREC, CLEN, redis.call('HGET', H, 'c:' .. kk))}
+      local raw = redis.call('HGET', H, 'c:' .. kk)
+      c = {rec(CREC, CLEN, raw)}
+      if c[1] then tail = string.sub(raw, CLEN + 1) end  -- its counters, kept
       for i = 1, 9 do c[i] = c[i] or 0 end
     end
     c[3], c[4], c[5], c[6] = c[3] - 1, c[4] - (wt or 0), c[5] - (dr or 0), c[6] - (dt or 0)
@@ -223,7 +234,7 @@ local function leave_backlog(id)
     if kk == kstr then
       cn, cW, cAr, cAt, cEr, cEt, cU = c[3], c[4], c[5], c[6], c[7], c[8], c[9]
     else
-      redis.call('HSET', H, 'c:' .. kk, struct.pack(CREC, 1, unpack(c)))
+      redis.call('HSET', H, 'c:' .. kk, struct.pack(CREC, 1, unpack(c)) .. tail)
     end
     redis.call('HSET', H, 'q:' .. id, struct.pack(QREC, 1, F, T or 0, 0, 0, 0, zs or 0, na or 0,
       nd or 0, nl or 0, 0))
@@ -423,10 +434,16 @@ if admit then
     end
   end
   if holder_is_me then redis.call('HDEL', H, 'l1hold') end  -- the holder got its turn
+  local cnt_tail = ''
+  if COUNTERS then
+    cnt[1], cnt[2], cnt[3] = cnt[1] + 1, cnt[2] + creq, cnt[3] + tdebit
+    if lent then cnt[4] = cnt[4] + 1 end
+    cnt_tail = struct.pack(NTAIL, unpack(cnt, 1, 13))
+  end
   redis.call('HSET', H, 'g', struct.pack(GREC, 1, r, t, ts, V, Dr, Dt, seq, evt),
     qfield, struct.pack(QREC, 1, F, qT or 0, qdr or 0, qdt or 0, qbl or 0, zs, (qna or 0) + 1,
       qnd or 0, (qnl or 0) + (lent and 1 or 0), qw or 0),
-    cfield, struct.pack(CREC, 1, cr + creq, ct + tdebit, cn, cW, cAr, cAt, cEr, cEt, cU),
+    cfield, struct.pack(CREC, 1, cr + creq, ct + tdebit, cn, cW, cAr, cAt, cEr, cEt, cU) .. cnt_tail,
     unpack(rsv_f))
   return {'ADMIT', ticket}
 end
@@ -435,10 +452,15 @@ if block_us > 0 then
   ------------------------------------------------------------ defer, blocked
   -- Until the higher classes' latest promise ends; out of the backlog (no
   -- tag, no line, no hold).
+  local cnt_tail = ''
+  if COUNTERS then
+    cnt[8] = cnt[8] + 1
+    cnt_tail = struct.pack(NTAIL, unpack(cnt, 1, 13))
+  end
   redis.call('HSET', H, 'g', struct.pack(GREC, 1, r, t, ts, V, Dr, Dt, seq, evt),
     qfield, struct.pack(QREC, 1, F, qT or 0, qdr or 0, qdt or 0, qbl or 0, zs, qna or 0,
       (qnd or 0) + 1, qnl or 0, qw or 0),
-    cfield, struct.pack(CREC, 1, cr, ct, cn, cW, cAr, cAt, cEr, cEt, cU))
+    cfield, struct.pack(CREC, 1, cr, ct, cn, cW, cAr, cAt, cEr, cEt, cU) .. cnt_tail)
   return {'DEFER', math.max(1, math.min(60000, math.ceil((block_us - now) / 1000 - 1e-6))), 'strict'}
 end
 
@@ -483,9 +505,15 @@ Dr, Dt, cEr, cEt = Dr - cEr + er, Dt - cEt + et, er, et
 cU = math.max(cU, now + delta_ms * 1000 + grace_us)
 redis.call('ZADD', BL, S, qid)
 redis.call('ZADD', BX, 'GT', now + (delta_ms * 1000) + grace_us, qid)
+local cnt_tail = ''
+if COUNTERS then
+  local i = (binding == 'fair' and 5) or (binding == 'l1:requests' and 6) or 7
+  cnt[i] = cnt[i] + 1
+  cnt_tail = struct.pack(NTAIL, unpack(cnt, 1, 13))
+end
 -- T_q: the last promised wake-up (a holder's earlier one keeps the line).
 redis.call('HSET', H, 'g', struct.pack(GREC, 1, r, t, ts, V, Dr, Dt, seq, evt),
   qfield, struct.pack(QREC, 1, S, math.max(qT or 0, now + delta_ms * 1000), my_dr, my_dt, 1, zs,
     qna or 0, (qnd or 0) + 1, qnl or 0, tw),
-  cfield, struct.pack(CREC, 1, cr, ct, cn, cW, cAr, cAt, cEr, cEt, cU))
+  cfield, struct.pack(CREC, 1, cr, ct, cn, cW, cAr, cAt, cEr, cEt, cU) .. cnt_tail)
 return {'DEFER', delta_ms, binding}

@@ -54,6 +54,16 @@ local BL, BX, SEEN, RSV = P .. ':bl', P .. ':bx', P .. ':seen', P .. ':rsv'
 --             defaults applied (omega_sum 0 = no priority weights, max cost
 --             0 = the default, one minute of cap, adapt 1 = on, K = classes,
 --             flat 1 = share_rule flat, strict 1 = class_policy strict)
+--   c:<k> then carries, after its CLEN bytes, the class's counters (NTAIL,
+--             NLEN bytes, no format byte): running totals for operators
+--             (bpctl metrics), outside the decision: no rule reads them, so
+--             a record without them (written by an older script) reads as
+--             zeros and the model (gate_model.h) leaves them out. In order:
+--             admits, admitted requests, admitted tokens (the L1 debit),
+--             lent admits, defers by binding (fair, l1:requests, l1:tokens,
+--             strict), releases, released tokens (actual), refunded tokens
+--             (debited - actual > 0), surcharged tokens (actual - debited >
+--             0), refused releases ("429"/"refused")
 --   l1hold  = until_us F needr needt, then the queue id    the L1 holder
 --             (admit.lua): a due caller waiting for L1 until until_us, its
 --             finish tag and its L1 need per dimension
@@ -62,6 +72,16 @@ local QREC, QLEN = '<Bdddddddddd', 81
 local CREC, CLEN = '<Bddddddddd', 73
 local HOLDREC, HOLDLEN = '<Bdddd', 33  -- l1hold = until_us F needr needt, then the queue id
 local CFGREC, CFGLEN = '<Bdddddddddddddd', 113  -- the fixed part; omega_k at CFGLEN + 1 + 8(k-1)
+local NTAIL, NLEN = '<ddddddddddddd', 104  -- c:<k>'s 13 counters, after its CLEN bytes
+-- The counters are kept when COUNTERS is true (bench/gate_bench.cpp times
+-- the scripts with it false, to measure what they cost). Rare events count
+-- in text fields by HINCRBY: 'n:rejects_priority', 'n:rejects_too_large'
+-- (admit.lua's REJECTs), 'n:drops_requests', 'n:drops_tokens' (learned-cap
+-- decreases, release.lua).
+-- NTAIL's names in order, as state.lua answers them (one constant, no concatenation):
+local NNAMES = [[admits admitted_requests admitted_tokens lent defers_fair defers_l1_requests
+defers_l1_tokens defers_strict releases released_tokens refunded_tokens surcharged_tokens refused]]
+local COUNTERS = true
 -- The values of record s in the order above, or nothing when s is absent or
 -- foreign: rec(GREC, GLEN, s). Writing one: struct.pack(GREC, 1, values...).
 -- (Helpers are few on purpose: every function here is a closure made anew

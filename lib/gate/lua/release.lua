@@ -107,6 +107,9 @@ if s[8] == '1' and ARGV[5] == '429' then
       if n[d] >= m then
         f[d], base[d], t[d], n[d] = math.max(0.05, beta * f[d]), nil, now, 0
         h[d] = now + math.max(win, ra * 1000, ((d == 1) and rst_r or rst_t) * 1000)
+        if COUNTERS then
+          redis.call('HINCRBY', H, d == 1 and 'n:drops_requests' or 'n:drops_tokens', 1)
+        end
       end
     end
   end
@@ -192,6 +195,20 @@ local c = {rec(CREC, CLEN, s[4])}
 for i = 1, 9 do c[i] = c[i] or 0 end
 c[1], c[2] = c[1] + dr, c[2] + dt
 hw[3], hw[4] = 'c:' .. k, struct.pack(CREC, 1, unpack(c))
+if COUNTERS then  -- the class's counters (prelude.lua, NTAIL)
+  local cnt = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}
+  if s[4] and #s[4] >= CLEN + NLEN and string.byte(s[4]) == 1 then
+    cnt = {struct.unpack(NTAIL, s[4], CLEN + 1)}
+  end
+  cnt[9] = cnt[9] + 1
+  if refused then
+    cnt[13] = cnt[13] + 1
+  else
+    cnt[10] = cnt[10] + atok
+    cnt[11], cnt[12] = cnt[11] + math.max(0, dtok - atok), cnt[12] + math.max(0, atok - dtok)
+  end
+  hw[4] = hw[4] .. struct.pack(NTAIL, unpack(cnt, 1, 13))
+end
 
 -- L3: the queue's tag moves by the change in its dominant share.
 local qF, qT, qdr, qdt, qbl, qzs, qna, qnd, qnl, qw = rec(QREC, QLEN, s[3])

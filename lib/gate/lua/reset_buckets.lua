@@ -3,7 +3,8 @@
 --
 -- Deletes the state hash's 'g' (L1 levels, V, eq. 1 sums), 'l1hold' (a due
 -- queue's claim on the L1 refill), 'rsv' (outstanding reservations),
--- 'q:<id>' (queue tags and counters) and 'c:<k>' (class totals) fields and
+-- 'q:<id>' (queue tags and counters), 'c:<k>' (class totals and counters) and
+-- 'n:*' (the target's counters) fields and
 -- the bl, bx, seen and rsv sets. Configuration fields (caps, omega, tw:<tenant>, tuning, cfg) stay.
 -- The ticket counter survives: 'g' is rewritten as empty buckets at time 0
 -- (so the next admission refills them to full, as a cold start does) with the
@@ -17,7 +18,8 @@ local seq = select(7, rec(GREC, GLEN, redis.call('HGET', H, 'g'))) or 0
 local drop = {}
 for _, f in ipairs(redis.call('HKEYS', H)) do
   local head = string.sub(f, 1, 2)
-  if f == 'g' or f == 'l1hold' or f == 'rsv' or head == 'q:' or head == 'c:' then
+  if f == 'g' or f == 'l1hold' or f == 'rsv' or head == 'q:' or head == 'c:'
+      or head == 'n:' then
     drop[#drop + 1] = f
   end
 end

@@ -5,7 +5,8 @@
 --
 -- KEYS[1] = "bp:{target}:state"
 -- ARGV: "config", or "state" and the ablation ("nopriority" computes the
---       queue weights without omega_k, as admit.lua does)
+--       queue weights without omega_k, as admit.lua does), and optionally
+--       "summary": without the per-queue list (O(classes), for scrapes)
 -- Reply: a flat list name1, value1, name2, value2, ... Numbers are decimal
 -- strings ("%.17g", exact); lists are nested lists. A field is left out when
 -- absent (e.g. the caps of an unconfigured target).
@@ -16,7 +17,12 @@
 --     defaults for fields never set), tenant_weights (tenant, weight, ...).
 --     O(fields of the state hash): tenant weights are found by HSCAN.
 --   state: configured, the caps as above, omega, class_requests and
---     class_tokens (classes 1..max(K, 1)), server_time_ms (TIME),
+--     class_tokens (classes 1..max(K, 1)), class_counters (per class, a
+--     flat list name, value of prelude.lua's NNAMES: running totals, 0 when
+--     none), rejects_priority, rejects_too_large, learned_requests_drops,
+--     learned_tokens_drops (the target's running totals), class_backlogged
+--     (per class, its backlogged tenants n), active_queues (the seen set's
+--     size), server_time_ms (TIME),
 --     reserved_tokens (O, reservation mode; 0 otherwise); when
 --     the target has bucket state ('g'): l1_requests, l1_tokens, l1_at_ms,
 --     virtual_time, tickets (the ticket counter), else when configured the
@@ -75,13 +81,31 @@ if what == 'config' then
   return out
 end
 
-local creq, ctok = {}, {}
+local creq, ctok, cbl, ccnt, names = {}, {}, {}, {}, {}
+for name in string.gmatch(NNAMES, '%S+') do names[#names + 1] = name end
 for k = 1, math.max(classes, 1) do
-  local r, t = rec(CREC, CLEN, redis.call('HGET', H, 'c:' .. k))
-  creq[k], ctok[k] = fmt(r or 0), fmt(t or 0)
+  local raw = redis.call('HGET', H, 'c:' .. k)
+  local r, t, n = rec(CREC, CLEN, raw)
+  creq[k], ctok[k], cbl[k] = fmt(r or 0), fmt(t or 0), fmt(n or 0)
+  local v = {}
+  if r and #raw >= CLEN + NLEN then v = {struct.unpack(NTAIL, raw, CLEN + 1)} end
+  local list = {}
+  for i, name in ipairs(names) do
+    list[#list + 1] = name
+    list[#list + 1] = fmt(v[i] or 0)
+  end
+  ccnt[k] = list
 end
 put('class_requests', creq)
 put('class_tokens', ctok)
+put('class_counters', ccnt)
+put('class_backlogged', cbl)
+local n = redis.call('HMGET', H, 'n:rejects_priority', 'n:rejects_too_large', 'n:drops_requests',
+  'n:drops_tokens')
+put('rejects_priority', fmt(tonumber(n[1]) or 0))
+put('rejects_too_large', fmt(tonumber(n[2]) or 0))
+put('learned_requests_drops', fmt(tonumber(n[3]) or 0))
+put('learned_tokens_drops', fmt(tonumber(n[4]) or 0))
 local now = server_us()
 put('server_time_ms', fmt(now / 1000))
 put('reserved_tokens', fmt(tonumber(redis.call('HGET', H, 'rsv')) or 0))  -- O
@@ -104,6 +128,8 @@ if a and a[5] > 0 then
   put('learned_requests_decreased_ms', fmt(a[1] < 1 and a[2] / 1000 or 0))
   put('learned_tokens_decreased_ms', fmt(a[3] < 1 and a[4] / 1000 or 0))
 end
+put('active_queues', fmt(redis.call('ZCARD', SEEN)))
+if ARGV[3] == 'summary' then return out end
 local no_priority = ARGV[2] == 'nopriority'
 local queues = {}
 for _, id in ipairs(redis.call('ZRANGE', SEEN, '0', '-1')) do

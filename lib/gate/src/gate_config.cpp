@@ -225,15 +225,49 @@ std::vector<double> ListNumbers(const std::map<std::string, ValkeyReply>& fields
 
 }  // namespace
 
-Result<GateState> GateAdmin::State() {
-  const bool no_priority = impl_->options.ablation == GateAblation::kNoPriority;
-  auto f = impl_->ReadState({"state", no_priority ? "nopriority" : "none"});
+Result<GateState> GateAdmin::ReadGateState(bool summary) {
+  Gate::Impl& impl = *impl_;
+  const bool no_priority = impl.options.ablation == GateAblation::kNoPriority;
+  std::vector<std::string> args = {"state", no_priority ? "nopriority" : "none"};
+  if (summary) args.push_back("summary");
+  auto f = impl.ReadState(args);
   if (!f.ok()) return f.status();
   GateState st;
   st.configured = CapsOfFields(*f, &st.caps);
   st.omega = ListNumbers(*f, "omega", 1);
   st.class_requests = ListNumbers(*f, "class_requests", 0);
   st.class_tokens = ListNumbers(*f, "class_tokens", 0);
+  if (auto it = f->find("class_counters"); it != f->end()) {
+    for (const ValkeyReply& list : it->second.elements) {
+      std::map<std::string, ValkeyReply> cf;
+      for (size_t i = 0; i + 1 < list.elements.size(); i += 2) {
+        cf[list.elements[i].AsString()] = list.elements[i + 1];
+      }
+      GateClassCounters c;
+      const std::pair<const char*, double*> named[] = {
+          {"admits", &c.admits},
+          {"admitted_requests", &c.admitted_requests},
+          {"admitted_tokens", &c.admitted_tokens},
+          {"lent", &c.lent},
+          {"defers_fair", &c.defers_fair},
+          {"defers_l1_requests", &c.defers_l1_requests},
+          {"defers_l1_tokens", &c.defers_l1_tokens},
+          {"defers_strict", &c.defers_strict},
+          {"releases", &c.releases},
+          {"released_tokens", &c.released_tokens},
+          {"refunded_tokens", &c.refunded_tokens},
+          {"surcharged_tokens", &c.surcharged_tokens},
+          {"refused", &c.refused}};
+      for (auto [name, value] : named) *value = FieldNumber(cf, name);
+      st.class_counters.push_back(c);
+    }
+  }
+  st.class_backlogged = ListNumbers(*f, "class_backlogged", 0);
+  st.active_queues = FieldNumber(*f, "active_queues");
+  st.rejects_priority = FieldNumber(*f, "rejects_priority");
+  st.rejects_too_large = FieldNumber(*f, "rejects_too_large");
+  st.learned_requests_drops = FieldNumber(*f, "learned_requests_drops");
+  st.learned_tokens_drops = FieldNumber(*f, "learned_tokens_drops");
   st.has_bucket_state = f->count("l1_at_ms") == 1;
   st.l1_requests = FieldNumber(*f, "l1_requests");
   st.l1_tokens = FieldNumber(*f, "l1_tokens");
@@ -269,6 +303,10 @@ Result<GateState> GateAdmin::State() {
   });
   return st;
 }
+
+Result<GateState> GateAdmin::State() { return ReadGateState(false); }
+
+Result<GateState> GateAdmin::StateSummary() { return ReadGateState(true); }
 
 Status Gate::Impl::DeleteMatching(const std::string& suffix_glob,
                                   const std::function<bool(const std::string&)>& drop) {

@@ -45,6 +45,27 @@ struct GateQueueState {
   int64_t admits = 0, defers = 0, lent = 0;
 };
 
+// Running totals of one priority class (state.lua's class_counters; kept
+// by admit.lua and release.lua on the class record they already write, and
+// dropped with it by ResetBuckets): monotone between resets, so Prometheus
+// counters. Counts of calls, or requests / tokens as the name says. They are
+// outside the admission decision: no rule reads them.
+struct GateClassCounters {
+  double admits = 0;              // ADMIT verdicts
+  double admitted_requests = 0;   // requests of the admitted calls
+  double admitted_tokens = 0;     // tokens debited on L1 by the admissions
+  double lent = 0;                // admissions that were lent idle capacity
+  double defers_fair = 0;         // DEFER bound by the fair rule ("fair")
+  double defers_l1_requests = 0;  // DEFER bound by L1 requests ("l1:requests")
+  double defers_l1_tokens = 0;    // DEFER bound by L1 tokens ("l1:tokens")
+  double defers_strict = 0;       // DEFER under class_policy strict ("strict")
+  double releases = 0;            // tickets released (each once)
+  double released_tokens = 0;     // actual tokens reported by served releases
+  double refunded_tokens = 0;     // sum of (debited - actual) where positive
+  double surcharged_tokens = 0;   // sum of (actual - debited) where positive
+  double refused = 0;             // releases with outcome "429" or "refused"
+};
+
 // A snapshot of a target's state as of the last script call (buckets are not
 // refilled by reading). Values in requests / tokens / dominant-share units.
 struct GateState {
@@ -74,6 +95,16 @@ struct GateState {
   // Admitted totals per class 1..K (release-corrected): the L2 view, to set
   // against each class's nominal share omega_k / sum(omega) * C_d.
   std::vector<double> class_requests, class_tokens;
+  // Running totals per class 1..max(K, 1) (GateClassCounters), and the
+  // target's: REJECTs (a priority above the configured classes; a cost
+  // above max_cost_*), and decreases of each learned cap.
+  std::vector<GateClassCounters> class_counters;
+  // Per class 1..max(K, 1): its backlogged tenants (the class record's n);
+  // and the active queues (the seen set), also without the queue list.
+  std::vector<double> class_backlogged;
+  double active_queues = 0;
+  double rejects_priority = 0, rejects_too_large = 0;
+  double learned_requests_drops = 0, learned_tokens_drops = 0;
   std::vector<GateQueueState> queues;  // active queues, by priority then tenant
 };
 
@@ -109,6 +140,9 @@ class GateAdmin {
   // (lib/gate/lua/state.lua; O(active queues) work on the server), for tools
   // and tests, not for the admission path.
   Result<GateState> State();
+  // The same without the per-queue list (GateState::queues empty): O(classes)
+  // on the server, whatever the number of queues (bpctl metrics' scrapes).
+  Result<GateState> StateSummary();
   // Deletes every key of the target (configuration included). For tests and
   // between experiment runs; never while workers admit.
   Status Reset();
@@ -139,6 +173,8 @@ class GateAdmin {
   Decision DryRunAdmit(const AdmitRequest& request);
 
  private:
+  Result<GateState> ReadGateState(bool summary);  // State, StateSummary
+
   std::unique_ptr<Gate> owned_;  // null when borrowed
   Gate* gate_;
   Gate::Impl* impl_;  // gate_'s
