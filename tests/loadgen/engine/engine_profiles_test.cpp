@@ -86,25 +86,15 @@ TEST(UpstreamWait, BpDefersByHeaderThenMessageThenBackoff) {
 }
 
 TEST(UpstreamWait, WorkloadCarriesProfileAndOverloadInPaperUnits) {
-  nlohmann::json doc = {{"name", "p"},
-                        {"slots", 1},
-                        {"run_length_cap_s", 60},
-                        {"tenants",
-                         {{{"id", "t1"},
-                           {"priority", 1},
-                           {"concurrency", 1},
-                           {"workflows", 1},
-                           {"activities_per_workflow", 1},
-                           {"prompt_tokens", 10},
-                           {"max_tokens", 5}}}},
-                        {"upstream",
-                         {{"profile", "anthropic"},
-                          {"overload", {{"share", 0.1}, {"status", 529}, {"retry_after_ms", 2000}}},
-                          {"limits",
-                           {{{"dimension", "requests"},
-                             {"algorithm", "fixed_window"},
-                             {"limit", 5},
-                             {"window_s", 1.0}}}}}}};
+  nlohmann::json doc = testing::OneTenantWorkloadDoc("p");
+  doc.erase("dispatch_latency_ms");
+  doc["upstream"] = {{"profile", "anthropic"},
+                     {"overload", {{"share", 0.1}, {"status", 529}, {"retry_after_ms", 2000}}},
+                     {"limits",
+                      {{{"dimension", "requests"},
+                        {"algorithm", "fixed_window"},
+                        {"limit", 5},
+                        {"window_s", 1.0}}}}};
   auto w = ParseWorkload(doc, "p");
   ASSERT_TRUE(w.ok()) << w.status().message();
   // Paper units, PUT with "speedup" (mockapi scales: RealTimePatch's tests).
