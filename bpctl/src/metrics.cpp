@@ -110,7 +110,8 @@ void DeclareFamilies(Exposition& e) {
            "Releases of admitted calls the provider refused (429, 503, 529).");
   e.Family("bp_gate_rejected_calls_total", "counter", "Calls rejected (REJECT), by reason.");
   e.Family("bp_gate_learned_cap_drops_total", "counter",
-           "Decreases of a learned cap (adaptive caps), by dimension.");
+           "Multiplicative decreases of a learned cap on 429s (adaptive caps), by "
+           "dimension; the header rule's moves show in the learned_cap gauges.");
   e.Family("bp_gate_tenant_admitted_calls_total", "counter",
            "Calls admitted for the queue (opt-in per tenant).");
   e.Family("bp_gate_tenant_deferred_calls_total", "counter",

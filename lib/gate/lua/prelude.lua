@@ -76,8 +76,9 @@ local NTAIL, NLEN = '<ddddddddddddd', 104  -- c:<k>'s 13 counters, after its CLE
 -- The counters are kept when COUNTERS is true (bench/gate_bench.cpp times
 -- the scripts with it false, to measure what they cost). Rare events count
 -- in text fields by HINCRBY: 'n:rejects_priority', 'n:rejects_too_large'
--- (admit.lua's REJECTs), 'n:drops_requests', 'n:drops_tokens' (learned-cap
--- decreases, release.lua).
+-- (admit.lua's REJECTs), 'n:drops_requests', 'n:drops_tokens' (AIMD's
+-- learned-cap decreases on 429s, release.lua; the header rule's moves are
+-- continual and not counted).
 -- NTAIL's names in order, as state.lua answers them (one constant, no concatenation):
 local NNAMES = [[admits admitted_requests admitted_tokens lent defers_fair defers_l1_requests
 defers_l1_tokens defers_strict releases released_tokens refunded_tokens surcharged_tokens refused]]

@@ -97,6 +97,7 @@ class BpConfiguration : public Configuration {
     records.gate_fail_opens_unconfigured = c.fail_opens_unconfigured;
     records.gate_fail_opens_server_error = c.fail_opens_server_error;
     records.gate_reseeds = c.reseeds;
+    records.gate_release_errors = c.release_errors;
     records.gate_unreleased = stop.unreleased();
     if (stop.unreleased() > 0) {
       spdlog::warn(
@@ -181,7 +182,7 @@ class BpConfiguration : public Configuration {
 }  // namespace
 
 std::string GateFailOpenSummary(const RunRecords& r, const std::string& label) {
-  if (r.gate_fail_opens == 0 && r.gate_reseeds == 0) return "";
+  if (r.gate_fail_opens == 0 && r.gate_reseeds == 0 && r.gate_release_errors == 0) return "";
   std::string text = label + ": ";
   if (r.gate_fail_opens > 0) {
     std::string causes;
@@ -202,6 +203,11 @@ std::string GateFailOpenSummary(const RunRecords& r, const std::string& label) {
     if (r.gate_fail_opens > 0) text += "; ";
     text += "the target was re-seeded " + std::to_string(r.gate_reseeds) +
             " times from the declared configuration (the store lost its state)";
+  }
+  if (r.gate_release_errors > 0) {
+    if (r.gate_fail_opens > 0 || r.gate_reseeds > 0) text += "; ";
+    text += std::to_string(r.gate_release_errors) +
+            " releases failed (their debits stand until the tickets expire)";
   }
   return text;
 }

@@ -87,6 +87,7 @@ RunMetrics ComputeRunMetrics(const RunRecords& r, const MetricsOptions& options)
   }
   m.gate_reseeds = r.gate_reseeds;
   m.gate_breaker_opens = r.gate_breaker_opens;
+  m.gate_release_errors = r.gate_release_errors;
   m.gate_unreleased = r.gate_unreleased;
   m.gate_server = r.gate_server;
   {

@@ -87,6 +87,7 @@ nlohmann::json RunMetricsJson(const RunMetrics& m) {
   j["gate_fail_opens_by_cause"] = m.gate_fail_opens_by_cause;
   j["gate_reseeds"] = m.gate_reseeds;
   j["gate_breaker_opens"] = m.gate_breaker_opens;
+  j["gate_release_errors"] = m.gate_release_errors;
   j["gate_unreleased"] = m.gate_unreleased;
   j["gate_admit_real_ms"] = LatencyJson(m.gate_admit_real);
   j["upstream_responses"] = m.upstream_responses;

@@ -269,13 +269,14 @@ std::string RunMarkdown(const RunMetrics& m) {
     << m.deferrals
     << ". Longest wait for a tenant's first OK call: " << Fixed(m.max_first_ok_wait_s, 2)
     << " s.\n\n";
-  if (m.gate_fail_opens > 0 || m.gate_reseeds > 0) {
+  if (m.gate_fail_opens > 0 || m.gate_reseeds > 0 || m.gate_release_errors > 0) {
     std::map<std::string, int64_t> causes;
     for (const auto& [cause, n] : m.gate_fail_opens_by_cause)
       causes[cause] = static_cast<int64_t>(n);
     o << "Gate fail-opens: " << m.gate_fail_opens << " ("
       << (causes.empty() ? std::string("causes not recorded") : CauseList(causes))
-      << "); re-seeds of the target: " << m.gate_reseeds << ".\n\n";
+      << "); re-seeds of the target: " << m.gate_reseeds
+      << "; failed releases: " << m.gate_release_errors << ".\n\n";
   }
   if (m.gate_admit_real.count > 0) {
     const LatencySummary& a = m.gate_admit_real;

@@ -151,6 +151,7 @@ Status WriteRecordsFile(const std::filesystem::path& path, const ShardRecords& p
   doc["gate_fail_opens_unconfigured"] = r.gate_fail_opens_unconfigured;
   doc["gate_fail_opens_server_error"] = r.gate_fail_opens_server_error;
   doc["gate_reseeds"] = r.gate_reseeds;
+  doc["gate_release_errors"] = r.gate_release_errors;
   doc["gate_unreleased"] = r.gate_unreleased;
   doc["gate_target"] = r.gate_target;
   doc["gate_server"] = r.gate_server;
@@ -265,7 +266,8 @@ Result<ShardRecords> ReadRecordsFile(const std::filesystem::path& path) {
           std::pair{"gate_fail_opens_timed_out", &r.gate_fail_opens_timed_out},
           std::pair{"gate_fail_opens_unconfigured", &r.gate_fail_opens_unconfigured},
           std::pair{"gate_fail_opens_server_error", &r.gate_fail_opens_server_error},
-          std::pair{"gate_reseeds", &r.gate_reseeds}}) {
+          std::pair{"gate_reseeds", &r.gate_reseeds},
+          std::pair{"gate_release_errors", &r.gate_release_errors}}) {
       if (doc.contains(field)) count(field, out);
     }
     get("gate_target", &r.gate_target);

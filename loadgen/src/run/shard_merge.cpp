@@ -158,6 +158,7 @@ Result<RunRecords> MergeShards(std::vector<ShardRecords> parts) {
     m.gate_fail_opens_unconfigured += r.gate_fail_opens_unconfigured;
     m.gate_fail_opens_server_error += r.gate_fail_opens_server_error;
     m.gate_reseeds += r.gate_reseeds;
+    m.gate_release_errors += r.gate_release_errors;
     m.gate_unreleased += r.gate_unreleased;
     m.end_us = std::max(m.end_us, r.end_us + off);
     for (size_t t = 0; t < r.tenants.size(); ++t) {

@@ -197,6 +197,7 @@ TEST(GateFailOpenCauses, SummaryAndTableNameThem) {
   r.gate_fail_opens_unconfigured = 7740;
   r.gate_fail_opens_timed_out = 3;
   r.gate_reseeds = 2;
+  r.gate_release_errors = 5;
   const RunMetrics m = ComputeRunMetrics(r);
   EXPECT_EQ(m.gate_fail_opens_by_cause,
             (std::map<std::string, uint64_t>{{"target not configured", 7740}, {"timed out", 3}}));
@@ -207,12 +208,13 @@ TEST(GateFailOpenCauses, SummaryAndTableNameThem) {
   ASSERT_TRUE(WriteRunOutputs(dir, r, m, o).ok());
   const std::string table = Slurp(dir / "table.md");
   EXPECT_NE(table.find("Gate fail-opens: 7743 (target not configured 7740, timed out 3); "
-                       "re-seeds of the target: 2."),
+                       "re-seeds of the target: 2; failed releases: 5."),
             std::string::npos)
       << table;
   const auto j = nlohmann::json::parse(Slurp(dir / "summary.json"));
   EXPECT_EQ(j["gate_fail_opens_by_cause"]["target not configured"].get<int>(), 7740);
   EXPECT_EQ(j["gate_reseeds"].get<int>(), 2);
+  EXPECT_EQ(j["gate_release_errors"].get<int>(), 5);
   RunRecords old = SevenTenants();  // records that did not count causes
   old.gate_fail_opens = 3;
   EXPECT_TRUE(ComputeRunMetrics(old).gate_fail_opens_by_cause.empty());

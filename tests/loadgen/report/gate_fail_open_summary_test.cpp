@@ -42,5 +42,17 @@ TEST(GateFailOpenSummary, ReseedsAloneAndRecordsWithoutCauses) {
             "opened 0 times");
 }
 
+TEST(GateFailOpenSummary, FailedReleasesAloneAndAfterFailOpens) {
+  RunRecords r;
+  r.gate_release_errors = 9;
+  EXPECT_EQ(GateFailOpenSummary(r, "w"),
+            "w: 9 releases failed (their debits stand until the tickets expire)");
+  r.gate_fail_opens = 2;
+  r.gate_fail_opens_timed_out = 2;
+  EXPECT_EQ(GateFailOpenSummary(r, "w"),
+            "w: 2 gate calls failed open, ungated (timed out 2); the circuit breakers opened 0 "
+            "times; 9 releases failed (their debits stand until the tickets expire)");
+}
+
 }  // namespace
 }  // namespace bp::loadgen

@@ -86,6 +86,7 @@ ShardRecords Part(int index, int64_t skew_us) {
   r.gate_unreleased = static_cast<uint64_t>(100 * (index + 1));
   r.gate_fail_opens_unreachable = static_cast<uint64_t>(index + 1);
   r.gate_reseeds = static_cast<uint64_t>(index + 1);
+  r.gate_release_errors = static_cast<uint64_t>(1000 * (index + 1));
   r.gate_target = "g";
   r.start_unix_us = 1'000'000'000 + skew_us;
   std::map<int64_t, int64_t> act, wf;
@@ -139,6 +140,7 @@ TEST(ShardMerge, ShiftsOntoTheEarliestStartRenumbersAndRestoresTenantOrder) {
   EXPECT_EQ(m.gate_unreleased, 300u);    // 100 + 200
   EXPECT_EQ(m.gate_fail_opens_unreachable, 3u);  // 1 + 2
   EXPECT_EQ(m.gate_reseeds, 3u);
+  EXPECT_EQ(m.gate_release_errors, 3000u);  // 1000 + 2000
   EXPECT_EQ(m.end_us, 1'600'000 + 250'000);
   ASSERT_EQ(m.activities.size(), 6u);
   for (size_t i = 0; i < m.activities.size(); ++i) EXPECT_EQ(m.activities[i].id, int64_t(i));
@@ -355,6 +357,7 @@ TEST(RecordsFile, RoundTripsEveryField) {
   EXPECT_EQ(b.gate_fail_opens, 2u);
   EXPECT_EQ(b.gate_breaker_opens, 20u);
   EXPECT_EQ(b.gate_unreleased, 200u);
+  EXPECT_EQ(b.gate_release_errors, 2000u);
   ASSERT_EQ(b.activities.size(), a.activities.size());
   EXPECT_EQ(b.activities[0].fail_cause, "gate_reject");
   EXPECT_TRUE(b.activities[0].cancelled);

@@ -166,6 +166,7 @@ struct RunMetrics {
   std::map<std::string, uint64_t> gate_fail_opens_by_cause;
   uint64_t gate_reseeds = 0;       // bp: re-seeds of the target (RunRecords)
   uint64_t gate_breaker_opens = 0; // bp: circuit breaker opens (RunRecords)
+  uint64_t gate_release_errors = 0; // bp: releases that failed (RunRecords)
   uint64_t gate_unreleased = 0;    // bp: releases left at the end (RunRecords)
   std::string gate_server;         // bp: "valkey 9.1.2" (RunRecords; "" otherwise)
   // bp: duration of each Gate::Admit call on its gate thread (records'

@@ -155,6 +155,10 @@ struct RunRecords {
   uint64_t gate_fail_opens_unreachable = 0, gate_fail_opens_timed_out = 0;
   uint64_t gate_fail_opens_unconfigured = 0, gate_fail_opens_server_error = 0;
   uint64_t gate_reseeds = 0;
+  // bp: releases that did not reach the gate (bp::GateCounters::release_errors:
+  // transport failures, server errors, and releases the open breaker skipped);
+  // each leaves its call's debit uncorrected until the ticket expires.
+  uint64_t gate_release_errors = 0;
   uint64_t gate_unreleased = 0;   // bp: releases queued at the end that the drain
                                   // could not apply (GatePool::StopReport)
   std::string gate_target;        // bp: the run's gate target ("" otherwise)
