@@ -74,12 +74,12 @@ Result<State> ReadStoreState(ValkeyConnection& conn, const std::string& target) 
     } else if (f == "ah") {
       auto d = Unpack(v, 10);
       if (!d.empty()) {
-        std::array<gate_model::HeaderWindow, 2> h;
-        for (size_t i = 0; i < 2; ++i) {
-          h[i] = gate_model::HeaderWindow{d[5 * i], d[5 * i + 1], d[5 * i + 2], d[5 * i + 3],
-                                          d[5 * i + 4]};
+        std::array<gate_model::HeaderWindow, 2> ah;
+        for (size_t j = 0; j < 2; ++j) {
+          ah[j] = gate_model::HeaderWindow{d[5 * j], d[5 * j + 1], d[5 * j + 2], d[5 * j + 3],
+                                           d[5 * j + 4]};
         }
-        st.header = h;
+        st.header = ah;
       }
     } else if (f == "ad") {
       gate_model::Learned a;

@@ -155,7 +155,7 @@ elseif s[8] == '1' and (ARGV[5] or 'ok') == 'ok' and (arg(9) > 0 or arg(11) > 0)
       local ra, ea, rsta, u, xo = h[o + 1], h[o + 2], h[o + 3], h[o + 4], h[o + 5]
       local e = now + rst[d] * 1000  -- this answer's reset instant
       if not ra or rsta <= 0 or now > ea + win then ra, xo = nil, 0 end
-      if ra and math.abs(e - ea) <= rsta * 500 and rem[d] <= ra then
+      if ra and math.abs(e - ea) < rsta * 500 and rem[d] <= ra then
         if rst[d] < rsta then  -- counted after the anchor
           u = u + own[d]
           if rst[d] * 2 <= rsta then

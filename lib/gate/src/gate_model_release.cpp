@@ -165,7 +165,7 @@ int Model::Release(const ReleaseInput& in) {
       const double e = now + rst[d] * 1000;  // this answer's reset instant
       const bool anchored = had && w.rsta_ms > 0 && !(now > w.ea_us + win);
       if (!anchored) w.xo = 0;
-      if (anchored && std::abs(e - w.ea_us) <= w.rsta_ms * 500 && rem[d] <= w.ra) {
+      if (anchored && std::abs(e - w.ea_us) < w.rsta_ms * 500 && rem[d] <= w.ra) {
         if (rst[d] < w.rsta_ms) {  // counted after the anchor
           w.u = w.u + own[d];
           if (rst[d] * 2 <= w.rsta_ms) {
