@@ -216,11 +216,11 @@ std::vector<Case> HeaderCases() {
     // T = 20 ms was counted in the window before (reset at 1.07 s, more
     // than T_a / 2 = 0.5 s before the anchor's): kept out of the measure
     // (u stays 0, no re-anchoring).
-    Case c{"header rule: an earlier window's answer released late is kept out",
-           Adaptive(8, 0, 2000),
-           Mode::kReconcile,
-           {Admit(0, 1, "1"), Admit(0, 1, "2"), Served(1000, "1", 8, 1000),
-            Served(1050, "2", 0, 20)}};
+    Case c{
+        "header rule: an earlier window's answer released late is kept out",
+        Adaptive(8, 0, 2000),
+        Mode::kReconcile,
+        {Admit(0, 1, "1"), Admit(0, 1, "2"), Served(1000, "1", 8, 1000), Served(1050, "2", 0, 20)}};
     c.check = [](const Model& m) {
       const HeaderWindow& h = (*m.state.header)[0];
       EXPECT_EQ(h.ra, 8);

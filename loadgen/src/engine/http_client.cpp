@@ -218,10 +218,10 @@ struct HttpClient::Impl : std::enable_shared_from_this<HttpClient::Impl> {
       if (it == res.end()) return std::nullopt;
       return std::string_view(it->value().data(), it->value().size());
     };
-    const double unix_now_ms = static_cast<double>(
-        std::chrono::duration_cast<std::chrono::milliseconds>(
-            std::chrono::system_clock::now().time_since_epoch())
-            .count());  // Anthropic's resets are instants on the wall clock
+    const double unix_now_ms =
+        static_cast<double>(std::chrono::duration_cast<std::chrono::milliseconds>(
+                                std::chrono::system_clock::now().time_since_epoch())
+                                .count());  // Anthropic's resets are instants on the wall clock
     out.ratelimit = ParseRateLimitHeaders(header, unix_now_ms);
     if (auto it = res.find("x-should-retry"); it != res.end()) {
       std::string_view v(it->value().data(), it->value().size());

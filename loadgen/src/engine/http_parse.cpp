@@ -2,8 +2,8 @@
 // upstream URL of a flag and the rate-limit headers of an answer (Go
 // durations of x-ratelimit-reset-*, RFC 3339 instants of
 // anthropic-ratelimit-*-reset).
-#include <boost/asio/ip/address.hpp>
 #include <algorithm>
+#include <boost/asio/ip/address.hpp>
 #include <ctime>
 #include <string>
 #include <string_view>
@@ -136,8 +136,7 @@ std::optional<double> ParseRfc3339Ms(std::string_view v) {
 }
 
 RateLimitHeaders ParseRateLimitHeaders(
-    const std::function<std::optional<std::string_view>(const char*)>& header,
-    double unix_now_ms) {
+    const std::function<std::optional<std::string_view>(const char*)>& header, double unix_now_ms) {
   RateLimitHeaders rl;
   for (auto [name, remaining, reset] :
        {std::tuple{"requests", &rl.remaining_requests, &rl.reset_requests_ms},
@@ -151,7 +150,8 @@ RateLimitHeaders ParseRateLimitHeaders(
     const std::string d(name);
     *remaining = count(header(("x-ratelimit-remaining-" + d).c_str()));
     if (auto v = header(("x-ratelimit-reset-" + d).c_str())) *reset = ParseGoDurationMs(*v);
-    if (!*remaining) *remaining = count(header(("anthropic-ratelimit-" + d + "-remaining").c_str()));
+    if (!*remaining)
+      *remaining = count(header(("anthropic-ratelimit-" + d + "-remaining").c_str()));
     if (!*reset) {
       if (auto v = header(("anthropic-ratelimit-" + d + "-reset").c_str())) {
         if (auto at = ParseRfc3339Ms(*v)) *reset = std::max(0.0, *at - unix_now_ms);

@@ -3,10 +3,10 @@
 // tests/conformance/headers.json, which the Python and Node clients' parsers
 // run too, so the three feed the header rule alike; then RFC 3339 edge cases.
 #include <gtest/gtest.h>
-#include <nlohmann/json.hpp>
 
 #include <fstream>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <string>
 
 #include "bp/loadgen/http_client.h"
@@ -46,9 +46,9 @@ TEST(RateLimitHeaders, Rfc3339Instants) {
   EXPECT_EQ(ParseRfc3339Ms("2026-12-03T08:30:00.125Z"), 1796286600125.0);
   EXPECT_EQ(ParseRfc3339Ms("2026-12-03T03:00:00-05:30"), 1796286600000.0);  // 03:00 + 5:30
   EXPECT_EQ(ParseRfc3339Ms("1970-01-01T00:00:01z"), 1000.0);
-  EXPECT_FALSE(ParseRfc3339Ms("2026-12-03T08:30:00").has_value());     // no offset
-  EXPECT_FALSE(ParseRfc3339Ms("2026-13-03T08:30:00Z").has_value());    // month 13
-  EXPECT_FALSE(ParseRfc3339Ms("2026-12-03T08:30:00.Z").has_value());   // empty fraction
+  EXPECT_FALSE(ParseRfc3339Ms("2026-12-03T08:30:00").has_value());       // no offset
+  EXPECT_FALSE(ParseRfc3339Ms("2026-13-03T08:30:00Z").has_value());      // month 13
+  EXPECT_FALSE(ParseRfc3339Ms("2026-12-03T08:30:00.Z").has_value());     // empty fraction
   EXPECT_FALSE(ParseRfc3339Ms("2026-12-03T08:30:00+0100").has_value());  // offset without ':'
   EXPECT_FALSE(ParseRfc3339Ms("").has_value());
 }

@@ -49,8 +49,7 @@ std::optional<double> ParseRfc3339Ms(std::string_view value);
 // absent. Pure: the conformance cases tests/conformance/headers.json hold
 // it and the Python and Node clients' parsers to the same answers.
 RateLimitHeaders ParseRateLimitHeaders(
-    const std::function<std::optional<std::string_view>(const char*)>& header,
-    double unix_now_ms);
+    const std::function<std::optional<std::string_view>(const char*)>& header, double unix_now_ms);
 
 struct HttpResponse {
   int status = 0;                        // HTTP status; 0 = connection error or timeout
