@@ -386,11 +386,17 @@ std::string DiffHarness::ApplyToBoth(const DiffStep& step) {
         rep.reset_tokens_ms = r.reset_tokens_ms;
         st = gate_.Release(r.ticket, Cost{r.requests, r.tokens}, rep, r.now_ms);
       }
+      const auto before = model_.state.header;
       ++coverage_["release " + r.outcome +
                   (r.outcome == "ok" && (r.reset_requests_ms > 0 || r.reset_tokens_ms > 0)
                        ? " headers"
                        : "") +
                   (model_.Release(r) == 1 ? "" : " (unknown ticket)")];
+      // The header rule measured outside use (a pair of one window).
+      const auto& after = model_.state.header;
+      if (after && (*after)[0].xo > 0 && (!before || (*before)[0].xo != (*after)[0].xo)) {
+        ++coverage_["release ok headers (outside measured)"];
+      }
       return st.ok() ? "" : "release: " + st.ToString();
     }
   }
