@@ -7,7 +7,10 @@
 // finite and >= 0, and the retry delays computed from it finite and >= 0.
 // Round trip: the input's first 8 bytes as a millisecond count, printed as
 // mockapi prints x-ratelimit-reset-* (GoDuration), parse back to the same
-// count. Built by scripts/fuzz.sh (BP_FUZZ=ON).
+// count; and as a Unix time, printed as mockapi prints
+// anthropic-ratelimit-*-reset (Rfc3339, ceiled to the ms), ParseRfc3339Ms
+// gives back those milliseconds; the value itself as an RFC 3339 instant is
+// finite when parsed. Built by scripts/fuzz.sh (BP_FUZZ=ON).
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
@@ -46,6 +49,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     if (!std::isfinite(*ms) || *ms < 0) __builtin_trap();
     CheckDelays(*ms);
   }
+  if (auto at = bp::loadgen::ParseRfc3339Ms(value)) {
+    if (!std::isfinite(*at)) __builtin_trap();
+  }
   if (size >= 8) {
     int64_t raw;
     std::memcpy(&raw, data, sizeof raw);
@@ -56,6 +62,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     // The fractional seconds (".172s") are decimal, so allow the last bit.
     if (!back || std::fabs(*back - static_cast<double>(ms)) > 1e-9 * static_cast<double>(ms) + 1e-9)
       __builtin_trap();
+    // Years 1970 to about 2286 (1e16 us), every instant a provider resets at.
+    const int64_t us = static_cast<int64_t>(static_cast<uint64_t>(raw) % 10'000'000'000'000'000);
+    const auto instant = bp::loadgen::ParseRfc3339Ms(bp::mockapi::internal::Rfc3339(us));
+    if (!instant || *instant != static_cast<double>((us + 999) / 1000)) __builtin_trap();
   }
   return 0;
 }

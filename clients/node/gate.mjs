@@ -24,9 +24,10 @@ import { fileURLToPath } from "node:url";
 import Valkey from "iovalkey";
 import { CircuitBreaker } from "./breaker.mjs";
 import { readDeclaredConfig } from "./declared.mjs";
+import { rateLimitsFromHeaders } from "./headers.mjs";
 import { INVALID_REQUEST, TENANT_RULE, isCount, validRequest, validTenant } from "./rules.mjs";
 
-export { CircuitBreaker, INVALID_REQUEST, TENANT_RULE, readDeclaredConfig, validTenant };
+export { CircuitBreaker, INVALID_REQUEST, TENANT_RULE, rateLimitsFromHeaders, readDeclaredConfig, validTenant };
 // The protocol version this client implements; prelude.lua owns it.
 export const PROTOCOL_VERSION = 1;
 // bp::FailOpenCauseName's names, and the counter of each.

@@ -1,5 +1,7 @@
 #include "gate/gate_diff_steps.h"
 
+#include <algorithm>
+#include <cmath>
 #include <sstream>
 
 #include "gate/gate_model_store.h"
@@ -263,6 +265,18 @@ DiffStep DiffGenerator::Release(const gate_model::Model& model) {
     r.remaining_tokens = Chance(0.1) ? -1 : static_cast<double>(Uniform(0, 20000));
     r.reset_requests_ms = Chance(0.2) ? -1 : static_cast<double>(Uniform(0, 4000));
     r.reset_tokens_ms = Chance(0.2) ? -1 : static_cast<double>(Uniform(0, 4000));
+    if (Chance(0.5)) {
+      // As a provider's fixed window of 2 s would answer (with the jitter
+      // of answers released out of order): the reset falls and the
+      // remaining budget with it, so answers of one window form pairs and
+      // the outside rate is measured.
+      const double left = static_cast<double>(2000 - ((now_ms_ % 2000) + 2000) % 2000);
+      r.reset_requests_ms = std::max(1.0, left + static_cast<double>(Uniform(-60, 60)));
+      r.remaining_requests =
+          std::max(0.0, std::floor(left / 50) + static_cast<double>(Uniform(-3, 3)));
+      r.reset_tokens_ms = Chance(0.3) ? -1 : r.reset_requests_ms;
+      r.remaining_tokens = std::floor(left * 5);
+    }
   }
   return s;
 }
@@ -372,11 +386,17 @@ std::string DiffHarness::ApplyToBoth(const DiffStep& step) {
         rep.reset_tokens_ms = r.reset_tokens_ms;
         st = gate_.Release(r.ticket, Cost{r.requests, r.tokens}, rep, r.now_ms);
       }
+      const auto before = model_.state.header;
       ++coverage_["release " + r.outcome +
                   (r.outcome == "ok" && (r.reset_requests_ms > 0 || r.reset_tokens_ms > 0)
                        ? " headers"
                        : "") +
                   (model_.Release(r) == 1 ? "" : " (unknown ticket)")];
+      // The header rule measured outside use (a pair of one window).
+      const auto& after = model_.state.header;
+      if (after && (*after)[0].xo > 0 && (!before || (*before)[0].xo != (*after)[0].xo)) {
+        ++coverage_["release ok headers (outside measured)"];
+      }
       return st.ok() ? "" : "release: " + st.ToString();
     }
   }

@@ -1,8 +1,9 @@
 // Named cases of the adaptive caps' header rule (docs/gate.md "Adaptive
 // caps"): a served call's remaining budget R_d and reset T_d move the learned
-// fraction f_d towards g_d = clamp(R_d * 1000 / (T_d * C_d), 0.05, 1) by the
-// weight min(1, T_d / adapt_window_ms). Run on the model and through the
-// scripts with the other named cases (gate_model_cases.h).
+// fraction f_d towards g_d = clamp((R_d * 1000 / T_d - x_o) / C_d, 0.05, 1)
+// by the weight min(1, T_d / adapt_window_ms), x_o the outside rate measured
+// between two answers of one provider window ('ah'). Run on the model and
+// through the scripts with the other named cases (gate_model_cases.h).
 #include <gtest/gtest.h>
 
 #include "gate/gate_model_cases.h"
@@ -159,6 +160,74 @@ std::vector<Case> HeaderCases() {
       EXPECT_EQ(a.fr, 1);
       EXPECT_EQ(a.ft, 0.25);  // 1 -> 0.25
       EXPECT_EQ(a.tt_us, kT0us);
+    };
+    out.push_back(c);
+  }
+  {
+    // Outside use, measured between two answers of one provider window
+    // (C_r = 8, adapt window 2 s). At 0: R = 8, T = 1 s, the window's first
+    // answer (anchor; g = 8 / 1 / 8 = 1, nothing moves). At 0.5 s: R = 4,
+    // T = 0.5 s, the same reset instant; the budget fell by 4 in 0.5 s of
+    // the provider's time, 1 of it this served call: x_o = (8 - 4 - 1) /
+    // 0.5 = 6 req/s. g = (4 / 0.5 - 6) / 8 = 0.25 (R / T alone says 1),
+    // weight 0.25: f_r = 1 + (0.25 - 1) * 0.25 = 0.8125. At 1.2 s the next
+    // window's first answer (R = 8, T = 0.8 s) re-anchors and keeps x_o:
+    // g = (8 / 0.8 - 6) / 8 = 0.5, weight 0.4, from f_r recovered by 0.7 s
+    // / 120 s.
+    Case c{"header rule: outside use between two answers of one window lowers the cap",
+           Adaptive(8, 0, 2000),
+           Mode::kReconcile,
+           {Admit(0, 1, "1"), Admit(0, 1, "2"), Admit(0, 1, "3"), Served(0, "1", 8, 1000),
+            Served(500, "2", 4, 500), Served(1200, "3", 8, 800)}};
+    c.check = [](const Model& m) {
+      const HeaderWindow& h = (*m.state.header)[0];
+      EXPECT_EQ(h.xo, 6);  // measured in the first window, kept
+      EXPECT_EQ(h.ra, 8);  // the second window's anchor
+      EXPECT_EQ(h.ea_us, kT0us + 2000000);
+      EXPECT_EQ(h.rsta_ms, 800);
+      EXPECT_EQ(h.u, 0);
+      const double f1 = 0.8125 + 700000.0 / 120000000;  // 1 -> 0.8125, recovering 0.7 s
+      EXPECT_EQ(m.state.learned->fr, f1 + (0.5 - f1) * 0.4);
+      EXPECT_EQ(m.state.learned->tr_us, kT0us + 1200000);
+      EXPECT_EQ((*m.state.header)[1].rsta_ms, 0);  // tokens: no cap, never anchored
+    };
+    out.push_back(c);
+  }
+  {
+    // x_o = 6 req/s as above; at 4.5 s the anchored window (reset at 1 s)
+    // ended more than the 2 s adapt window ago: the measure is dropped
+    // (x_o = 0) and the answer anchors anew (R = 8, reset at 5 s).
+    Case c{"header rule: the outside rate is forgotten a window after its window",
+           Adaptive(8, 0, 2000),
+           Mode::kReconcile,
+           {Admit(0, 1, "1"), Admit(0, 1, "2"), Admit(0, 1, "3"), Served(0, "1", 8, 1000),
+            Served(500, "2", 4, 500), Served(4500, "3", 8, 500)}};
+    c.check = [](const Model& m) {
+      const HeaderWindow& h = (*m.state.header)[0];
+      EXPECT_EQ(h.xo, 0);  // 6 -> 0
+      EXPECT_EQ(h.ra, 8);
+      EXPECT_EQ(h.ea_us, kT0us + 5000000);
+      EXPECT_EQ(h.rsta_ms, 500);
+    };
+    out.push_back(c);
+  }
+  {
+    // Anchor at 1 s: R = 8, reset at 2 s. An answer released at 1.05 s with
+    // T = 20 ms was counted in the window before (reset at 1.07 s, more
+    // than T_a / 2 = 0.5 s before the anchor's): kept out of the measure
+    // (u stays 0, no re-anchoring).
+    Case c{
+        "header rule: an earlier window's answer released late is kept out",
+        Adaptive(8, 0, 2000),
+        Mode::kReconcile,
+        {Admit(0, 1, "1"), Admit(0, 1, "2"), Served(1000, "1", 8, 1000), Served(1050, "2", 0, 20)}};
+    c.check = [](const Model& m) {
+      const HeaderWindow& h = (*m.state.header)[0];
+      EXPECT_EQ(h.ra, 8);
+      EXPECT_EQ(h.ea_us, kT0us + 2000000);
+      EXPECT_EQ(h.rsta_ms, 1000);
+      EXPECT_EQ(h.u, 0);
+      EXPECT_EQ(h.xo, 0);
     };
     out.push_back(c);
   }

@@ -1,5 +1,6 @@
 #include "gate/gate_model_store.h"
 
+#include <array>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -70,6 +71,16 @@ Result<State> ReadStoreState(ValkeyConnection& conn, const std::string& target) 
       if (!d.empty()) st.hold = gate_model::Hold{d[0], d[1], d[2], d[3], v.substr(33)};
     } else if (f == "rsv") {
       st.reserved = std::stoll(v);
+    } else if (f == "ah") {
+      auto d = Unpack(v, 10);
+      if (!d.empty()) {
+        std::array<gate_model::HeaderWindow, 2> ah;
+        for (size_t j = 0; j < 2; ++j) {
+          ah[j] = gate_model::HeaderWindow{d[5 * j], d[5 * j + 1], d[5 * j + 2], d[5 * j + 3],
+                                           d[5 * j + 4]};
+        }
+        st.header = ah;
+      }
     } else if (f == "ad") {
       gate_model::Learned a;
       if (std::sscanf(v.c_str(), "%lf %lf %lf %lf %lf %lf %lf %lf %lf %lf", &a.fr, &a.tr_us, &a.ft,
@@ -161,6 +172,17 @@ std::string CompareStates(const State& m, const State& s) {
     cmp("ad tt", a.tt_us, b.tt_us), cmp("ad tau", a.tau_us, b.tau_us);
     cmp("ad ws", a.ws_us, b.ws_us), cmp("ad nr", a.nr, b.nr), cmp("ad nt", a.nt, b.nt);
     cmp("ad hr", a.hr_us, b.hr_us), cmp("ad ht", a.ht_us, b.ht_us);
+  }
+  if (m.header.has_value() != s.header.has_value() && o.tellp() == 0) {
+    o << "ah: present in only one";
+  }
+  if (m.header && s.header) {
+    for (size_t i = 0; i < 2; ++i) {
+      const auto &a = (*m.header)[i], &b = (*s.header)[i];
+      const std::string d = i == 0 ? "ah requests " : "ah tokens ";
+      cmp(d + "ra", a.ra, b.ra), cmp(d + "ea", a.ea_us, b.ea_us);
+      cmp(d + "rsta", a.rsta_ms, b.rsta_ms), cmp(d + "u", a.u, b.u), cmp(d + "xo", a.xo, b.xo);
+    }
   }
   const std::pair<const char*, std::pair<const SortedSet*, const SortedSet*>> sets[] = {
       {"backlog", {&m.backlog, &s.backlog}},

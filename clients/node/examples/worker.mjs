@@ -19,7 +19,7 @@
 import { writeFileSync } from "node:fs";
 import { parseArgs } from "node:util";
 import OpenAI from "openai";
-import { Gate } from "../gate.mjs";
+import { Gate, rateLimitsFromHeaders } from "../gate.mjs";
 
 const { values: opt } = parseArgs({ options: {
   tenant: { type: "string", default: "node-worker" },
@@ -40,16 +40,6 @@ const { values: opt } = parseArgs({ options: {
 } });
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
-// x-ratelimit-reset-* as Go durations ("19.75s", "750ms", "6m0s") in ms; -1 absent.
-function goDurationMs(s) {
-  if (!s) return -1;
-  const units = { h: 3600e3, m: 60e3, s: 1e3, ms: 1, us: 1e-3, ns: 1e-6 };
-  let total = 0;
-  for (const [, v, u] of s.matchAll(/([0-9.]+)(ms|us|ns|h|m|s)/g)) total += Number(v) * units[u];
-  return total;
-}
-const headerInt = (h, name) => (/^-?\d+$/.test(h.get(name) ?? "") ? Number(h.get(name)) : -1);
-
 const gate = new Gate(opt.target, { url: opt.valkey, timeoutMs: Number(opt["timeout-ms"]),
   declaredConfig: opt["declared-config"] });
 const openai = new OpenAI({ baseURL: `${opt.mockapi.replace(/\/$/, "")}/v1`, apiKey: "sk-example", maxRetries: 0 });
@@ -67,13 +57,13 @@ async function oneCall() {
     if (d.kind === "reject") { totals.rejects++; return; }
     if (!d.failOpen) { admitted.admits++; admitted.admitted_tokens += estimate; }
     try {
-      const r = await openai.chat.completions.create({ model: opt.model, max_tokens: maxTokens,
-        messages: [{ role: "user", content: prompt }] });
+      const { data: r, response } = await openai.chat.completions.create({ model: opt.model,
+        max_tokens: maxTokens, messages: [{ role: "user", content: prompt }] }).withResponse();
       const used = r.usage?.total_tokens ?? estimate;
       totals.ok++; totals.tokens += used;
       const cell = (okPerS[Math.floor(Date.now() / 1000)] ??= [0, 0]);
       cell[0]++; cell[1] += used;
-      await gate.release(d.ticket, used);
+      await gate.release(d.ticket, used, { rateLimits: rateLimitsFromHeaders(response.headers) });
       return;
     } catch (e) {
       if (e?.status !== 429) { totals.errors++; await gate.release(d.ticket, 0); return; }
@@ -83,10 +73,7 @@ async function oneCall() {
       const retryMs = Number(h.get("retry-after-ms") ?? 1000 * Number(h.get("retry-after") ?? 1));
       await gate.release(d.ticket, estimate, { upstream429: {
         bound: ["requests", "tokens"].includes(bound) ? bound : "", retryAfterMs: retryMs,
-        remainingRequests: headerInt(h, "x-ratelimit-remaining-requests"),
-        resetRequestsMs: goDurationMs(h.get("x-ratelimit-reset-requests")),
-        remainingTokens: headerInt(h, "x-ratelimit-remaining-tokens"),
-        resetTokensMs: goDurationMs(h.get("x-ratelimit-reset-tokens")) } });
+        ...rateLimitsFromHeaders(h) } });
       if (h.get("x-should-retry") === "false") return;  // "Request too large": it can never pass
       await sleep(retryMs);
     }

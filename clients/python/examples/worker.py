@@ -21,7 +21,6 @@ store lost its state.
 import argparse
 import json
 import os
-import re
 import sys
 import threading
 import time
@@ -31,22 +30,8 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from backpressure import Admit, Defer, Gate, Reject, Upstream429  # noqa: E402
-
-
-def go_duration_ms(s):
-    """'19.75s', '750ms', '6m0s' (x-ratelimit-reset-*) in ms; -1 when absent."""
-    if not s:
-        return -1
-    total, units = 0.0, {"h": 3600e3, "m": 60e3, "s": 1e3, "ms": 1, "us": 1e-3, "ns": 1e-6}
-    for value, unit in re.findall(r"([0-9.]+)(ms|us|ns|h|m|s)", s):
-        total += float(value) * units[unit]
-    return total
-
-
-def header_int(h, name):
-    v = h.get(name)
-    return int(v) if v is not None and v.lstrip("-").isdigit() else -1
+from backpressure import (Admit, Defer, Gate, Reject, Upstream429,  # noqa: E402
+                          rate_limits_from_headers)
 
 
 def call_api(base, model, prompt, max_tokens):
@@ -100,20 +85,19 @@ def one_call(gate, args, totals):
             used = body.get("usage", {}).get("total_tokens", estimate)
             totals.add("tokens", used)
             totals.tick(used)
-            gate.release(d.ticket, used)
+            gate.release(d.ticket, used, rate_limits=rate_limits_from_headers(headers))
             return
         if status == 429:
             totals.add("throttled")
             err = body.get("error", {}) if isinstance(body, dict) else {}
             bound = headers.get("x-mockapi-bound") or err.get("type") or ""
             retry_ms = float(headers.get("retry-after-ms") or 1000 * float(headers.get("retry-after") or 1))
+            rl = rate_limits_from_headers(headers)
             gate.release(d.ticket, estimate, upstream=Upstream429(
                 bound=bound if bound in ("requests", "tokens") else "",
                 retry_after_ms=retry_ms,
-                remaining_requests=header_int(headers, "x-ratelimit-remaining-requests"),
-                reset_requests_ms=go_duration_ms(headers.get("x-ratelimit-reset-requests")),
-                remaining_tokens=header_int(headers, "x-ratelimit-remaining-tokens"),
-                reset_tokens_ms=go_duration_ms(headers.get("x-ratelimit-reset-tokens"))))
+                remaining_requests=rl.remaining_requests, reset_requests_ms=rl.reset_requests_ms,
+                remaining_tokens=rl.remaining_tokens, reset_tokens_ms=rl.reset_tokens_ms))
             if headers.get("x-should-retry") == "false":
                 return  # "Request too large": it can never pass
             time.sleep(retry_ms / 1000)

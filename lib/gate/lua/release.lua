@@ -30,10 +30,11 @@
 -- header is 0, else against requests (and tokens if capped).
 -- The header rule: an "ok" answer with remaining R_d and reset T_d (ms, > 0)
 -- on a capped d sets f_d = f_d(now) + (g_d - f_d(now)) * min(1, T_d / window),
--- g_d = clamp(R_d * 1000 / (T_d * C_d), 0.05, 1), t_d = now (the 429
+-- g_d = clamp((R_d * 1000 / T_d - x_o) / C_d, 0.05, 1), t_d = now (the 429
 -- counts and holds are kept; no raise while AIMD holds d or counts a 429
--- of d in its window): outside traffic or a smaller limit lowers f_d before
--- 429s, headroom raises it (at most to 1).
+-- of d in its window), x_o the outside rate measured between two answers
+-- of one provider window ('ah'): outside traffic or a smaller limit lowers
+-- f_d before 429s, headroom raises it (at most to 1).
 -- 'ad' (prelude.lua) is written on 429s and on answers whose headers move a
 -- fraction; recovery is computed where it is read (admit, release, state).
 -- Records, defaults and the weight rule are prelude.lua's (embedded before
@@ -66,7 +67,7 @@ ttok = tonumber(ttok) or dtok  -- tokens charged on the tag
 local tenant = string.match(qid, '^[^:]+:(.+)$')
 if now <= 0 then now = server_us() end
 local s = redis.call('HMGET', H, 'cfg', 'g', 'q:' .. qid, 'c:' .. k, 'tw:' .. tenant,
-  'omega:' .. k, 'ad', 'adapt', 'rsv')
+  'omega:' .. k, 'ad', 'adapt', 'rsv', 'ah')
 local Cr, Ct, burst, _, _, _, _, _, _, _, _, _, flat = rec(CFGREC, CFGLEN, s[1])
 if not Cr or Cr <= 0 then return 1 end
 local capr, capt = Cr * burst, Ct * burst
@@ -77,6 +78,7 @@ local a = ad_unpack(s[7]) or {}
 local tau = a[5]
 local fr, ft = learned(a[1], a[2], tau, now), learned(a[3], a[4], tau, now)
 local function arg(i) return tonumber(ARGV[i] or '') or -1 end
+local ahw  -- the header rule's new 'ah' record, written with the others
 if s[8] == '1' and ARGV[5] == '429' then
   -- The AIMD tuning, read only here (a 429 is rare).
   local tn = redis.call('HMGET', H, 'adapt_beta', 'adapt_recover_ms', 'adapt_window_ms',
@@ -122,30 +124,57 @@ if s[8] == '1' and ARGV[5] == '429' then
   fr, ft = f[1], f[2]
 elseif s[8] == '1' and (ARGV[5] or 'ok') == 'ok' and (arg(9) > 0 or arg(11) > 0) then
   -- The header rule: a served call's remaining budget R_d over the time T_d
-  -- until the provider restores it is the rate it still allows, as a
-  -- fraction of C_d: g_d = clamp(R_d / T_d / C_d, 0.05, 1); f_d moves
-  -- towards it by the weight min(1, T_d / adapt_window_ms) (an answer
-  -- close to its window's reset says little about the rate); it does not
-  -- raise f_d while AIMD holds d or counts a 429 of d in its current
-  -- window (429s showed the cap too high).
+  -- until the provider restores it is the rate it still allows every
+  -- client; less the outside rate x_o measured in 'ah', the rate it allows
+  -- the tenants, as a fraction of C_d: g_d = clamp((R_d / T_d - x_o) / C_d,
+  -- 0.05, 1); f_d moves towards it by the weight min(1, T_d /
+  -- adapt_window_ms) (an answer close to its window's reset says little
+  -- about the rate); it does not raise f_d while AIMD holds d or counts a
+  -- 429 of d in its current window (429s showed the cap too high).
+  -- x_o: two answers of one fixed window (the same reset instant, within
+  -- half the first one's T) are T_a - T apart in the provider's time; the
+  -- budget dropped by R_a - R, of which the gate's own served calls since
+  -- the first (u) took u; the rest is outside use. Measured once the pair
+  -- spans half of what the first answer saw left (T <= T_a / 2), kept
+  -- until the next such pair; 0 once the anchored window ended a window
+  -- ago. A token bucket never forms such a pair (its R rises as T falls).
   local tn = redis.call('HMGET', H, 'adapt_recover_ms', 'adapt_window_ms')
   local win = (tonumber(tn[2]) or DEFAULT_ADAPT_WINDOW_MS) * 1000
   local rem, rst, cap = {arg(8), arg(10)}, {arg(9), arg(11)}, {Cr, Ct}
+  local own = {areq, atok}
   local ws = a[6] or 0
   local recent = now >= ws and now < ws + win
   local held = {now < (a[9] or 0) or (recent and (a[7] or 0) > 0),
     now < (a[10] or 0) or (recent and (a[8] or 0) > 0)}
   local f, base, t = {fr, ft}, {a[1] or 1, a[3] or 1}, {a[2] or now, a[4] or now}
+  local h = {rec(AHREC, AHLEN, s[10])}
   local moved = false
   for d = 1, 2 do
     if cap[d] > 0 and rem[d] >= 0 and rst[d] > 0 then
-      local g = math.min(1, math.max(0.05, rem[d] * 1000 / (rst[d] * cap[d])))
+      local o = 5 * (d - 1)
+      local ra, ea, rsta, u, xo = h[o + 1], h[o + 2], h[o + 3], h[o + 4], h[o + 5]
+      local e = now + rst[d] * 1000  -- this answer's reset instant
+      if not ra or rsta <= 0 or now > ea + win then ra, xo = nil, 0 end
+      if ra and math.abs(e - ea) < rsta * 500 and rem[d] <= ra then
+        if rst[d] < rsta then  -- counted after the anchor
+          u = u + own[d]
+          if rst[d] * 2 <= rsta then
+            xo = math.max(0, (ra - rem[d] - u) * 1000 / (rsta - rst[d]))
+          end
+        end
+      elseif not ra or e >= ea - rsta * 500 then
+        ra, ea, rsta, u = rem[d], e, rst[d], 0  -- a new window's first answer
+      end  -- else an earlier window's answer, released late: kept out
+      h[o + 1], h[o + 2], h[o + 3], h[o + 4], h[o + 5] = ra, ea, rsta, u, xo
+      local g = math.min(1, math.max(0.05, (rem[d] * 1000 / rst[d] - xo) / cap[d]))
       local fn = f[d] + (g - f[d]) * math.min(1, rst[d] * 1000 / win)
       if fn < f[d] or (fn > f[d] and not held[d]) then
         f[d], base[d], t[d], moved = fn, fn, now, true
       end
     end
   end
+  for i = 1, 10 do h[i] = h[i] or 0 end
+  ahw = struct.pack(AHREC, 1, unpack(h, 1, 10))
   if moved then
     tau = tau or (tonumber(tn[1]) or DEFAULT_ADAPT_RECOVER_MS) * 1000
     redis.call('HSET', H, 'ad', string.format(ADFMT, base[1], t[1], base[2], t[2], tau, a[6] or 0,
@@ -237,5 +266,6 @@ end
 if extra > 0 or O ~= (tonumber(s[9]) or 0) then
   hw[#hw + 1], hw[#hw + 2] = 'rsv', string.format('%d', math.max(0, O - extra))
 end
+if ahw then hw[#hw + 1], hw[#hw + 2] = 'ah', ahw end
 redis.call('HSET', H, unpack(hw))
 return 1

@@ -122,7 +122,7 @@ Status GateAdmin::ResetBuckets() {
 }
 
 Status GateAdmin::ResetLearned() {
-  return CheckReply(impl_->Run({"HDEL", impl_->state_key, "ad"}), "reset learned");
+  return CheckReply(impl_->Run({"HDEL", impl_->state_key, "ad", "ah"}), "reset learned");
 }
 
 Decision GateAdmin::DryRunAdmit(const AdmitRequest& request) {

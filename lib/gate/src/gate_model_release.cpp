@@ -140,13 +140,15 @@ int Model::Release(const ReleaseInput& in) {
     fr = f[0], ft = f[1];
   } else if (cf.adapt && in.outcome == "ok" &&
              (in.reset_requests_ms > 0 || in.reset_tokens_ms > 0)) {
-    // The header rule: f_d moves towards g_d = clamp(R_d / T_d / C_d, 0.05,
-    // 1) by the weight min(1, T_d / adapt_window_ms); no raise while AIMD holds
-    // d or counts a 429 of d in its current window.
+    // The header rule: f_d moves towards g_d = clamp((R_d / T_d - x_o) /
+    // C_d, 0.05, 1) by the weight min(1, T_d / adapt_window_ms); no raise
+    // while AIMD holds d or counts a 429 of d in its current window. x_o is
+    // measured between two answers of one provider window ('ah').
     const double win = cf.adapt_window_ms * 1000;
     const double rem[2] = {in.remaining_requests, in.remaining_tokens};
     const double rst[2] = {in.reset_requests_ms, in.reset_tokens_ms};
     const double cap[2] = {Cr, Ct};
+    const double own[2] = {areq, atok};
     double f[2] = {fr, ft};
     double base[2] = {a ? a->fr : 1.0, a ? a->ft : 1.0};
     double t[2] = {a ? a->tr_us : now, a ? a->tt_us : now};
@@ -154,13 +156,30 @@ int Model::Release(const ReleaseInput& in) {
     const bool recent = now >= ws && now < ws + win;
     const bool held[2] = {now < (a ? a->hr_us : 0) || (recent && (a ? a->nr : 0) > 0),
                           now < (a ? a->ht_us : 0) || (recent && (a ? a->nt : 0) > 0)};
+    const bool had = st.header.has_value();
+    std::array<HeaderWindow, 2> h = st.header.value_or(std::array<HeaderWindow, 2>{});
     bool moved = false;
     for (int d = 0; d < 2; ++d) {
       if (!(cap[d] > 0 && rem[d] >= 0 && rst[d] > 0)) continue;
-      const double g = std::min(1.0, std::max(0.05, rem[d] * 1000 / (rst[d] * cap[d])));
+      HeaderWindow& w = h[d];
+      const double e = now + rst[d] * 1000;  // this answer's reset instant
+      const bool anchored = had && w.rsta_ms > 0 && !(now > w.ea_us + win);
+      if (!anchored) w.xo = 0;
+      if (anchored && std::abs(e - w.ea_us) < w.rsta_ms * 500 && rem[d] <= w.ra) {
+        if (rst[d] < w.rsta_ms) {  // counted after the anchor
+          w.u = w.u + own[d];
+          if (rst[d] * 2 <= w.rsta_ms) {
+            w.xo = std::max(0.0, (w.ra - rem[d] - w.u) * 1000 / (w.rsta_ms - rst[d]));
+          }
+        }
+      } else if (!anchored || e >= w.ea_us - w.rsta_ms * 500) {
+        w.ra = rem[d], w.ea_us = e, w.rsta_ms = rst[d], w.u = 0;  // a new window's first answer
+      }
+      const double g = std::min(1.0, std::max(0.05, (rem[d] * 1000 / rst[d] - w.xo) / cap[d]));
       const double fn = f[d] + (g - f[d]) * std::min(1.0, rst[d] * 1000 / win);
       if (fn < f[d] || (fn > f[d] && !held[d])) f[d] = fn, base[d] = fn, t[d] = now, moved = true;
     }
+    st.header = h;
     if (moved) {
       const double tau_us = tau ? *tau : cf.adapt_recover_ms * 1000;
       st.learned = Learned{base[0],          Trunc(t[0]),      base[1],       Trunc(t[1]),

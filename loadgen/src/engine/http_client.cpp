@@ -6,6 +6,7 @@
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
+#include <chrono>
 #include <deque>
 #include <string>
 #include <tuple>
@@ -217,18 +218,11 @@ struct HttpClient::Impl : std::enable_shared_from_this<HttpClient::Impl> {
       if (it == res.end()) return std::nullopt;
       return std::string_view(it->value().data(), it->value().size());
     };
-    RateLimitHeaders& rl = out.ratelimit;
-    for (auto [name, remaining, reset] :
-         {std::tuple{"requests", &rl.remaining_requests, &rl.reset_requests_ms},
-          std::tuple{"tokens", &rl.remaining_tokens, &rl.reset_tokens_ms}}) {
-      if (auto v = header((std::string("x-ratelimit-remaining-") + name).c_str())) {
-        auto n = ParseSeconds(*v);  // a plain decimal number
-        if (n && *n >= 0) *remaining = static_cast<int64_t>(*n);
-      }
-      if (auto v = header((std::string("x-ratelimit-reset-") + name).c_str())) {
-        *reset = ParseGoDurationMs(*v);
-      }
-    }
+    const double unix_now_ms =
+        static_cast<double>(std::chrono::duration_cast<std::chrono::milliseconds>(
+                                std::chrono::system_clock::now().time_since_epoch())
+                                .count());  // Anthropic's resets are instants on the wall clock
+    out.ratelimit = ParseRateLimitHeaders(header, unix_now_ms);
     if (auto it = res.find("x-should-retry"); it != res.end()) {
       std::string_view v(it->value().data(), it->value().size());
       if (v == "true") out.should_retry = true;

@@ -1,8 +1,13 @@
 // The HTTP client's parsers of text from outside (http_client.h): the
-// upstream URL of a flag and the Go durations of x-ratelimit-reset headers.
+// upstream URL of a flag and the rate-limit headers of an answer (Go
+// durations of x-ratelimit-reset-*, RFC 3339 instants of
+// anthropic-ratelimit-*-reset).
+#include <algorithm>
 #include <boost/asio/ip/address.hpp>
+#include <ctime>
 #include <string>
 #include <string_view>
+#include <tuple>
 
 #include "bp/decimal.h"
 #include "bp/loadgen/http_client.h"
@@ -71,6 +76,89 @@ std::optional<double> ParseGoDurationMs(std::string_view v) {
     i = k;
   }
   return ms;
+}
+
+namespace {
+
+// digits [at, at + n) of v as a number, or -1.
+int Digits(std::string_view v, size_t at, size_t n) {
+  if (at + n > v.size()) return -1;
+  int out = 0;
+  for (size_t i = at; i < at + n; ++i) {
+    if (v[i] < '0' || v[i] > '9') return -1;
+    out = out * 10 + (v[i] - '0');
+  }
+  return out;
+}
+
+}  // namespace
+
+std::optional<double> ParseRfc3339Ms(std::string_view v) {
+  while (!v.empty() && (v.front() == ' ' || v.front() == '\t')) v.remove_prefix(1);
+  while (!v.empty() && (v.back() == ' ' || v.back() == '\t')) v.remove_suffix(1);
+  // YYYY-MM-DDTHH:MM:SS
+  if (v.size() < 20 || v[4] != '-' || v[7] != '-' || (v[10] != 'T' && v[10] != 't') ||
+      v[13] != ':' || v[16] != ':') {
+    return std::nullopt;
+  }
+  const int year = Digits(v, 0, 4), month = Digits(v, 5, 2), day = Digits(v, 8, 2);
+  const int hour = Digits(v, 11, 2), minute = Digits(v, 14, 2), second = Digits(v, 17, 2);
+  if (year < 0 || month < 1 || month > 12 || day < 1 || day > 31 || hour < 0 || hour > 23 ||
+      minute < 0 || minute > 59 || second < 0 || second > 60) {
+    return std::nullopt;
+  }
+  size_t i = 19;
+  double fraction_ms = 0;
+  if (v[i] == '.') {
+    double scale = 100;
+    size_t j = i + 1;
+    for (; j < v.size() && v[j] >= '0' && v[j] <= '9'; ++j, scale /= 10) {
+      fraction_ms += (v[j] - '0') * scale;
+    }
+    if (j == i + 1) return std::nullopt;
+    i = j;
+  }
+  int offset_min = 0;
+  if (i < v.size() && (v[i] == 'Z' || v[i] == 'z') && i + 1 == v.size()) {
+    offset_min = 0;
+  } else if (i + 6 == v.size() && (v[i] == '+' || v[i] == '-') && v[i + 3] == ':') {
+    const int oh = Digits(v, i + 1, 2), om = Digits(v, i + 4, 2);
+    if (oh < 0 || oh > 23 || om < 0 || om > 59) return std::nullopt;
+    offset_min = (v[i] == '-' ? -1 : 1) * (oh * 60 + om);
+  } else {
+    return std::nullopt;
+  }
+  std::tm tm{};
+  tm.tm_year = year - 1900, tm.tm_mon = month - 1, tm.tm_mday = day;
+  tm.tm_hour = hour, tm.tm_min = minute, tm.tm_sec = second;
+  const std::time_t secs = timegm(&tm);
+  return (static_cast<double>(secs) - offset_min * 60.0) * 1000 + fraction_ms;
+}
+
+RateLimitHeaders ParseRateLimitHeaders(
+    const std::function<std::optional<std::string_view>(const char*)>& header, double unix_now_ms) {
+  RateLimitHeaders rl;
+  for (auto [name, remaining, reset] :
+       {std::tuple{"requests", &rl.remaining_requests, &rl.reset_requests_ms},
+        std::tuple{"tokens", &rl.remaining_tokens, &rl.reset_tokens_ms}}) {
+    auto count = [](std::optional<std::string_view> v) -> std::optional<int64_t> {
+      if (!v) return std::nullopt;
+      auto n = ParseSeconds(*v);  // a plain decimal number
+      if (!n || *n < 0) return std::nullopt;
+      return static_cast<int64_t>(*n);
+    };
+    const std::string d(name);
+    *remaining = count(header(("x-ratelimit-remaining-" + d).c_str()));
+    if (auto v = header(("x-ratelimit-reset-" + d).c_str())) *reset = ParseGoDurationMs(*v);
+    if (!*remaining)
+      *remaining = count(header(("anthropic-ratelimit-" + d + "-remaining").c_str()));
+    if (!*reset) {
+      if (auto v = header(("anthropic-ratelimit-" + d + "-reset").c_str())) {
+        if (auto at = ParseRfc3339Ms(*v)) *reset = std::max(0.0, *at - unix_now_ms);
+      }
+    }
+  }
+  return rl;
 }
 
 }  // namespace bp::loadgen

@@ -4,6 +4,7 @@
 // (engine_scripted_upstream.h); counts and values are exact.
 #include <gtest/gtest.h>
 
+#include <ctime>
 #include <deque>
 #include <mutex>
 #include <nlohmann/json.hpp>
@@ -180,6 +181,37 @@ TEST(BpAdmission, ServedCallsCarryTheirRateLimitHeadersUnlessTurnedOff) {
     EXPECT_EQ(rep.remaining_tokens, feed ? 900 : -1);
     EXPECT_EQ(rep.reset_tokens_ms, feed ? 1500 : -1);
   }
+}
+
+TEST(BpAdmission, AnthropicRateLimitHeadersFeedTheSameReport) {
+  // An Anthropic answer: remaining counts and RFC 3339 instants of full
+  // replenishment, 60 s ahead of the wall clock at the answer's writing.
+  const std::time_t at = std::time(nullptr) + 60;
+  std::tm tm{};
+  gmtime_r(&at, &tm);
+  char instant[40];
+  std::strftime(instant, sizeof instant, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  const ScriptedAnswer ok{200,
+                          {{"anthropic-ratelimit-requests-remaining", "4"},
+                           {"anthropic-ratelimit-requests-reset", instant},
+                           {"anthropic-ratelimit-tokens-remaining", "12000"},
+                           {"anthropic-ratelimit-tokens-reset", instant}},
+                          "",
+                          0};
+  Script script;
+  script.answers = {Admit("a"), Reject()};
+  ScriptedUpstream up({ok});
+  RunOnFake(Activities(1), script, up, true);
+  ASSERT_EQ(script.released.size(), 1u);
+  const UpstreamReport& rep = script.released[0].report;
+  EXPECT_EQ(rep.outcome, UpstreamReport::Outcome::kOk);
+  EXPECT_EQ(rep.remaining_requests, 4);
+  EXPECT_EQ(rep.remaining_tokens, 12000);
+  // 60 s ahead when written, less the run's time until the answer was read
+  // (and up to 1 s of the whole second printed).
+  EXPECT_GT(rep.reset_requests_ms, 50000);
+  EXPECT_LE(rep.reset_requests_ms, 60000);
+  EXPECT_EQ(rep.reset_tokens_ms, rep.reset_requests_ms);
 }
 
 }  // namespace

@@ -162,7 +162,8 @@ class GateAdmin {
   // start does. Tickets issued later are never touched; releases of dropped
   // tickets are no-ops.
   Status ResetBuckets();
-  // Drops the learned caps of the adaptive rule (the configured caps apply
+  // Drops the learned caps of the adaptive rule ('ad', and the header rule's
+  // window anchor and outside-rate measure 'ah'; the configured caps apply
   // from the next admission); configuration and bucket state stay.
   Status ResetLearned();
   // What Admit would answer now, changing nothing of the target: admit.lua

@@ -63,6 +63,7 @@
 // Thread-safety: none needed; a Model is a value, used by one thread.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -168,6 +169,15 @@ struct Learned {
   double nr = 0, nt = 0, hr_us = 0, ht_us = 0;
 };
 
+// 'ah': the header rule's measure of outside use, per dimension (release.lua;
+// docs/gate.md "Adaptive caps"): the first answer of the provider's current
+// fixed window (remaining ra, reset instant ea_us in the scripts' time, its
+// reset rsta_ms), the cost u of the served calls released since it, and the
+// outside rate xo (per s) last measured. All zero: never anchored.
+struct HeaderWindow {
+  double ra = 0, ea_us = 0, rsta_ms = 0, u = 0, xo = 0;
+};
+
 // A ticket: what an admission debited, for its release.
 struct Ticket {
   std::string k;             // class, as text
@@ -187,6 +197,7 @@ struct State {
   std::optional<Hold> hold;
   std::optional<int64_t> reserved;                // 'rsv' = O
   std::optional<Learned> learned;                 // 'ad'
+  std::optional<std::array<HeaderWindow, 2>> header;  // 'ah': requests, tokens
   SortedSet backlog, expiry, seen, reservations;  // ':bl', ':bx', ':seen', ':rsv'
   // By ticket number. The store expires tickets after ticket_ttl_ms of real
   // time (PX); the model keeps them until released.

@@ -4,7 +4,7 @@
 //   DEFER(delta)  -> the slot is freed, a durable timer of delta, re-enqueue;
 //   ADMIT(ticket) -> one call; then Release(ticket, actual usage);
 //   a 429 that still happens, or a 503 / 529 overload -> Release reporting
-//                    the outcome (429: bound, retry-after, x-ratelimit-*
+//                    the outcome (429: bound, retry-after, rate-limit
 //                    headers: the gate's adaptive caps), then deferred on a
 //                    durable timer (slot freed) by its retry header, else the
 //                    wait stated in its message, else a backoff
@@ -63,7 +63,8 @@ GateConfig GateConfigOf(const Workload& workload, const TimeScale& scale);
 
 // What Release reports for an upstream answer: kThrottled for an upstream
 // 429 (bound from the error type; retry-after paper ms -> real ms), else kOk;
-// the x-ratelimit-* headers as received (real ms), -1 where absent.
+// the rate-limit headers as received (OpenAI's x-ratelimit-* or
+// Anthropic's anthropic-ratelimit-*, http_client.h; real ms), -1 where absent.
 UpstreamReport ReportOf(const CallResult& result, const TimeScale& scale);
 
 // The closing warning of a bp run whose gate calls failed open or whose

@@ -92,7 +92,7 @@ struct CallResult {
   int64_t completion_tokens = 0;     // usage on 200
   bool proxy_local = false;          // answered by the litellm gateway
   std::optional<bool> should_retry;  // x-should-retry (overrides the SDK's rule)
-  RateLimitHeaders ratelimit;        // x-ratelimit-* headers, real ms
+  RateLimitHeaders ratelimit;        // rate-limit headers (http_client.h), real ms
   // A streamed answer: tokens are its final usage chunk's; a stream cut
   // short (or one without usage) has the request's prompt estimate and the
   // tokens received (StreamStats::tokens_received).

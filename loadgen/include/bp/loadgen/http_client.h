@@ -21,10 +21,14 @@
 
 namespace bp::loadgen {
 
-// The OpenAI-dialect rate-limit headers of an answer (docs/providers.md,
-// docs/mockapi.md): x-ratelimit-remaining-{requests,tokens} (counts) and
+// The rate-limit headers of an answer (docs/providers.md, docs/mockapi.md),
+// what the adaptive caps' header rule reads: per dimension the remaining
+// budget (a count) and the time until it is fully restored, real
+// milliseconds. OpenAI: x-ratelimit-remaining-{requests,tokens} and
 // x-ratelimit-reset-{requests,tokens} (a Go duration such as "19.75s",
-// "750ms", "6m0s": time until the limit resets), real milliseconds.
+// "750ms", "6m0s"); Anthropic: anthropic-ratelimit-{requests,tokens}-remaining
+// and -reset (an RFC 3339 instant of full replenishment, minus now; one in
+// the past reads 0). Where both dialects name a dimension, OpenAI's wins.
 struct RateLimitHeaders {
   std::optional<int64_t> remaining_requests, remaining_tokens;
   std::optional<double> reset_requests_ms, reset_tokens_ms;
@@ -33,6 +37,19 @@ struct RateLimitHeaders {
 // A Go duration ("1h2m3.5s", "750ms", "20us", "0s") or a plain number of
 // seconds, in milliseconds; nullopt if malformed or negative.
 std::optional<double> ParseGoDurationMs(std::string_view value);
+
+// An RFC 3339 instant ("2026-12-03T08:30:00.250Z", "...+01:00"; fraction
+// and offset optional only as the RFC allows: 'Z' or +-HH:MM required) in
+// Unix milliseconds; nullopt if malformed.
+std::optional<double> ParseRfc3339Ms(std::string_view value);
+
+// The rate-limit headers of an answer, read through `header` (a name in
+// lower case -> its value, nullopt when absent), with `unix_now_ms` the
+// wall clock for Anthropic's resets. A malformed or negative value reads as
+// absent. Pure: the conformance cases tests/conformance/headers.json hold
+// it and the Python and Node clients' parsers to the same answers.
+RateLimitHeaders ParseRateLimitHeaders(
+    const std::function<std::optional<std::string_view>(const char*)>& header, double unix_now_ms);
 
 struct HttpResponse {
   int status = 0;                        // HTTP status; 0 = connection error or timeout
