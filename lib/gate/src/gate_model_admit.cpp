@@ -11,6 +11,11 @@ namespace bp::gate_model {
 namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
+// How far ahead the L1 line is seen, in refills of the bucket (burst_s
+// each): a promise further ahead is more often left unused by a caller sent
+// elsewhere (its turn, its queue's line) than it spares a contest, and an
+// unused place idles L1 once the bucket is full.
+constexpr double kLineBursts = 4;
 
 std::string Fmt(const char* fmt, double v) {
   char buf[64];
@@ -268,6 +273,12 @@ AdmitOutput Model::Admit(const AdmitInput& in) {
     hold_q = st.hold->queue;
     if (hold_us > now + 61000000 + grace_us) hold_us = 0;
   }
+  // The L1 line's end per dimension (l1line); one further ahead than the
+  // longest delta plus grace is from a clock that went back: no line.
+  double line_r = 0, line_t = 0;
+  if (st.line) line_r = st.line->r_us, line_t = st.line->t_us;
+  if (line_r > now + 61000000 + grace_us) line_r = 0;
+  if (line_t > now + 61000000 + grace_us) line_t = 0;
   const bool before_holder =
       !hold_q.empty() && hold_q != qid && now < hold_us && hold_f <= Fnext + 1e-12;
   double keepr = 0, keept = 0;
@@ -347,29 +358,57 @@ AdmitOutput Model::Admit(const AdmitInput& in) {
   }
 
   // ---- defer: the later of the fair turn and the L1 refill
+  const bool holds = fair && !l1_ok &&
+                     (now >= hold_us || (hold_q == qid && now + grace_us >= hold_us) ||
+                      (hold_q != qid && hold_f > Fnext + 1e-12));
   double delta = 0;
   std::string binding = "fair";
   if (S - g.V > slack && X < kInf) delta = (S - g.V - slack) / X * 1e6;
+  // The L1 line: L1's refill up to line_d is promised to callers deferred
+  // for L1 before; this call's need comes after it, the line seen at most
+  // kLineBursts refills of the bucket ahead. The holder's wake-up does not
+  // wait for the line (it takes the next refill); its need extends it.
+  double lr_us = 0, lt_us = 0;  // this call's place in the line, from now
+  bool joins_line = false;
   if (!l1_ok) {
     const double dr_us = std::max(0.0, (needr + keepr - g.r) / Cr * 1e6);
     double dt_us = 0;
     if (Ct > 0) dt_us = std::max(0.0, (needt + keept - g.t) / Ct * 1e6);
-    if (std::max(dr_us, dt_us) >= delta) {
-      delta = std::max(dr_us, dt_us);
-      binding = dt_us > dr_us ? "l1:tokens" : "l1:requests";
+    const double ahead_us = kLineBursts * burst * 1e6;
+    lr_us = dr_us, lt_us = dt_us;
+    if (needr > 0 && line_r > now) {
+      lr_us = std::max(dr_us, std::min(line_r - now, ahead_us) + needr / Cr * 1e6);
+    }
+    if (Ct > 0 && needt > 0 && line_t > now) {
+      lt_us = std::max(dt_us, std::min(line_t - now, ahead_us) + needt / Ct * 1e6);
+    }
+    double wr = lr_us, wt = lt_us;
+    if (holds) wr = dr_us, wt = dt_us;
+    if (std::max(wr, wt) >= delta) {
+      delta = std::max(wr, wt);
+      binding = wt > wr ? "l1:tokens" : "l1:requests";
+      joins_line = true;
     }
   }
   std::optional<double> line;
   if (q) line = q->T_us;
-  const bool holds = fair && !l1_ok &&
-                     (now >= hold_us || (hold_q == qid && now + grace_us >= hold_us) ||
-                      (hold_q != qid && hold_f > Fnext + 1e-12));
   const bool oversized = creq > capr || (Ct > 0 && tdebit > capt);
   const bool kept_out = own_ok && !l1_ok;
   if (fair && !l1_ok && (oversized || holds || kept_out)) line.reset();
-  if (line && *line > now && X < kInf) delta = std::max(delta, *line - now + quantum / X * 1e6);
+  if (line && *line > now && X < kInf) {
+    const double behind = *line - now + quantum / X * 1e6;
+    if (behind > delta) delta = behind, joins_line = false;
+  }
   const double delta_ms = std::max(1.0, std::min(60000.0, std::ceil(delta / 1000 - 1e-6)));
   if (holds) st.hold = Hold{now + delta_ms * 1000 + grace_us, Fnext, needr, needt, qid};
+  if (joins_line) {
+    // Each dimension's line ends at this call's place in it, at most the
+    // longest delta ahead.
+    L1Line nl{line_r, line_t};
+    if (needr > 0) nl.r_us = std::max(line_r, now + std::min(lr_us, 60000000.0));
+    if (Ct > 0 && needt > 0) nl.t_us = std::max(line_t, now + std::min(lt_us, 60000000.0));
+    st.line = nl;
+  }
   if (in_bl) {
     c.Ar = c.Ar - q->dr + my_dr, c.At = c.At - q->dt + my_dt, c.W = W;
   } else {
