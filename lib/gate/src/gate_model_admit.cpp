@@ -11,10 +11,8 @@ namespace bp::gate_model {
 namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
-// How far ahead the L1 line is seen, in refills of the bucket (burst_s
-// each): a promise further ahead is more often left unused by a caller sent
-// elsewhere (its turn, its queue's line) than it spares a contest, and an
-// unused place idles L1 once the bucket is full.
+// How far ahead the L1 line is seen, in bucket refills (burst_s each); why
+// four: admit.lua, where the rule is explained.
 constexpr double kLineBursts = 4;
 
 std::string Fmt(const char* fmt, double v) {
@@ -32,29 +30,6 @@ double ClassPart(bool flat, double o, double n, double W, double A) {
 }
 
 }  // namespace
-
-double ClassWeight(std::optional<double> omega, bool no_priority) {
-  double o = 1;
-  if (!no_priority) o = omega.value_or(1);
-  if (o <= 0) o = 1e-9;
-  return o;
-}
-
-double LearnedFraction(std::optional<double> f, double t_us, std::optional<double> tau_us,
-                       double now_us) {
-  if (!f || !tau_us || *tau_us <= 0) return 1;
-  return std::min(1.0, *f + std::max(0.0, now_us - t_us) / *tau_us);
-}
-
-std::string Ticket::Text() const {
-  return k + " " + std::to_string(requests) + " " + std::to_string(debited) + " " +
-         std::to_string(ablation) + " " + queue + " " + std::to_string(tag_tokens);
-}
-
-void Model::Configure(const Config& c) {
-  config = c;
-  if (!config.adapt) state.learned.reset();
-}
 
 AdmitOutput Model::Admit(const AdmitInput& in) {
   AdmitOutput out;
@@ -273,10 +248,8 @@ AdmitOutput Model::Admit(const AdmitInput& in) {
     hold_q = st.hold->queue;
     if (hold_us > now + 61000000 + grace_us) hold_us = 0;
   }
-  // The L1 line's end per dimension (l1line); one further ahead than the
-  // longest delta plus grace is from a clock that went back: no line.
-  double line_r = 0, line_t = 0;
-  if (st.line) line_r = st.line->r_us, line_t = st.line->t_us;
+  // The L1 line's end per dimension (none beyond 61 s + grace: a clock that went back).
+  double line_r = st.line ? st.line->r_us : 0, line_t = st.line ? st.line->t_us : 0;
   if (line_r > now + 61000000 + grace_us) line_r = 0;
   if (line_t > now + 61000000 + grace_us) line_t = 0;
   const bool before_holder =
@@ -364,10 +337,8 @@ AdmitOutput Model::Admit(const AdmitInput& in) {
   double delta = 0;
   std::string binding = "fair";
   if (S - g.V > slack && X < kInf) delta = (S - g.V - slack) / X * 1e6;
-  // The L1 line: L1's refill up to line_d is promised to callers deferred
-  // for L1 before; this call's need comes after it, the line seen at most
-  // kLineBursts refills of the bucket ahead. The holder's wake-up does not
-  // wait for the line (it takes the next refill); its need extends it.
+  // The L1 line: this call's need after those promised up to line_d (seen at most
+  // kLineBursts refills ahead); the holder takes the next refill, and extends the line.
   double lr_us = 0, lt_us = 0;  // this call's place in the line, from now
   bool joins_line = false;
   if (!l1_ok) {
@@ -376,12 +347,10 @@ AdmitOutput Model::Admit(const AdmitInput& in) {
     if (Ct > 0) dt_us = std::max(0.0, (needt + keept - g.t) / Ct * 1e6);
     const double ahead_us = kLineBursts * burst * 1e6;
     lr_us = dr_us, lt_us = dt_us;
-    if (needr > 0 && line_r > now) {
+    if (needr > 0 && line_r > now)
       lr_us = std::max(dr_us, std::min(line_r - now, ahead_us) + needr / Cr * 1e6);
-    }
-    if (Ct > 0 && needt > 0 && line_t > now) {
+    if (Ct > 0 && needt > 0 && line_t > now)
       lt_us = std::max(dt_us, std::min(line_t - now, ahead_us) + needt / Ct * 1e6);
-    }
     double wr = lr_us, wt = lt_us;
     if (holds) wr = dr_us, wt = dt_us;
     if (std::max(wr, wt) >= delta) {
@@ -390,20 +359,16 @@ AdmitOutput Model::Admit(const AdmitInput& in) {
       joins_line = true;
     }
   }
-  std::optional<double> line;
-  if (q) line = q->T_us;
+  std::optional<double> line = q ? std::optional(q->T_us) : std::nullopt;  // the queue's line
   const bool oversized = creq > capr || (Ct > 0 && tdebit > capt);
   const bool kept_out = own_ok && !l1_ok;
   if (fair && !l1_ok && (oversized || holds || kept_out)) line.reset();
-  if (line && *line > now && X < kInf) {
-    const double behind = *line - now + quantum / X * 1e6;
-    if (behind > delta) delta = behind, joins_line = false;
-  }
+  const double behind = line && *line > now && X < kInf ? *line - now + quantum / X * 1e6 : 0;
+  if (behind > delta) delta = behind, joins_line = false;  // sent behind its queue's line
   const double delta_ms = std::max(1.0, std::min(60000.0, std::ceil(delta / 1000 - 1e-6)));
   if (holds) st.hold = Hold{now + delta_ms * 1000 + grace_us, Fnext, needr, needt, qid};
   if (joins_line) {
-    // Each dimension's line ends at this call's place in it, at most the
-    // longest delta ahead.
+    // Each dimension's line ends at this call's place in it (at most 60 s ahead).
     L1Line nl{line_r, line_t};
     if (needr > 0) nl.r_us = std::max(line_r, now + std::min(lr_us, 60000000.0));
     if (Ct > 0 && needt > 0) nl.t_us = std::max(line_t, now + std::min(lt_us, 60000000.0));
