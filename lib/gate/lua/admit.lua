@@ -45,9 +45,10 @@
 -- tests/gate/gate_model_diff_test.cpp checks the two agree.
 --
 -- Cost: 5-7 Valkey commands per call (TIME, an HMGET of nine fields and an
--- HSET of three records of the state hash (four when it joins the L1 line), a ZRANGE of the two least tags,
--- a ZADD when backlogged, a SET for the ticket; reservation mode: a ZADD and
--- a fourth field), O(log n) in the n active queues. Eviction is bounded (at
+-- HSET of three records of the state hash, four when a deferral takes a
+-- place in the L1 line, a ZRANGE of the two least tags, a ZADD when
+-- backlogged, a SET for the ticket; reservation mode: a ZADD and a fourth
+-- field), O(log n) in the n active queues. Eviction is bounded (at
 -- most 12 queues) and runs at most once per 10 ms. The records are
 -- struct-packed (prelude.lua): converting numbers to and from text dominated
 -- the script's cost. Times are integer microseconds.
