@@ -34,11 +34,14 @@ TEST_F(GateArith, ColdBucketStartsFullThenRefillsAtCap) {
   EXPECT_EQ(d.verdict, Verdict::kDefer);
   EXPECT_EQ(d.delta_ms, 150);
   EXPECT_EQ(gate->Admit(At("a", 100)).verdict, Verdict::kAdmit);  // 1 -> 0
-  // Tokens bind: 300 tokens need 300 ms at 1000 tok/s; requests only 100 ms.
+  // Tokens bind: 300 tokens need 300 ms at 1000 tok/s, after the 100 tokens
+  // the L1 line promised c at 200: 100 + 300 ms; requests only 100 ms.
   d = gate->Admit(At("a", 100, {1, 300}));
   EXPECT_EQ(d.verdict, Verdict::kDefer);
-  EXPECT_EQ(d.delta_ms, 300);
+  EXPECT_EQ(d.delta_ms, 400);
   EXPECT_EQ(d.reason, "l1:tokens");
+  // c never came back and a promise reserves nothing: at 400 L1 holds a's
+  // 300 tokens.
   EXPECT_EQ(gate->Admit(At("a", 400, {1, 300})).verdict, Verdict::kAdmit);
   st = GateAdmin(*gate).State();
   EXPECT_NEAR(st->l1_requests, 2, 1e-9);  // 0 + 3 refilled - 1
@@ -94,22 +97,27 @@ TEST_F(GateArith, FairTagsAndCalendarDeltas) {
   // From here X* = 10 / (10 + 10) = 0.5 per s, slack = 50 ms * 0.5 = 0.025.
   // Each fair admission advances V by c / D_r = 1 / 20 = 0.05.
   EXPECT_EQ(gate->Admit(At("a", 100, {1, 0})).verdict, Verdict::kAdmit);  // F_a 1.1, V 1.05
-  EXPECT_EQ(gate->Admit(At("b", 100, {1, 0})).delta_ms, 100);             // L1 empty: b holds
-  // a: S - V = 0.05 > slack; L1 is empty too (100 ms > (0.05 - 0.025) / 0.5).
-  EXPECT_EQ(gate->Admit(At("a", 100, {1, 0})).delta_ms, 100);
-  // At 200 L1 holds 1, but a is still not eligible: (1.1 - 1.05 - 0.025) / 0.5.
+  // L1 empty: b holds, taking the next refill (100 ms) ahead of the L1 line
+  // (b's place at 200 from its first call); its request extends it to 300.
+  EXPECT_EQ(gate->Admit(At("b", 100, {1, 0})).delta_ms, 100);
+  // a: S - V = 0.05 > slack; L1 is empty too, and its request comes after
+  // the refills promised up to 300: 300 ms > (0.05 - 0.025) / 0.5.
+  EXPECT_EQ(gate->Admit(At("a", 100, {1, 0})).delta_ms, 300);
+  // At 200 L1 holds 1, but a is still not eligible ((1.1 - 1.05 - 0.025) /
+  // 0.5 = 50 ms), and it lines up behind its queue's last promised wake-up
+  // (400) plus one fair gap, 0.1 / 0.5 s: 400 ms.
   d = gate->Admit(At("a", 200, {1, 0}));
   EXPECT_EQ(d.verdict, Verdict::kDefer);
-  EXPECT_EQ(d.delta_ms, 50);
+  EXPECT_EQ(d.delta_ms, 400);
   EXPECT_EQ(d.reason, "fair");
   EXPECT_EQ(gate->Admit(At("b", 200, {1, 0})).verdict, Verdict::kAdmit);  // F_b 1.1, V 1.1
   // At 250 L1 holds 0.5: a is eligible (S = V = 1.1) and takes the hold for
   // the refill time, 50 ms; a second caller of a lines up behind a's last
-  // promised wake-up (300) plus one fair gap, 0.1 / 0.5 s: 250 ms.
+  // promised wake-up (600) plus one fair gap, 0.1 / 0.5 s: 550 ms.
   d = gate->Admit(At("a", 250, {1, 0}));
   EXPECT_EQ(d.delta_ms, 50);
   EXPECT_EQ(d.reason, "l1:requests");
-  EXPECT_EQ(gate->Admit(At("a", 250, {1, 0})).delta_ms, 250);
+  EXPECT_EQ(gate->Admit(At("a", 250, {1, 0})).delta_ms, 550);
   EXPECT_EQ(gate->Admit(At("a", 300, {1, 0})).verdict, Verdict::kAdmit);  // F_a 1.2, V 1.15
   EXPECT_EQ(gate->Admit(At("b", 300, {1, 0})).delta_ms, 100);             // L1 empty
   auto st = GateAdmin(*gate).State();

@@ -1,8 +1,7 @@
 // Many single-caller queues against a few heavy ones (the scale scenario,
-// where start-tag fair queuing starved the heavy ones): a deterministic simulation against the real admit
-// script (gate_fixture.h). Every queue is backlogged from t = 0 (all arrive
-// together, the worst case for start-tag fair queuing), so the weighted fair
-// share is exact: C * w_q / sum(w).
+// where start-tag fair queuing starved the heavy ones): a deterministic simulation against the real
+// admit script (gate_fixture.h). Every queue is backlogged from t = 0 (all arrive together, the
+// worst case for start-tag fair queuing), so the weighted fair share is exact: C * w_q / sum(w).
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -63,21 +62,24 @@ TEST_F(GateFinishTagOrder, TheEarliestFinishTagHoldsL1) {
   ASSERT_TRUE(GateAdmin(*gate).SetTuning(flat).ok());
   ASSERT_TRUE(GateAdmin(*gate).SetTenantWeight("h", 10).ok());
   for (int i = 0; i < 10; ++i) ASSERT_EQ(gate->Admit(At("l1", 0)).verdict, Verdict::kAdmit);
-  // L1 empty: l1 is due (tag 1.0) and holds L1 with finish tag 1.1.
+  // L1 empty: l1 is due (tag 1.0) and holds L1 with finish tag 1.1; the L1
+  // line ends at its wake-up, 100.
   EXPECT_EQ(gate->Admit(At("l1", 0)).delta_ms, 100);
-  // h joins at V = 1.0 with finish tag 1.01 < 1.1: it takes the hold.
+  // h joins at V = 1.0 with finish tag 1.01 < 1.1: it takes the hold and the
+  // next refill (100), and its request extends the line to 200.
   Decision d = gate->Admit(At("h", 0));
   EXPECT_EQ(d.delta_ms, 100);
   EXPECT_EQ(d.reason, "l1:requests");
-  // l2 (finish 1.1) waits for h's request and its own: 2 / 10 s.
-  EXPECT_EQ(gate->Admit(At("l2", 0)).delta_ms, 200);
-  // A second caller of l2 lines up behind l2's promised wake-up (200) plus
-  // one fair gap, 0.1 / X* with X* = 10 / 120 per s: 1 400 ms.
-  EXPECT_EQ(gate->Admit(At("l2", 0)).delta_ms, 1400);
-  // At 100 L1 holds 1, h's: l1 is told the time for one more.
+  // l2 (finish 1.1), kept out by h's need, joins the L1 line: 200 + 100.
+  EXPECT_EQ(gate->Admit(At("l2", 0)).delta_ms, 300);
+  // A second caller of l2 lines up behind l2's promised wake-up (300) plus
+  // one fair gap, 0.1 / X* with X* = 10 / 120 per s: 1 500 ms.
+  EXPECT_EQ(gate->Admit(At("l2", 0)).delta_ms, 1500);
+  // At 100 L1 holds 1, h's: l1 is kept out and joins the line's end (300)
+  // for one more: 300 ms from now.
   d = gate->Admit(At("l1", 100));
   EXPECT_EQ(d.verdict, Verdict::kDefer);
-  EXPECT_EQ(d.delta_ms, 100);
+  EXPECT_EQ(d.delta_ms, 300);
   EXPECT_EQ(gate->Admit(At("h", 100)).verdict, Verdict::kAdmit);
   // V advanced by 1 / D_r = 1 / (10 + 100 + 10); l1 and l2 keep their tag
   // 1.0 below V (owed), h's is 1.01.
@@ -89,12 +91,14 @@ TEST_F(GateFinishTagOrder, TheEarliestFinishTagHoldsL1) {
     EXPECT_NEAR(q.tag, q.tenant == "h" ? 1.01 : 1.0, 1e-12) << q.tenant;
     EXPECT_TRUE(q.backlogged) << q.tenant;
   }
-  // The hold is free again: l1, due and short only on L1, takes it.
+  // The hold is free again: l1, due and short only on L1, takes it and the
+  // next refill (the line, at 400, grows by its request to 500).
   EXPECT_EQ(gate->Admit(At("l1", 100)).delta_ms, 100);
   // At 200 L1 holds 1: l2 ties with the holder (finish 1.1) and leaves it
-  // for l1, who was first. Kept out only by the holder's need, l2 keeps its
-  // place: the refill time of both, not behind its line (1 400 + 1 200 ms).
-  EXPECT_EQ(gate->Admit(At("l2", 200)).delta_ms, 100);
+  // for l1, who was first. Kept out only by the holder's need, l2 takes a
+  // place in the L1 line (500 + 100), not behind its queue's line (1 500 +
+  // 1 200 ms).
+  EXPECT_EQ(gate->Admit(At("l2", 200)).delta_ms, 400);
   EXPECT_EQ(gate->Admit(At("l1", 200)).verdict, Verdict::kAdmit);
 }
 

@@ -65,21 +65,24 @@ std::vector<Case> Cases() {
     // a is admitted at t0+100 (its hold); a and b share class 1 (W = 2,
     // w_a = 1/2): F_a = 1 + 0.1 / 0.5 = 1.2; D_r = omega (10 + 10) / W = 10,
     // V = 1 + 1/10 = 1.1. Its next call is 0.1 ahead of V at X* = 10/10:
-    // 100 ms, as long as L1's refill of its request, which names the binding.
+    // 100 ms, as long as L1's refill of its request; but the refill at
+    // t0+200 is promised to b (the L1 line), so it waits for the next one,
+    // 200 ms, which names the binding.
     Case c{"defers for fair share", Caps(10, 0, 1), Mode::kReconcile, TwoBacklogged()};
     c.calls.push_back(Admit(100, "a", 1, "2"));
-    c.calls.push_back(Defer(100, "a", 1, 100, "l1:requests"));
+    c.calls.push_back(Defer(100, "a", 1, 200, "l1:requests"));
     c.check = [](const Model& m) {
       EXPECT_EQ(m.state.g->V, 1.1);
       EXPECT_EQ(m.state.queues.at("1:a").F, 1.2);
-      EXPECT_EQ(m.state.queues.at("1:a").T_us, kCaseT0us + 200000);
+      EXPECT_EQ(m.state.queues.at("1:a").T_us, kCaseT0us + 300000);
       EXPECT_FALSE(m.state.hold.has_value());  // the holder got its turn
     };
     out.push_back(c);
   }
   {
     // As above with lend_fraction 0.5 and b in class 2 backlogged but idle
-    // (a alone in class 1: F_a = 1.1, V = 1.05 after t0+100): at t0+700 L1
+    // (a alone in class 1: F_a = 1.1, V = 1.05 after t0+100; its next call
+    // waits for the refill after b's promised one, 200 ms): at t0+700 L1
     // holds 6 = 1 + 0.5 x 10, so a (ahead of V) borrows it: F_a = 1.2, and V
     // advances by the lent work too, 1/20 -> 1.1; then 5 - 1 < 5: a waits
     // for its turn, (1.2 - 1.1) / 0.5 s.
@@ -88,7 +91,7 @@ std::vector<Case> Cases() {
            Mode::kReconcile,
            {Admit(0, "z", 10, "1"), Defer(0, "a", 1, 100, "l1:requests"),
             Defer(0, "b", 1, 200, "l1:requests", 0, 2), Admit(100, "a", 1, "2"),
-            Defer(100, "a", 1, 100, "fair"), Admit(700, "a", 1, "3"),
+            Defer(100, "a", 1, 200, "l1:requests"), Admit(700, "a", 1, "3"),
             Defer(700, "a", 1, 200, "fair")}};
     c.check = [](const Model& m) {
       EXPECT_EQ(m.state.queues.at("1:a").lent, 1);
@@ -137,13 +140,16 @@ std::vector<Case> Cases() {
     // class's part of D_r is omega_k A_r / W_k = 1 x (10 per tenant x n) / n
     // = 10: half of eq. (1)'s D_r = 20 each, whatever the tenant count;
     // inside class 2 each tenant's weight is 1/3 (a quantum of 0.3 s for a
-    // 0.1 s call). Flat: class 2's part is 30, three quarters of D_r.
+    // 0.1 s call). Flat: class 2's part is 30, three quarters of D_r. b, c
+    // and d, kept out by a's need, take successive places in the L1 line
+    // (200, 300, 400); at t0+100 nobody holds L1, so b's early second call
+    // takes the hold and the next refill, ahead of the line (100 ms).
     Case c{"two classes with unequal tenant counts get omega shares",
            Caps(10, 0, 1),
            Mode::kReconcile,
            {Admit(0, "z", 10, "1"), Defer(0, "a", 1, 100, "l1:requests"),
-            Defer(0, "b", 1, 200, "l1:requests", 0, 2), Defer(0, "c", 1, 200, "l1:requests", 0, 2),
-            Defer(0, "d", 1, 200, "l1:requests", 0, 2), Admit(100, "a", 1, "2"),
+            Defer(0, "b", 1, 200, "l1:requests", 0, 2), Defer(0, "c", 1, 300, "l1:requests", 0, 2),
+            Defer(0, "d", 1, 400, "l1:requests", 0, 2), Admit(100, "a", 1, "2"),
             Defer(100, "b", 1, 100, "l1:requests", 0, 2), Admit(200, "b", 1, "3", 0, 2)}};
     c.config.omega = {1, 1};
     c.check = [](const Model& m) {
@@ -308,6 +314,7 @@ std::vector<Case> Cases() {
                    EXPECT_EQ(m.state.g->ts_us, kCaseT0us - 1000000);
                  }});
   for (Case& c : HeaderCases()) out.push_back(std::move(c));
+  for (Case& c : LineCases()) out.push_back(std::move(c));
   return out;
 }
 

@@ -45,6 +45,8 @@ inline void PrintTo(const Case& c, std::ostream* os) { *os << c.name; }
 std::vector<Case> Cases();
 // The adaptive caps' header rule (gate_model_header_cases.cpp); part of Cases().
 std::vector<Case> HeaderCases();
+// The L1 line (gate_model_line_cases.cpp); part of Cases().
+std::vector<Case> LineCases();
 
 // The model's input for call `call` of a case in mode `mode`.
 AdmitInput AdmitOf(const Call& call, Mode mode);

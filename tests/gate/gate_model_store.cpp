@@ -69,6 +69,9 @@ Result<State> ReadStoreState(ValkeyConnection& conn, const std::string& target) 
     } else if (f == "l1hold") {
       auto d = Unpack(v, 4);
       if (!d.empty()) st.hold = gate_model::Hold{d[0], d[1], d[2], d[3], v.substr(33)};
+    } else if (f == "l1line") {
+      auto d = Unpack(v, 2);
+      if (!d.empty()) st.line = gate_model::L1Line{d[0], d[1]};
     } else if (f == "rsv") {
       st.reserved = std::stoll(v);
     } else if (f == "ah") {
@@ -159,6 +162,12 @@ std::string CompareStates(const State& m, const State& s) {
     if (m.hold->queue != s.hold->queue && o.tellp() == 0) {
       o << "l1hold queue: model " << m.hold->queue << ", store " << s.hold->queue;
     }
+  }
+  if (m.line.has_value() != s.line.has_value() && o.tellp() == 0) {
+    o << "l1line: present in only one (model " << m.line.has_value() << ")";
+  }
+  if (m.line && s.line) {
+    cmp("l1line r_us", m.line->r_us, s.line->r_us), cmp("l1line t_us", m.line->t_us, s.line->t_us);
   }
   if (m.reserved != s.reserved && o.tellp() == 0) {
     o << "rsv: model " << m.reserved.value_or(-1) << ", store " << s.reserved.value_or(-1);

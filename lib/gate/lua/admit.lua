@@ -31,9 +31,10 @@
 --             need of the L1 holder if the holder's finish tag is the
 --             smaller;
 --   deferred  otherwise, for the later of its turn ((S_q - V - slack) / X*)
---             and L1's refill of its need; a due call that only L1 holds
---             back takes the L1 hold, so nobody borrows the refill it waits
---             for.
+--             and L1's refill of its need after the needs already promised
+--             to callers deferred for L1 (the L1 line); a due call that
+--             only L1 holds back takes the L1 hold, so nobody borrows the
+--             refill it waits for.
 -- An admission advances F_q by sigma / w_q and a fair one V by c_b / D_b (b
 -- the binding dimension of eq. 1). With w_q = omega_k w_t / W_k the weights
 -- of class k's backlogged queues sum to omega_k: the fluid rates are the
@@ -43,10 +44,11 @@
 -- bp::gate_model (lib/gate/include/bp/gate_model.h) is the same rule in C++;
 -- tests/gate/gate_model_diff_test.cpp checks the two agree.
 --
--- Cost: 5-7 Valkey commands per call (TIME, an HMGET of eight fields and an
--- HSET of three records of the state hash, a ZRANGE of the two least tags,
--- a ZADD when backlogged, a SET for the ticket; reservation mode: a ZADD and
--- a fourth field), O(log n) in the n active queues. Eviction is bounded (at
+-- Cost: 5-7 Valkey commands per call (TIME, an HMGET of nine fields and an
+-- HSET of three records of the state hash, four when a deferral takes a
+-- place in the L1 line, a ZRANGE of the two least tags, a ZADD when
+-- backlogged, a SET for the ticket; reservation mode: a ZADD and a fourth
+-- field), O(log n) in the n active queues. Eviction is bounded (at
 -- most 12 queues) and runs at most once per 10 ms. The records are
 -- struct-packed (prelude.lua): converting numbers to and from text dominated
 -- the script's cost. Times are integer microseconds.
@@ -100,8 +102,9 @@ local qfield, cfield = 'q:' .. qid, 'c:' .. kstr
 ---------------------------------------------------------------- one read
 -- 'ad' rides along (read only with adapt on; absent until a 429 taught a
 -- cap): with adapt on, one command instead of two; off, one more field.
-local cfg_rec, tw_text, g_rec, q_rec, c_rec, hold_rec, rsv_text, ad_text = unpack(redis.call(
-  'HMGET', H, 'cfg', 'tw:' .. tenant, 'g', qfield, cfield, 'l1hold', 'rsv', 'ad'))
+local cfg_rec, tw_text, g_rec, q_rec, c_rec, hold_rec, rsv_text, ad_text, line_rec = unpack(
+  redis.call('HMGET', H, 'cfg', 'tw:' .. tenant, 'g', qfield, cfield, 'l1hold', 'rsv', 'ad',
+    'l1line'))
 
 ---------------------------------------------------------------- configuration
 -- cfg (configure.lua; read on every call: hot updates, I2), with omega_k
@@ -347,6 +350,13 @@ if hold_rec and #hold_rec > HOLDLEN and string.byte(hold_rec) == 1 then
 end
 local holder_is_me = hold_q == qid
 local hold_active = now < hold_us
+-- The L1 line's end per dimension (l1line): L1's refill up to then is
+-- promised to callers deferred for L1. One further ahead than the longest
+-- delta plus grace is from a clock that went back: no line.
+local line_r, line_t = rec(LINEREC, LINELEN, line_rec)
+line_r, line_t = line_r or 0, line_t or 0
+if line_r > now + 61000000 + grace_us then line_r = 0 end
+if line_t > now + 61000000 + grace_us then line_t = 0 end
 
 ---------------------------------------------------------------- decision
 -- Every predicate the admission and the deferral use, in one place.
@@ -471,27 +481,58 @@ end
 -- Deferred callers of one queue then queue up in a line: while the last
 -- promised wake-up T_q is in the future, the next caller wakes one fair gap
 -- (quantum / X*) after it, so a cohort of workers does not wake at once.
+-- L1 deferrals form one line across queues: L1's refill up to line_d is
+-- promised to callers deferred for L1 before, so this call's need comes
+-- after it (callers due at once are spread over successive refills instead
+-- of contesting one), the line seen at most LINE_BURSTS refills of the
+-- bucket ahead: a promise further ahead is more often left unused by a
+-- caller sent elsewhere (its turn, its queue's line) than it spares a
+-- contest, and an unused place idles L1 once the bucket is full. The
+-- holder's wake-up does not wait for the line (it takes the next refill,
+-- WF2Q+'s order); its need extends the line.
+local LINE_BURSTS = 4
 local delta, binding = 0, 'fair'  -- microseconds
 if S - V > slack and X < math.huge then
   delta = (S - V - slack) / X * 1e6
 end
+local lr_us, lt_us, joins_line = 0, 0, false  -- this call's place in the L1 line, from now
 if not l1_ok then
   local dr_us = math.max(0, (needr + keepr - r) / Cr * 1e6)
   local dt_us = 0
   if Ct > 0 then dt_us = math.max(0, (needt + keept - t) / Ct * 1e6) end
-  if math.max(dr_us, dt_us) >= delta then
-    delta = math.max(dr_us, dt_us)
-    binding = (dt_us > dr_us) and 'l1:tokens' or 'l1:requests'
+  local ahead_us = LINE_BURSTS * burst * 1e6
+  lr_us, lt_us = dr_us, dt_us
+  if needr > 0 and line_r > now then
+    lr_us = math.max(dr_us, math.min(line_r - now, ahead_us) + needr / Cr * 1e6)
+  end
+  if Ct > 0 and needt > 0 and line_t > now then
+    lt_us = math.max(dt_us, math.min(line_t - now, ahead_us) + needt / Ct * 1e6)
+  end
+  local wr, wt = lr_us, lt_us
+  if holds then wr, wt = dr_us, dt_us end
+  if math.max(wr, wt) >= delta then
+    delta = math.max(wr, wt)
+    binding = (wt > wr) and 'l1:tokens' or 'l1:requests'
+    joins_line = true
   end
 end
 if not skips_line and qT and qT > now and X < math.huge then
-  delta = math.max(delta, qT - now + quantum / X * 1e6)
+  local behind = qT - now + quantum / X * 1e6
+  if behind > delta then delta, joins_line = behind, false end
 end
 local delta_ms = math.max(1, math.min(60000, math.ceil(delta / 1000 - 1e-6)))
 if holds then
   -- Hold lending off until this wake-up (+ grace).
   redis.call('HSET', H, 'l1hold',
     struct.pack(HOLDREC, 1, now + delta_ms * 1000 + grace_us, Fnext, needr, needt) .. qid)
+end
+local line_f = {}
+if joins_line then
+  -- Each dimension's line ends at this call's place in it (at most the
+  -- longest delta ahead).
+  if needr > 0 then line_r = math.max(line_r, now + math.min(lr_us, 60000000)) end
+  if Ct > 0 and needt > 0 then line_t = math.max(line_t, now + math.min(lt_us, 60000000)) end
+  line_f = {'l1line', struct.pack(LINEREC, 1, line_r, line_t)}
 end
 -- Join (or stay in) the backlog with start tag S and this call's share of
 -- its class's sums; the class's part of D_d follows.
@@ -515,5 +556,5 @@ end
 redis.call('HSET', H, 'g', struct.pack(GREC, 1, r, t, ts, V, Dr, Dt, seq, evt),
   qfield, struct.pack(QREC, 1, S, math.max(qT or 0, now + delta_ms * 1000), my_dr, my_dt, 1, zs,
     qna or 0, (qnd or 0) + 1, qnl or 0, tw),
-  cfield, struct.pack(CREC, 1, cr, ct, cn, cW, cAr, cAt, cEr, cEt, cU) .. cnt_tail)
+  cfield, struct.pack(CREC, 1, cr, ct, cn, cW, cAr, cAt, cEr, cEt, cU) .. cnt_tail, unpack(line_f))
 return {'DEFER', delta_ms, binding}

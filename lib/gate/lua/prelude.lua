@@ -67,10 +67,13 @@ local BL, BX, SEEN, RSV = P .. ':bl', P .. ':bx', P .. ':seen', P .. ':rsv'
 --   l1hold  = until_us F needr needt, then the queue id    the L1 holder
 --             (admit.lua): a due caller waiting for L1 until until_us, its
 --             finish tag and its L1 need per dimension
+--   l1line  = r_us t_us    the L1 line's end per dimension (admit.lua): L1's
+--             refill up to then is promised to callers deferred for L1
 local GREC, GLEN = '<Bdddddddd', 65
 local QREC, QLEN = '<Bdddddddddd', 81
 local CREC, CLEN = '<Bddddddddd', 73
 local HOLDREC, HOLDLEN = '<Bdddd', 33  -- l1hold = until_us F needr needt, then the queue id
+local LINEREC, LINELEN = '<Bdd', 17  -- l1line = r_us t_us
 local CFGREC, CFGLEN = '<Bdddddddddddddd', 113  -- the fixed part; omega_k at CFGLEN + 1 + 8(k-1)
 local NTAIL, NLEN = '<ddddddddddddd', 104  -- c:<k>'s 13 counters, after its CLEN bytes
 -- ah = per dimension (requests, then tokens) ra ea_us rsta_ms u xo: the

@@ -2,7 +2,8 @@
 -- configuration, in one atomic step (bp::Gate::ResetBuckets, bpctl reset).
 --
 -- Deletes the state hash's 'g' (L1 levels, V, eq. 1 sums), 'l1hold' (a due
--- queue's claim on the L1 refill), 'rsv' (outstanding reservations),
+-- queue's claim on the L1 refill), 'l1line' (the refill promised to
+-- callers deferred for L1), 'rsv' (outstanding reservations),
 -- 'q:<id>' (queue tags and counters), 'c:<k>' (class totals and counters) and
 -- 'n:*' (the target's counters) fields and
 -- the bl, bx, seen and rsv sets. Configuration fields (caps, omega, tw:<tenant>, tuning, cfg) stay.
@@ -18,8 +19,8 @@ local seq = select(7, rec(GREC, GLEN, redis.call('HGET', H, 'g'))) or 0
 local drop = {}
 for _, f in ipairs(redis.call('HKEYS', H)) do
   local head = string.sub(f, 1, 2)
-  if f == 'g' or f == 'l1hold' or f == 'rsv' or head == 'q:' or head == 'c:'
-      or head == 'n:' then
+  if f == 'g' or f == 'l1hold' or f == 'l1line' or f == 'rsv' or head == 'q:'
+      or head == 'c:' or head == 'n:' then
     drop[#drop + 1] = f
   end
 end

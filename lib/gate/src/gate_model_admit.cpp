@@ -11,6 +11,9 @@ namespace bp::gate_model {
 namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
+// How far ahead the L1 line is seen, in bucket refills (burst_s each); why
+// four: admit.lua, where the rule is explained.
+constexpr double kLineBursts = 4;
 
 std::string Fmt(const char* fmt, double v) {
   char buf[64];
@@ -27,29 +30,6 @@ double ClassPart(bool flat, double o, double n, double W, double A) {
 }
 
 }  // namespace
-
-double ClassWeight(std::optional<double> omega, bool no_priority) {
-  double o = 1;
-  if (!no_priority) o = omega.value_or(1);
-  if (o <= 0) o = 1e-9;
-  return o;
-}
-
-double LearnedFraction(std::optional<double> f, double t_us, std::optional<double> tau_us,
-                       double now_us) {
-  if (!f || !tau_us || *tau_us <= 0) return 1;
-  return std::min(1.0, *f + std::max(0.0, now_us - t_us) / *tau_us);
-}
-
-std::string Ticket::Text() const {
-  return k + " " + std::to_string(requests) + " " + std::to_string(debited) + " " +
-         std::to_string(ablation) + " " + queue + " " + std::to_string(tag_tokens);
-}
-
-void Model::Configure(const Config& c) {
-  config = c;
-  if (!config.adapt) state.learned.reset();
-}
 
 AdmitOutput Model::Admit(const AdmitInput& in) {
   AdmitOutput out;
@@ -268,6 +248,10 @@ AdmitOutput Model::Admit(const AdmitInput& in) {
     hold_q = st.hold->queue;
     if (hold_us > now + 61000000 + grace_us) hold_us = 0;
   }
+  // The L1 line's end per dimension (none beyond 61 s + grace: a clock that went back).
+  double line_r = st.line ? st.line->r_us : 0, line_t = st.line ? st.line->t_us : 0;
+  if (line_r > now + 61000000 + grace_us) line_r = 0;
+  if (line_t > now + 61000000 + grace_us) line_t = 0;
   const bool before_holder =
       !hold_q.empty() && hold_q != qid && now < hold_us && hold_f <= Fnext + 1e-12;
   double keepr = 0, keept = 0;
@@ -347,29 +331,49 @@ AdmitOutput Model::Admit(const AdmitInput& in) {
   }
 
   // ---- defer: the later of the fair turn and the L1 refill
+  const bool holds = fair && !l1_ok &&
+                     (now >= hold_us || (hold_q == qid && now + grace_us >= hold_us) ||
+                      (hold_q != qid && hold_f > Fnext + 1e-12));
   double delta = 0;
   std::string binding = "fair";
   if (S - g.V > slack && X < kInf) delta = (S - g.V - slack) / X * 1e6;
+  // The L1 line: this call's need after those promised up to line_d (seen at most
+  // kLineBursts refills ahead); the holder takes the next refill, and extends the line.
+  double lr_us = 0, lt_us = 0;  // this call's place in the line, from now
+  bool joins_line = false;
   if (!l1_ok) {
     const double dr_us = std::max(0.0, (needr + keepr - g.r) / Cr * 1e6);
     double dt_us = 0;
     if (Ct > 0) dt_us = std::max(0.0, (needt + keept - g.t) / Ct * 1e6);
-    if (std::max(dr_us, dt_us) >= delta) {
-      delta = std::max(dr_us, dt_us);
-      binding = dt_us > dr_us ? "l1:tokens" : "l1:requests";
+    const double ahead_us = kLineBursts * burst * 1e6;
+    lr_us = dr_us, lt_us = dt_us;
+    if (needr > 0 && line_r > now)
+      lr_us = std::max(dr_us, std::min(line_r - now, ahead_us) + needr / Cr * 1e6);
+    if (Ct > 0 && needt > 0 && line_t > now)
+      lt_us = std::max(dt_us, std::min(line_t - now, ahead_us) + needt / Ct * 1e6);
+    double wr = lr_us, wt = lt_us;
+    if (holds) wr = dr_us, wt = dt_us;
+    if (std::max(wr, wt) >= delta) {
+      delta = std::max(wr, wt);
+      binding = wt > wr ? "l1:tokens" : "l1:requests";
+      joins_line = true;
     }
   }
-  std::optional<double> line;
-  if (q) line = q->T_us;
-  const bool holds = fair && !l1_ok &&
-                     (now >= hold_us || (hold_q == qid && now + grace_us >= hold_us) ||
-                      (hold_q != qid && hold_f > Fnext + 1e-12));
+  std::optional<double> line = q ? std::optional(q->T_us) : std::nullopt;  // the queue's line
   const bool oversized = creq > capr || (Ct > 0 && tdebit > capt);
   const bool kept_out = own_ok && !l1_ok;
   if (fair && !l1_ok && (oversized || holds || kept_out)) line.reset();
-  if (line && *line > now && X < kInf) delta = std::max(delta, *line - now + quantum / X * 1e6);
+  const double behind = line && *line > now && X < kInf ? *line - now + quantum / X * 1e6 : 0;
+  if (behind > delta) delta = behind, joins_line = false;  // sent behind its queue's line
   const double delta_ms = std::max(1.0, std::min(60000.0, std::ceil(delta / 1000 - 1e-6)));
   if (holds) st.hold = Hold{now + delta_ms * 1000 + grace_us, Fnext, needr, needt, qid};
+  if (joins_line) {
+    // Each dimension's line ends at this call's place in it (at most 60 s ahead).
+    L1Line nl{line_r, line_t};
+    if (needr > 0) nl.r_us = std::max(line_r, now + std::min(lr_us, 60000000.0));
+    if (Ct > 0 && needt > 0) nl.t_us = std::max(line_t, now + std::min(lt_us, 60000000.0));
+    st.line = nl;
+  }
   if (in_bl) {
     c.Ar = c.Ar - q->dr + my_dr, c.At = c.At - q->dt + my_dt, c.W = W;
   } else {

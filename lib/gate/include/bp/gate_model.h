@@ -162,6 +162,12 @@ struct Hold {
   std::string queue;
 };
 
+// 'l1line': the end of the L1 line per dimension: the time up to which L1's
+// refill is promised to callers deferred for L1 (admit.lua).
+struct L1Line {
+  double r_us = 0, t_us = 0;
+};
+
 // 'ad': the adaptive caps' learned fractions (release.lua writes them on 429s
 // and on served calls whose rate-limit headers move them).
 struct Learned {
@@ -195,6 +201,7 @@ struct State {
   std::map<std::string, Queue> queues;       // by queue id
   std::map<std::string, ClassSums> classes;  // by class text
   std::optional<Hold> hold;
+  std::optional<L1Line> line;
   std::optional<int64_t> reserved;                // 'rsv' = O
   std::optional<Learned> learned;                 // 'ad'
   std::optional<std::array<HeaderWindow, 2>> header;  // 'ah': requests, tokens
