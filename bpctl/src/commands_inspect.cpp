@@ -2,23 +2,19 @@
 #include <chrono>
 #include <thread>
 
-#include "bp/gate_config_json.h"
 #include "bp/bpctl/status_view.h"
 #include "bp/bpctl/values.h"
+#include "bp/gate_config_json.h"
 #include "cli_internal.h"
 
 namespace bp::bpctl {
 namespace {
 
-// The status model of the target, or the failure.
+// The status model of the target from one state.lua call, or the failure.
 Result<nlohmann::ordered_json> ReadStatus(GateAdmin& gate, const std::string& target) {
   auto state = gate.State();
   if (!state.ok()) return state.status();
-  auto config = gate.Config();
-  if (!config.ok()) return config.status();
-  auto server = gate.Server();
-  if (!server.ok()) return server.status();
-  return StatusJson(target, *state, *config, *server);
+  return StatusJson(target, *state);
 }
 
 int StatusCmd(const Invocation& in) {

@@ -12,8 +12,8 @@
 #include <sstream>
 #include <tuple>
 
-#include "bp/gate_config_json.h"
 #include "bp/bpctl/values.h"
+#include "bp/gate_config_json.h"
 #include "cli_internal.h"
 
 namespace bp::bpctl {
@@ -40,23 +40,24 @@ int SetCap(const Invocation& in) {
   }
   std::optional<double> rpm, tpm, burst, max_requests, max_tokens;
   if (in.Has("rpm")) {
-    auto v = ParseInRange(in.Flag("rpm"), "--rpm", kMinRpm, kMaxRpm);
+    auto v = ParseInRange(in.Flag("rpm"), "--rpm", kMinGateRpm, kMaxGateRpm);
     if (!v.ok()) return in.env.Fail(v.status());
     rpm = *v;
   }
   if (in.Has("tpm")) {
-    auto v = ParseInRange(in.Flag("tpm"), "--tpm", 0, kMaxTpm);
+    auto v = ParseInRange(in.Flag("tpm"), "--tpm", 0, kMaxGateTpm);
     if (!v.ok()) return in.env.Fail(v.status());
     tpm = *v;
   }
   if (in.Has("burst-s")) {
-    auto v = ParseInRange(in.Flag("burst-s"), "--burst-s", kMinBurstS, kMaxBurstS);
+    auto v = ParseInRange(in.Flag("burst-s"), "--burst-s", kMinGateBurstS, kMaxGateBurstS);
     if (!v.ok()) return in.env.Fail(v.status());
     burst = *v;
   }
   // A fraction would REJECT every call of one request or one token.
-  for (auto [flag, out, max] : {std::tuple{"max-cost-requests", &max_requests, kMaxCostRequests},
-                                std::tuple{"max-cost-tokens", &max_tokens, kMaxCostTokens}}) {
+  for (auto [flag, out, max] :
+       {std::tuple{"max-cost-requests", &max_requests, kMaxGateCostRequests},
+        std::tuple{"max-cost-tokens", &max_tokens, kMaxGateCostTokens}}) {
     if (!in.Has(flag)) continue;
     auto v = ParseInRange(in.Flag(flag), std::string("--") + flag, 0, max);
     if (!v.ok()) return in.env.Fail(v.status());
@@ -108,7 +109,7 @@ int SetPriorityWeights(const Invocation& in) {
 int SetWeight(const Invocation& in) {
   auto tenant = ParseTenant(in.args[0], "TENANT");
   if (!tenant.ok()) return in.env.Fail(tenant.status());
-  auto weight = ParseInRange(in.args[1], "weight W", kMinWeight, kMaxWeight);
+  auto weight = ParseInRange(in.args[1], "weight W", kMinGateWeight, kMaxGateWeight);
   if (!weight.ok()) return in.env.Fail(weight.status());
   auto gate = in.env.Connect();
   if (!gate) return kExitServer;
@@ -167,16 +168,16 @@ int SetAdapt(const Invocation& in) {
   // ValidateGateConfig's rule.
   std::optional<double> beta, recover, window;
   std::optional<int64_t> min429;
-  for (auto [flag, out, range] : {std::tuple{"beta", &beta, kAdaptBetaRange},
-                                  std::tuple{"recover-ms", &recover, kAdaptRecoverMsRange},
-                                  std::tuple{"window-ms", &window, kAdaptWindowMsRange}}) {
+  for (auto [flag, out, range] : {std::tuple{"beta", &beta, kGateAdaptBetaRange},
+                                  std::tuple{"recover-ms", &recover, kGateAdaptRecoverMsRange},
+                                  std::tuple{"window-ms", &window, kGateAdaptWindowMsRange}}) {
     if (!in.Has(flag)) continue;
     auto v = ParseNumberIn(in.Flag(flag), std::string("--") + flag, range);
     if (!v.ok()) return in.env.Fail(v.status());
     *out = *v;
   }
   if (in.Has("min-429")) {
-    auto v = ParseInteger(in.Flag("min-429"), "--min-429", 1, kMaxAdaptMin429);
+    auto v = ParseInteger(in.Flag("min-429"), "--min-429", 1, kMaxGateAdaptMin429);
     if (!v.ok()) return in.env.Fail(v.status());
     min429 = *v;
   }

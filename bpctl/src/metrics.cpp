@@ -130,10 +130,8 @@ void RenderTarget(Exposition& e, const TargetMetrics& t, const MetricsOptions& o
   if (s.configured) {
     e.Sample("bp_gate_cap_requests_per_second", tl, s.caps.requests_per_s);
     e.Sample("bp_gate_cap_tokens_per_second", tl, s.caps.tokens_per_s);
-    e.Sample("bp_gate_learned_cap_requests_per_second", tl,
-             s.caps.requests_per_s * s.learned_requests_fraction);
-    e.Sample("bp_gate_learned_cap_tokens_per_second", tl,
-             s.caps.tokens_per_s * s.learned_tokens_fraction);
+    e.Sample("bp_gate_learned_cap_requests_per_second", tl, s.learned_requests_per_s);
+    e.Sample("bp_gate_learned_cap_tokens_per_second", tl, s.learned_tokens_per_s);
   }
   e.Sample("bp_gate_l1_requests", tl, s.l1_requests);
   e.Sample("bp_gate_l1_tokens", tl, s.l1_tokens);
@@ -148,24 +146,17 @@ void RenderTarget(Exposition& e, const TargetMetrics& t, const MetricsOptions& o
   e.Sample("bp_gate_learned_cap_drops_total", {{"target", t.target}, {"dimension", "tokens"}},
            s.learned_tokens_drops);
 
-  // Classes 1..max(K, 1): omega (1 each when unset), backlog, counters.
+  // Classes 1..max(K, 1): backlog, shares (state.lua's), counters.
   const size_t classes = std::max<size_t>({s.omega.size(), s.class_counters.size(), 1});
-  std::vector<double> omega(classes, 1), backlogged(classes, 0);
-  for (size_t k = 0; k < s.omega.size(); ++k) omega[k] = s.omega[k];
-  for (size_t k = 0; k < s.class_backlogged.size() && k < classes; ++k) {
-    backlogged[k] = s.class_backlogged[k];
-  }
-  const double sum = std::accumulate(omega.begin(), omega.end(), 0.0);
-  double sum_backlogged = 0;
-  for (size_t k = 0; k < classes; ++k) sum_backlogged += backlogged[k] > 0 ? omega[k] : 0;
+  auto at = [](const std::vector<double>& v, size_t k) { return k < v.size() ? v[k] : 0.0; };
   for (size_t k = 0; k < classes; ++k) {
     const std::string cls = std::to_string(k + 1);
     const Labels cl = {{"target", t.target}, {"class", cls}};
-    e.Sample("bp_gate_backlogged_queues", cl, backlogged[k]);
-    e.Sample("bp_gate_class_share_configured", cl, sum > 0 ? omega[k] / sum : 0);
-    e.Sample("bp_gate_class_share_now", cl,
-             backlogged[k] > 0 && sum_backlogged > 0 ? omega[k] / sum_backlogged : 0);
-    const GateClassCounters c = k < s.class_counters.size() ? s.class_counters[k] : GateClassCounters{};
+    e.Sample("bp_gate_backlogged_queues", cl, at(s.class_backlogged, k));
+    e.Sample("bp_gate_class_share_configured", cl, at(s.class_nominal_share, k));
+    e.Sample("bp_gate_class_share_now", cl, at(s.class_current_share, k));
+    const GateClassCounters c =
+        k < s.class_counters.size() ? s.class_counters[k] : GateClassCounters{};
     e.Sample("bp_gate_admitted_calls_total", cl, c.admits);
     e.Sample("bp_gate_admitted_requests_total", cl, c.admitted_requests);
     e.Sample("bp_gate_admitted_tokens_total", cl, c.admitted_tokens);
@@ -203,9 +194,8 @@ std::vector<size_t> TenantSeriesQueues(const GateState& state, const MetricsOpti
   std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
     return state.queues[a].admits > state.queues[b].admits;
   });
-  std::set<size_t> chosen(order.begin(),
-                          order.begin() + static_cast<std::ptrdiff_t>(
-                                              std::min(options.tenants_top, order.size())));
+  std::set<size_t> chosen(order.begin(), order.begin() + static_cast<std::ptrdiff_t>(std::min(
+                                                             options.tenants_top, order.size())));
   const std::set<std::string> listed(options.tenants.begin(), options.tenants.end());
   for (size_t i = 0; i < state.queues.size(); ++i) {
     if (listed.count(state.queues[i].tenant)) chosen.insert(i);
@@ -213,8 +203,8 @@ std::vector<size_t> TenantSeriesQueues(const GateState& state, const MetricsOpti
   return std::vector<size_t>(chosen.begin(), chosen.end());
 }
 
-std::string RenderMetrics(const std::vector<TargetMetrics>& targets,
-                          const MetricsOptions& options, double scrape_s) {
+std::string RenderMetrics(const std::vector<TargetMetrics>& targets, const MetricsOptions& options,
+                          double scrape_s) {
   Exposition e;
   DeclareFamilies(e);
   e.Sample("bp_gate_targets", {}, static_cast<double>(targets.size()));

@@ -84,12 +84,12 @@ Result<std::vector<double>> ParsePriorityWeights(const std::string& text) {
     const size_t comma = text.find(',', start);
     const std::string item = text.substr(start, comma - start);
     const std::string what = "priority weight omega_" + std::to_string(out.size() + 1);
-    auto v = ParseInRange(item, what, kMinWeight, kMaxWeight);
+    auto v = ParseInRange(item, what, kMinGateWeight, kMaxGateWeight);
     if (!v.ok()) return v.status();
     out.push_back(*v);
-    if (out.size() > kMaxClasses) {
-      return Status::InvalidArgument("priority weights: at most " + std::to_string(kMaxClasses) +
-                                     " classes");
+    if (out.size() > kMaxGateClasses) {
+      return Status::InvalidArgument("priority weights: at most " +
+                                     std::to_string(kMaxGateClasses) + " classes");
     }
     if (comma == std::string::npos) break;
     start = comma + 1;

@@ -6,14 +6,15 @@
 // ranges tools accept throw an Error naming the field, so an invalid
 // configuration is never written. A tuning field left out is sent empty,
 // which deletes it: the script's default applies (prelude.lua owns the
-// defaults). The pairs follow bp::ConfigPairs (lib/gate/src/gate_admin.cpp);
+// defaults). The pairs are those configure.lua's "declare" mode writes
+// for the same JSON (docs/protocol.md);
 // clients/python/backpressure/declared.py is the same reader in Python. One
 // difference: a key repeated within one object is not refused here
 // (JSON.parse keeps the last), where C++ and Python refuse it.
 import { readFileSync } from "node:fs";
 import { validTenant } from "./rules.mjs";
 
-// [min, max, minOpen, maxOpen]: gate.h's and gate_config_json.h's ranges.
+// [min, max, minOpen, maxOpen]: bp/gate_ranges.h's ranges.
 const CAPS = {
   requests_per_s: [1e-3 / 60, 1e9 / 60], tokens_per_s: [0, 1e12 / 60], burst_s: [1e-3, 3600],
   max_cost_requests: [0, 1e9], max_cost_tokens: [0, 1e12],

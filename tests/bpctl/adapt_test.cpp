@@ -177,8 +177,8 @@ TEST(BpctlAdaptRanges, PreludeDefaultsAreInside) {
   c.tuning = t;
   EXPECT_TRUE(CheckGateConfigRanges(c).ok()) << CheckGateConfigRanges(c).message();
   EXPECT_TRUE(
-      bpctl::ParseNumberIn(bpctl::FormatNumber(t.adapt_beta), "b", bpctl::kAdaptBetaRange).ok());
-  EXPECT_LE(t.adapt_min_429, bpctl::kMaxAdaptMin429);
+      bpctl::ParseNumberIn(bpctl::FormatNumber(t.adapt_beta), "b", kGateAdaptBetaRange).ok());
+  EXPECT_LE(t.adapt_min_429, kMaxGateAdaptMin429);
 }
 
 }  // namespace

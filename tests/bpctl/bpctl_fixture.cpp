@@ -9,6 +9,10 @@
 
 #include "bp/valkey.h"
 
+namespace bp::lua {
+extern const std::string_view kStateLua;
+}  // namespace bp::lua
+
 namespace bp::test {
 
 ValkeyServer* BpctlSuite::server_ = nullptr;
@@ -61,9 +65,33 @@ nlohmann::ordered_json BpctlSuite::Export() const {
   return nlohmann::ordered_json::parse(r.out);
 }
 
-std::string BpctlSuite::Snapshot() const {
+std::string BpctlSuite::SnapshotAs(const std::string& target) const {
+  std::string text = SnapshotOf(target);
+  const std::string name = "{" + target + "}";
+  for (size_t at = text.find(name); at != std::string::npos; at = text.find(name, at)) {
+    text.replace(at, name.size(), "{T}");
+  }
+  return text;
+}
+
+std::map<std::string, std::string> BpctlSuite::KeyNames() const {
   ValkeyConnection conn(ValkeyOptions{server_->url(), 1000, 2000});
-  auto keys = conn.Command({"KEYS", "bp:{" + target_ + "}*"});
+  auto r = conn.EvalScript(lua::kStateLua, {"bp:{" + target_ + "}:state"}, {"keys"},
+                           ValkeyConnection::ScriptText::kStatic);
+  EXPECT_TRUE(r.ok() && r->type == ValkeyReply::Type::kArray);
+  std::map<std::string, std::string> out;
+  if (!r.ok()) return out;
+  for (size_t i = 0; i + 1 < r->elements.size(); i += 2) {
+    out[r->elements[i].AsString()] = r->elements[i + 1].AsString();
+  }
+  return out;
+}
+
+std::string BpctlSuite::Snapshot() const { return SnapshotOf(target_); }
+
+std::string BpctlSuite::SnapshotOf(const std::string& target) {
+  ValkeyConnection conn(ValkeyOptions{server_->url(), 1000, 2000});
+  auto keys = conn.Command({"KEYS", "bp:{" + target + "}*"});
   EXPECT_TRUE(keys.ok());
   std::vector<std::string> names;
   for (const auto& k : keys->elements) names.push_back(k.str);

@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -42,6 +43,12 @@ class BpctlSuite : public ::testing::Test {
   nlohmann::ordered_json Export() const;
   // Every key of the target and its content, as text (sorted).
   std::string Snapshot() const;
+  // Snapshot() of target `target` with its name written as T, to compare
+  // two targets' contents.
+  std::string SnapshotAs(const std::string& target) const;
+  // The target's key names as prelude.lua makes them (state.lua "keys"):
+  // "state", "backlog", "expiry", "seen", "reservations", "ticket_prefix".
+  std::map<std::string, std::string> KeyNames() const;
   // A gate on the target (2 s command timeout).
   std::unique_ptr<GateAdmin> MakeGate(GateMode mode = GateMode::kReconcile) const;
   // Writes `text` to a fresh file under the test's temp dir; returns its path.
@@ -51,6 +58,7 @@ class BpctlSuite : public ::testing::Test {
   std::string target_;
 
  private:
+  static std::string SnapshotOf(const std::string& target);
   std::string TempDir() const;
 };
 

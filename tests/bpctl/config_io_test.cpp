@@ -87,8 +87,9 @@ TEST_F(BpctlConfigIo, ExportThenImportRestoresTheSameState) {
   ASSERT_EQ(Bpctl({"set", "weight", "zzz", "5"}).rc, kExitOk);
   ASSERT_EQ(Bpctl({"import", file}).rc, kExitOk);
   EXPECT_EQ(Bpctl({"export"}).out, exported.out);
-  EXPECT_EQ(Snapshot().find("omega:4"), std::string::npos);
-  EXPECT_EQ(Snapshot().find("tw:zzz"), std::string::npos);
+  // Nothing of the classes and tenants the file does not name is left: the
+  // keys hold what the first target, given the file alone, holds.
+  EXPECT_EQ(SnapshotAs(target_), SnapshotAs(target_.substr(0, target_.size() - 5)));
   // The gate uses it at once: cfg is rebuilt, 1.6666666666666667 req/s * 0.25 s.
   auto g = MakeGate();
   Decision d = g->gate().Admit(AdmitRequest{"acme", 1, Cost{1, 0}, 0, kT0});

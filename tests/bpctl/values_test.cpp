@@ -32,18 +32,18 @@ TEST(BpctlValues, NumbersInARangeNameIt) {
   EXPECT_EQ(RangeText(Range{0, 1, true, true}), "(0, 1)");
   EXPECT_EQ(RangeText(Range{0, 86'400'000, true}), "(0, 8.64e+07]");
   EXPECT_EQ(RangeText(Range{1e-6, 1e6}), "[1e-06, 1e+06]");
-  EXPECT_EQ(*ParseNumberIn("0.5", "--beta", kAdaptBetaRange), 0.5);
-  EXPECT_EQ(*ParseNumberIn("1e6", "W", Range{kMinWeight, kMaxWeight}), 1e6);  // closed end
-  EXPECT_EQ(*ParseNumberIn("0", "--window-ms", kAdaptWindowMsRange), 0);
+  EXPECT_EQ(*ParseNumberIn("0.5", "--beta", kGateAdaptBetaRange), 0.5);
+  EXPECT_EQ(*ParseNumberIn("1e6", "W", Range{kMinGateWeight, kMaxGateWeight}), 1e6);  // closed end
+  EXPECT_EQ(*ParseNumberIn("0", "--window-ms", kGateAdaptWindowMsRange), 0);
   for (const char* bad : {"0", "1", "-0.5", "nan", "inf", "", "0.5x", "1e400"}) {
-    auto r = ParseNumberIn(bad, "--beta", kAdaptBetaRange);
+    auto r = ParseNumberIn(bad, "--beta", kGateAdaptBetaRange);
     ASSERT_FALSE(r.ok()) << bad;
     EXPECT_EQ(r.status().message(),
               std::string("--beta: must be a number in (0, 1), got '") + bad + "'");
   }
   // The weight range is the gate's one definition (bp/gate.h).
-  EXPECT_EQ(kMinWeight, kMinGateWeight);
-  EXPECT_EQ(kMaxWeight, kMaxGateWeight);
+  EXPECT_EQ(kMinGateWeight, kMinGateWeight);
+  EXPECT_EQ(kMaxGateWeight, kMaxGateWeight);
 }
 
 TEST(BpctlValues, Integers) {
@@ -81,7 +81,7 @@ TEST(BpctlValues, PriorityWeights) {
     EXPECT_FALSE(ParsePriorityWeights(bad).ok()) << bad;
   }
   std::string many = "1";
-  for (size_t k = 1; k < kMaxClasses; ++k) many += ",1";
+  for (size_t k = 1; k < kMaxGateClasses; ++k) many += ",1";
   EXPECT_TRUE(ParsePriorityWeights(many).ok());
   EXPECT_FALSE(ParsePriorityWeights(many + ",1").ok());
 }

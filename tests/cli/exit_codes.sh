@@ -89,7 +89,7 @@ expect 2 "cannot run over processes" "$L" --workload "$SRC/configs/scenarios/joi
 expect 2 "1 tenants cannot be split over 2 processes" "$L" --workload "$W" --workload "$SRC/configs/workloads/uncongested.json" --processes 2
 expect 2 "--out DIR is required" "$L" merge somewhere
 expect 2 "no such file or directory" "$L" merge --out /tmp /nonexistent/bp-shards
-# A workload whose gate caps fall outside bpctl's ranges (bp/gate.h): was run,
+# A workload whose gate caps fall outside bpctl's ranges (bp/gate_ranges.h): was run,
 # configuring a burst of 1e299 s that `bpctl import` refuses.
 TMPW="$(mktemp -d)"
 trap 'rm -rf "$TMPW"' EXIT

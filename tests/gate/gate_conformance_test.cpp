@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include <cmath>
+#include <cstdlib>
 #include <fstream>
 #include <map>
 #include <string>
@@ -52,7 +53,11 @@ std::map<std::string, double> StateFields(ValkeyConnection& conn, const std::str
         }
       }
     } else if (e[i + 1].type != ValkeyReply::Type::kArray) {
-      out[name] = std::stod(e[i + 1].AsString());
+      // Text fields (share_rule, class_policy, server) are not numbers.
+      const std::string text = e[i + 1].AsString();
+      char* end = nullptr;
+      const double v = std::strtod(text.c_str(), &end);
+      if (!text.empty() && *end == '\0') out[name] = v;
     }
   }
   return out;

@@ -4,8 +4,13 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <map>
 #include <sstream>
 #include <vector>
+
+namespace bp::lua {
+extern const std::string_view kStateLua;
+}  // namespace bp::lua
 
 namespace bp::test {
 namespace {
@@ -41,11 +46,24 @@ std::string Num(double v) {
 
 bool Same(double a, double b) { return a == b || (std::isnan(a) && std::isnan(b)); }
 
+// The target's key names as prelude.lua makes them (state.lua "keys").
+std::map<std::string, std::string> KeyNames(ValkeyConnection& conn, const std::string& target) {
+  std::map<std::string, std::string> out;
+  auto r = conn.EvalScript(lua::kStateLua, {"bp:{" + target + "}:state"}, {"keys"},
+                           ValkeyConnection::ScriptText::kStatic);
+  if (!r.ok() || r->type != ValkeyReply::Type::kArray) return out;
+  for (size_t i = 0; i + 1 < r->elements.size(); i += 2) {
+    out[r->elements[i].AsString()] = r->elements[i + 1].AsString();
+  }
+  return out;
+}
+
 }  // namespace
 
 Result<State> ReadStoreState(ValkeyConnection& conn, const std::string& target) {
-  const std::string p = "bp:{" + target + "}";
-  auto h = conn.Command({"HGETALL", p + ":state"});
+  std::map<std::string, std::string> key = KeyNames(conn, target);
+  if (key.size() != 6) return Status::Internal("state.lua keys: unexpected reply");
+  auto h = conn.Command({"HGETALL", key["state"]});
   if (!h.ok()) return h.status();
   State st;
   for (size_t i = 0; i + 1 < h->elements.size(); i += 2) {
@@ -92,10 +110,12 @@ Result<State> ReadStoreState(ValkeyConnection& conn, const std::string& target) 
       }
     }
   }
-  const std::pair<SortedSet*, const char*> sets[] = {
-      {&st.backlog, ":bl"}, {&st.expiry, ":bx"}, {&st.seen, ":seen"}, {&st.reservations, ":rsv"}};
-  for (auto [set, suffix] : sets) {
-    auto s = ReadSet(conn, p + suffix);
+  const std::pair<SortedSet*, const char*> sets[] = {{&st.backlog, "backlog"},
+                                                     {&st.expiry, "expiry"},
+                                                     {&st.seen, "seen"},
+                                                     {&st.reservations, "reservations"}};
+  for (auto [set, name] : sets) {
+    auto s = ReadSet(conn, key[name]);
     if (!s.ok()) return s.status();
     *set = std::move(*s);
   }
@@ -104,7 +124,7 @@ Result<State> ReadStoreState(ValkeyConnection& conn, const std::string& target) 
 
 std::string ReadTicket(ValkeyConnection& conn, const std::string& target,
                        const std::string& ticket) {
-  auto r = conn.Command({"GET", "bp:{" + target + "}:tk:" + ticket});
+  auto r = conn.Command({"GET", KeyNames(conn, target)["ticket_prefix"] + ticket});
   if (!r.ok() || r->type != ValkeyReply::Type::kString) return "";
   return r->str;
 }

@@ -1,9 +1,11 @@
 // The key schema's one owner is lib/gate/lua/prelude.lua. C++ keeps two
 // documented mirrors of it, compared here with the scripts themselves: the
-// tenant-name rule (bp::ValidTenantName) and the tuning defaults
-// (bp::GateTuning's initializers). State() and ReplaceConfig() are one
-// atomic script call each, as MONITOR shows.
+// tenant-name rule (bp::ValidTenantName) and the defaults (bp/gate_ranges.h,
+// which bp::GateTuning's initializers use). State() and ReplaceConfig() are
+// one atomic script call each, as MONITOR shows.
+#include <algorithm>
 #include <cstdio>
+#include <fstream>
 #include <functional>
 #include <map>
 #include <memory>
@@ -12,12 +14,14 @@
 #include <vector>
 
 #include "bp/gate_admin.h"
+#include "bp/gate_ranges.h"
 #include "bp/valkey.h"
 #include "gate_fixture.h"
 
 namespace bp::lua {
 extern const std::string_view kAdmitLua;
 extern const std::string_view kConfigureLua;
+extern const std::string_view kStateLua;
 }  // namespace bp::lua
 
 namespace bp::test {
@@ -87,7 +91,8 @@ TEST_F(GateSchema, TenantRuleMirrorsThePrelude) {
   EXPECT_EQ(accepted, 3 + 62 + 3);  // a, 128 x's, A-Z_a.z-09; "a" + [A-Za-z0-9]; "a" + _.-
   // configure.lua refuses a tenant weight under a bad name, writing nothing.
   auto bad =
-      conn.EvalScript(lua::kConfigureLua, {key}, {"set", "requests_per_s", "5", "tw:a b", "2"});
+      conn.EvalScript(lua::kConfigureLua, {key},
+                      {"update", R"({"caps":{"requests_per_s":5},"tenant_weights":{"a b":2}})"});
   ASSERT_TRUE(bad.ok());
   EXPECT_TRUE(bad->is_error());
   EXPECT_NE(bad->str.find("tenant 'a b' must match [A-Za-z0-9_.-]{1,128}"), std::string::npos)
@@ -115,6 +120,39 @@ TEST_F(GateSchema, TuningDefaultsMirrorThePrelude) {
   EXPECT_EQ(c->tuning.adapt_window_ms, d.adapt_window_ms);
   EXPECT_EQ(c->tuning.adapt_min_429, d.adapt_min_429);
   EXPECT_EQ(c->caps.burst_s, 2);
+}
+
+// Every default of bp/gate_ranges.h equals prelude.lua's DEFAULT_*, read
+// by running the prelude itself.
+TEST_F(GateSchema, RangesHeaderDefaultsMirrorThePrelude) {
+  std::ifstream in(std::string(BP_SOURCE_DIR) + "/lib/gate/lua/prelude.lua");
+  std::stringstream text;
+  text << in.rdbuf();
+  ASSERT_FALSE(text.str().empty());
+  // Numbers as text: a reply would truncate 0.5 and 0.7 to integers.
+  text << "\nlocal d = {DEFAULT_BURST_S, DEFAULT_SLACK_MS, DEFAULT_LEND_FRACTION,"
+          " DEFAULT_GRACE_MS, DEFAULT_TICKET_TTL_MS, DEFAULT_QUEUE_TTL_MS, DEFAULT_ADAPT_BETA,"
+          " DEFAULT_ADAPT_RECOVER_MS, DEFAULT_ADAPT_WINDOW_MS, DEFAULT_ADAPT_MIN_429}\n"
+          "for i = 1, #d do d[i] = string.format('%.17g', d[i]) end\nreturn d\n";
+  auto admin = Admin();
+  const std::string script = text.str();
+  auto r = admin->EvalScript(script, {"bp:{schema-defaults}:state"}, {});
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  ASSERT_FALSE(r->is_error()) << r->str;
+  ASSERT_EQ(r->elements.size(), 10u);
+  const double mirrors[] = {kDefaultGateBurstS,
+                            kDefaultGateSlackMs,
+                            kDefaultGateLendFraction,
+                            kDefaultGateGraceMs,
+                            static_cast<double>(kDefaultGateTicketTtlMs),
+                            static_cast<double>(kDefaultGateQueueTtlMs),
+                            kDefaultGateAdaptBeta,
+                            kDefaultGateAdaptRecoverMs,
+                            kDefaultGateAdaptWindowMs,
+                            static_cast<double>(kDefaultGateAdaptMin429)};
+  for (size_t i = 0; i < 10; ++i) {
+    EXPECT_EQ(std::stod(r->elements[i].AsString()), mirrors[i]) << "default #" << i;
+  }
 }
 
 // State() is one script call (a snapshot); ReplaceConfig() is one script
@@ -155,9 +193,22 @@ TEST_F(GateSchema, StateAndReplaceConfigAreOneCallEach) {
   EXPECT_EQ(back->omega, (std::vector<double>{0.7, 0.3}));
   EXPECT_EQ(back->tenant_weights, (std::map<std::string, double>{{"b", 4}}));
   EXPECT_EQ(back->caps.requests_per_s, 20);
-  auto omega3 = admin.Command({"HEXISTS", "bp:{" + gate->options().target + "}:state", "omega:3"});
-  ASSERT_TRUE(omega3.ok());
-  EXPECT_EQ(omega3->integer, 0);
+  // Nothing of the classes and tenants it does not name is left: the state
+  // hash has the fields of a target given `c` alone and the same admission.
+  auto control = MakeGate();
+  ASSERT_TRUE(GateAdmin(*control).ReplaceConfig(c).ok());
+  ASSERT_EQ(control->Admit(AdmitRequest{"a", 2, {1, 0}, 0, kT0}).verdict, Verdict::kAdmit);
+  auto fields = [&](const Gate& g) {
+    auto keys =
+        admin.EvalScript(lua::kStateLua, {"bp:{" + g.options().target + "}:state"}, {"keys"});
+    EXPECT_TRUE(keys.ok() && keys->elements.size() > 1);
+    auto r = admin.Command({"HKEYS", keys.ok() ? keys->elements[1].AsString() : ""});
+    std::vector<std::string> out;
+    for (const auto& f : r->elements) out.push_back(f.AsString());
+    std::sort(out.begin(), out.end());
+    return out;
+  };
+  EXPECT_EQ(fields(*gate), fields(*control));
 }
 
 // ValkeyConnection::EvalScript keeps the SHA1 of the gate's embedded scripts

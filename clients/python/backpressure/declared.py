@@ -14,7 +14,8 @@ Parsing is strict as in C++: unknown fields, wrong types and values outside
 the ranges tools accept are a ValueError naming the field, so an invalid
 configuration is never written. A tuning field left out is sent empty, which
 deletes it: the script's default applies (prelude.lua owns the defaults).
-The pairs follow bp::ConfigPairs (lib/gate/src/gate_admin.cpp).
+The pairs are those configure.lua's "declare" mode writes for the same JSON
+(docs/protocol.md).
 """
 
 import json
@@ -23,7 +24,7 @@ import os
 
 from .rules import valid_tenant
 
-# (field, min, max, min_open, max_open): gate.h's and gate_config_json.h's
+# (field, min, max, min_open, max_open): bp/gate_ranges.h's
 # ranges (kMinGateRpm / 60 ... kMaxGateTpm / 60, kMaxGateCost*, burst).
 _CAPS = {
     "requests_per_s": (1e-3 / 60, 1e9 / 60, False, False),

@@ -228,15 +228,6 @@ Result<ValkeyReply> Gate::Impl::Eval(std::string_view body, const std::vector<st
   return r;
 }
 
-Status Gate::Impl::Configure(const char* mode, const std::vector<std::string>& pairs) {
-  std::vector<std::string> args = {mode};
-  args.insert(args.end(), pairs.begin(), pairs.end());
-  auto r = Eval(lua::kConfigureLua, args);
-  if (!r.ok()) return r.status();
-  if (r->is_error()) return Status::Internal("configure script: " + r->str);
-  return Status::Ok();
-}
-
 Gate::Gate(GateOptions options) : impl_(std::make_unique<Impl>(std::move(options))) {}
 Gate::~Gate() = default;
 

@@ -46,6 +46,35 @@ bool CapsOfFields(const std::map<std::string, ValkeyReply>& fields, GateCaps* ca
   return true;
 }
 
+void TuningOfFields(const std::map<std::string, ValkeyReply>& f, GateTuning* t,
+                    std::map<std::string, double>* tenant_weights) {
+  // Every tuning field is in the reply (state.lua applies prelude.lua's
+  // defaults to fields never set).
+  t->slack_ms = FieldNumber(f, "slack_ms");
+  t->lend_fraction = FieldNumber(f, "lend_fraction");
+  t->grace_ms = FieldNumber(f, "grace_ms");
+  t->ticket_ttl_ms = static_cast<int64_t>(FieldNumber(f, "ticket_ttl_ms"));
+  t->adapt = FieldNumber(f, "adapt") == 1;
+  t->adapt_beta = FieldNumber(f, "adapt_beta");
+  t->adapt_recover_ms = FieldNumber(f, "adapt_recover_ms");
+  t->adapt_window_ms = FieldNumber(f, "adapt_window_ms");
+  t->adapt_min_429 = static_cast<int64_t>(FieldNumber(f, "adapt_min_429"));
+  auto text = [&](const char* name) {
+    auto it = f.find(name);
+    return it == f.end() ? std::string() : it->second.AsString();
+  };
+  t->share_rule =
+      text("share_rule") == "flat" ? GateTuning::ShareRule::kFlat : GateTuning::ShareRule::kHier;
+  t->class_policy = text("class_policy") == "strict" ? GateTuning::ClassPolicy::kStrict
+                                                     : GateTuning::ClassPolicy::kFair;
+  if (auto it = f.find("tenant_weights"); it != f.end()) {
+    const auto& kv = it->second.elements;
+    for (size_t i = 0; i + 1 < kv.size(); i += 2) {
+      (*tenant_weights)[kv[i].AsString()] = ReplyToDouble(kv[i + 1], 1.0);
+    }
+  }
+}
+
 Result<std::map<std::string, ValkeyReply>> Gate::Impl::ReadState(
     const std::vector<std::string>& args) {
   auto r = Eval(lua::kStateLua, args);
@@ -137,78 +166,48 @@ Status ValidateTuning(const GateTuning& t) {
   return Status::Ok();
 }
 
-std::vector<std::string> CapsPairs(const GateCaps& caps) {
-  // A max cost of 0 deletes the field: the script's default applies.
-  auto max_cost = [](double v) { return v > 0 ? FormatDouble(v) : std::string(); };
-  return {"requests_per_s",    FormatDouble(caps.requests_per_s),
-          "tokens_per_s",      FormatDouble(caps.tokens_per_s),
-          "burst_s",           FormatDouble(caps.burst_s),
-          "max_cost_requests", max_cost(caps.max_cost_requests),
-          "max_cost_tokens",   max_cost(caps.max_cost_tokens)};
+std::string DeclaredText(const nlohmann::ordered_json& declared) {
+  return declared.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
 }
 
-std::vector<std::string> OmegaPairs(const std::vector<double>& omega) {
-  std::vector<std::string> out;
-  double sum = 0;
-  for (size_t i = 0; i < omega.size(); ++i) {
-    sum += omega[i];
-    out.push_back("omega:" + std::to_string(i + 1));
-    out.push_back(FormatDouble(omega[i]));
-  }
-  const bool none = omega.empty();
-  out.insert(out.end(), {"omega_sum", none ? "" : FormatDouble(sum), "classes",
-                         none ? "" : std::to_string(omega.size())});
-  return out;
+Status Gate::Impl::Configure(const char* mode, const nlohmann::ordered_json& declared) {
+  auto r = Eval(lua::kConfigureLua, {mode, DeclaredText(declared)});
+  if (!r.ok()) return r.status();
+  if (r->is_error()) return Status::Internal("configure script: " + r->str);
+  return Status::Ok();
 }
 
-std::vector<std::string> TuningPairs(const GateTuning& t) {
-  return {"slack_ms",
-          FormatDouble(t.slack_ms),
-          "lend_fraction",
-          FormatDouble(t.lend_fraction),
-          "grace_ms",
-          FormatDouble(t.grace_ms),
-          "ticket_ttl_ms",
-          std::to_string(t.ticket_ttl_ms),
-          "adapt",
-          t.adapt ? "1" : "0",
-          "adapt_beta",
-          FormatDouble(t.adapt_beta),
-          "adapt_recover_ms",
-          FormatDouble(t.adapt_recover_ms),
-          "adapt_window_ms",
-          FormatDouble(t.adapt_window_ms),
-          "adapt_min_429",
-          std::to_string(t.adapt_min_429),
-          "share_rule",
-          t.share_rule == GateTuning::ShareRule::kFlat ? "flat" : "hier",
-          "class_policy",
-          t.class_policy == GateTuning::ClassPolicy::kStrict ? "strict" : "fair"};
-}
+// Hot updates: configure.lua "update" with the part of a declared
+// configuration that changes (gate_config_json.h's JSON), one call each.
 
 Status GateAdmin::SetCaps(const GateCaps& caps) {
   if (Status s = ValidateCaps(caps); !s.ok()) return s;
-  return impl_->Configure("set", CapsPairs(caps));
+  GateConfig c;
+  c.configured = true;
+  c.caps = caps;
+  return impl_->Configure("update", {{"caps", GateConfigToJson(c).at("caps")}});
 }
 
 Status GateAdmin::SetPriorityWeights(const std::vector<double>& omega) {
   if (Status s = ValidateOmega(omega); !s.ok()) return s;
-  return impl_->Configure("set", OmegaPairs(omega));
+  return impl_->Configure("update", {{"priority_weights", omega}});
 }
 
 Status GateAdmin::SetTenantWeight(const std::string& tenant, double weight) {
   if (Status s = ValidateTenantWeight(tenant, weight); !s.ok()) return s;
-  return impl_->Configure("set", {"tw:" + tenant, FormatDouble(weight)});
+  return impl_->Configure("update", {{"tenant_weights", {{tenant, weight}}}});
 }
 
 Status GateAdmin::UnsetTenantWeight(const std::string& tenant) {
   if (tenant.empty()) return Status::InvalidArgument("tenant weight: empty tenant");
-  return impl_->Configure("set", {"tw:" + tenant, ""});
+  return impl_->Configure("update", {{"tenant_weights", {{tenant, nullptr}}}});
 }
 
 Status GateAdmin::SetTuning(const GateTuning& t) {
   if (Status s = ValidateTuning(t); !s.ok()) return s;
-  return impl_->Configure("set", TuningPairs(t));
+  GateConfig c;
+  c.tuning = t;
+  return impl_->Configure("update", {{"tuning", GateConfigToJson(c).at("tuning")}});
 }
 
 namespace {
@@ -235,6 +234,22 @@ Result<GateState> GateAdmin::ReadGateState(bool summary) {
   GateState st;
   st.configured = CapsOfFields(*f, &st.caps);
   st.omega = ListNumbers(*f, "omega", 1);
+  if (!summary) {
+    TuningOfFields(*f, &st.tuning, &st.tenant_weights);
+    if (auto it = f->find("server"); it != f->end()) st.server = it->second.AsString();
+  }
+  const std::pair<const char*, double*> resolved[] = {
+      {"learned_requests_per_s", &st.learned_requests_per_s},
+      {"learned_tokens_per_s", &st.learned_tokens_per_s},
+      {"l1_requests_capacity", &st.l1_requests_capacity},
+      {"l1_tokens_capacity", &st.l1_tokens_capacity},
+      {"l1_requests_now", &st.l1_requests_now},
+      {"l1_tokens_now", &st.l1_tokens_now},
+      {"effective_max_cost_requests", &st.effective_max_cost_requests},
+      {"effective_max_cost_tokens", &st.effective_max_cost_tokens}};
+  for (auto [name, value] : resolved) *value = FieldNumber(*f, name);
+  st.class_nominal_share = ListNumbers(*f, "class_nominal_share", 0);
+  st.class_current_share = ListNumbers(*f, "class_current_share", 0);
   st.class_requests = ListNumbers(*f, "class_requests", 0);
   st.class_tokens = ListNumbers(*f, "class_tokens", 0);
   if (auto it = f->find("class_counters"); it != f->end()) {
@@ -291,7 +306,9 @@ Result<GateState> GateAdmin::ReadGateState(bool summary) {
       q.priority = static_cast<int>(FieldNumber(qf, "priority"));
       q.weight = FieldNumber(qf, "weight");
       q.tag = FieldNumber(qf, "tag");
+      q.lag = FieldNumber(qf, "lag");
       q.backlogged = FieldNumber(qf, "backlogged") == 1;
+      q.fair_share = FieldNumber(qf, "fair_share");
       q.admits = static_cast<int64_t>(FieldNumber(qf, "admits"));
       q.defers = static_cast<int64_t>(FieldNumber(qf, "defers"));
       q.lent = static_cast<int64_t>(FieldNumber(qf, "lent"));
@@ -308,34 +325,8 @@ Result<GateState> GateAdmin::State() { return ReadGateState(false); }
 
 Result<GateState> GateAdmin::StateSummary() { return ReadGateState(true); }
 
-Status Gate::Impl::DeleteMatching(const std::string& suffix_glob,
-                                  const std::function<bool(const std::string&)>& drop) {
-  // Glob-escape the prefix: a target may contain * ? [ ] or backslash.
-  std::string pattern;
-  for (char c : prefix + ":") {
-    if (c == '*' || c == '?' || c == '[' || c == ']' || c == '\\') pattern.push_back('\\');
-    pattern.push_back(c);
-  }
-  pattern += suffix_glob;
-  std::string cursor = "0";
-  do {
-    auto r = Run({"SCAN", cursor, "MATCH", pattern, "COUNT", "1000"});
-    if (Status s = CheckReply(r, "delete keys"); !s.ok()) return s;
-    if (r->elements.size() != 2) return Status::Internal("delete keys: unexpected SCAN reply");
-    cursor = r->elements[0].AsString();
-    std::vector<std::string> del = {"DEL"};
-    for (const auto& k : r->elements[1].elements) {
-      if (drop(k.str)) del.push_back(k.str);
-    }
-    if (del.size() > 1) {
-      if (Status s = CheckReply(Run(del), "delete keys"); !s.ok()) return s;
-    }
-  } while (cursor != "0");
-  return Status::Ok();
-}
-
 Status GateAdmin::Reset() {
-  return impl_->DeleteMatching("*", [](const std::string&) { return true; });
+  return CheckReply(impl_->Eval(lua::kResetBucketsLua, {"all"}), "reset");
 }
 
 }  // namespace bp

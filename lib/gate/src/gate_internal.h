@@ -5,7 +5,6 @@
 
 #include <atomic>
 #include <cstdint>
-#include <functional>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -15,12 +14,14 @@
 #include "bp/circuit_breaker.h"
 #include "bp/gate.h"
 #include "bp/gate_admin.h"
+#include "bp/gate_config_json.h"
 #include "bp/valkey.h"
 
 namespace bp::lua {
 extern const std::string_view kAdmitLua;
 extern const std::string_view kReleaseLua;
 extern const std::string_view kConfigureLua;
+extern const std::string_view kDryRunLua;
 extern const std::string_view kResetBucketsLua;
 extern const std::string_view kStateLua;
 }  // namespace bp::lua
@@ -60,7 +61,7 @@ struct Gate::Impl {
   // The status of a call the breaker refused: kTimeout or kUnavailable as
   // the transport failure that opened it, with BreakerOpenReason().
   Status BreakerOpenStatus() const;
-  // Validates options.declared_config and builds seed_args, or sets
+  // Validates options.declared_config and builds seed_json, or sets
   // seed_error (constructor).
   void PrepareSeed();
   // After admit.lua answered that the target is unconfigured: one seed call
@@ -79,16 +80,14 @@ struct Gate::Impl {
   // Runs a script with KEYS[1] = state_key under mu, connecting first; the
   // breaker as for Run. `body` is one of the embedded bp::lua::k*Lua.
   Result<ValkeyReply> Eval(std::string_view body, const std::vector<std::string>& args);
-  // Runs configure.lua in mode "set" or "replace" with field/value pairs
-  // ("" deletes a field).
-  Status Configure(const char* mode, const std::vector<std::string>& pairs);
+  // Runs configure.lua in a structured mode ("declare": a whole declared
+  // configuration; "update": the sections of `declared` present) with the
+  // declared configuration's JSON (gate_config_json.h), so no field name of
+  // the state hash is written here.
+  Status Configure(const char* mode, const nlohmann::ordered_json& declared);
   // Runs state.lua with `args` ("config", or "state" and the ablation) and
   // returns its named fields.
   Result<std::map<std::string, ValkeyReply>> ReadState(const std::vector<std::string>& args);
-  // SCAN-deletes the target's keys "<prefix>:<suffix_glob>" (the prefix is
-  // glob-escaped) for which `drop(key)` is true.
-  Status DeleteMatching(const std::string& suffix_glob,
-                        const std::function<bool(const std::string&)>& drop);
 
   const GateOptions options;
   const std::string prefix;     // "bp:{target}"
@@ -96,11 +95,11 @@ struct Gate::Impl {
   const Clock& clock;           // the reconnect and warning intervals, the breaker
   CircuitBreaker breaker;       // thread-safe on its own; consulted before mu
   std::mutex mu;
-  ValkeyConnection conn;               // guarded by mu
-  int64_t last_attempt_us = -1;        // clock time of the last connect; -1 = none; guarded by mu
-  int64_t last_reseed_us = -1;         // clock time of the last seed call; -1 = none; guarded by mu
-  std::vector<std::string> seed_args;  // configure.lua "seed" ARGV after now_ms; const
-  std::string seed_error;              // why declared_config cannot be seeded; const
+  ValkeyConnection conn;         // guarded by mu
+  int64_t last_attempt_us = -1;  // clock time of the last connect; -1 = none; guarded by mu
+  int64_t last_reseed_us = -1;   // clock time of the last seed call; -1 = none; guarded by mu
+  std::string seed_json;         // configure.lua "declare_seed"'s JSON; const
+  std::string seed_error;        // why declared_config cannot be seeded; const
   // The cause of the last transport failure (the breaker's reason to be open).
   std::atomic<FailOpenCause> transport_cause{FailOpenCause::kUnreachable};
   std::atomic<uint64_t> fail_open_causes[5] = {};  // by FailOpenCause
@@ -129,9 +128,6 @@ std::string ParseAdmitReply(const Result<ValkeyReply>& reply, Decision* d);
 FailOpenCause FailOpenCauseOf(const Result<ValkeyReply>& reply);
 // whether the reply is admit.lua's error for a target without caps.
 bool IsUnconfiguredReply(const Result<ValkeyReply>& reply);
-// configure.lua field/value pairs of a whole configuration (ReplaceConfig,
-// re-seeds): caps, omega, tuning and every tenant weight.
-std::vector<std::string> ConfigPairs(const GateConfig& config);
 
 // Reply helpers (gate_config.cpp): a number reply or its fallback; a
 // failure or error reply as Status; the named field `name` of state.lua's
@@ -143,13 +139,13 @@ double FieldNumber(const std::map<std::string, ValkeyReply>& fields, const std::
 // Whether state.lua's reply says the target is configured, and its caps
 // (left at their defaults when not configured): Config() and State().
 bool CapsOfFields(const std::map<std::string, ValkeyReply>& fields, GateCaps* caps);
+// The tuning and tenant weights of state.lua's reply (its "config" fields).
+void TuningOfFields(const std::map<std::string, ValkeyReply>& fields, GateTuning* tuning,
+                    std::map<std::string, double>* tenant_weights);
 
-// configure.lua field/value pairs (gate_config.cpp): caps; omega_1..K with
-// omega_sum and classes (all deleted when omega is empty; configure.lua
-// deletes the classes above K); tuning.
-std::vector<std::string> CapsPairs(const GateCaps& caps);
-std::vector<std::string> OmegaPairs(const std::vector<double>& omega);
-std::vector<std::string> TuningPairs(const GateTuning& tuning);
+// The declared configuration's JSON text (one line; invalid UTF-8 replaced)
+// as configure.lua's structured modes take it.
+std::string DeclaredText(const nlohmann::ordered_json& declared);
 
 // Validation shared by the Set* methods and ValidateGateConfig (gate_config.cpp).
 Status ValidateCaps(const GateCaps& caps);

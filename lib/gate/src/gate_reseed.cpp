@@ -77,7 +77,7 @@ void Gate::Impl::PrepareSeed() {
     seed_error = "the declared configuration is invalid (" + s.message() + "), not seeded";
     return;
   }
-  seed_args = ConfigPairs(*options.declared_config);
+  seed_json = DeclaredText(GateConfigToJson(*options.declared_config));
 }
 
 bool Gate::Impl::Reseed(int64_t now_ms, std::string* failure) {
@@ -96,9 +96,8 @@ bool Gate::Impl::Reseed(int64_t now_ms, std::string* failure) {
     return false;
   }
   last_reseed_us = now_us;
-  std::vector<std::string> args = {"seed", std::to_string(now_ms)};
-  args.insert(args.end(), seed_args.begin(), seed_args.end());
-  Result<ValkeyReply> r = GatedEval(lua::kConfigureLua, args);
+  Result<ValkeyReply> r =
+      GatedEval(lua::kConfigureLua, {"declare_seed", std::to_string(now_ms), seed_json});
   if (!r.ok() || r->is_error() || r->type != ValkeyReply::Type::kInteger) {
     *failure = "target not configured; re-seed failed: " + (!r.ok()         ? r.status().ToString()
                                                             : r->is_error() ? r->str

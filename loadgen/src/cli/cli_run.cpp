@@ -79,7 +79,7 @@ void LoadFiles(const FileArgs& files, CliParse* parse) {
     plan.workloads.push_back(std::move(*w));
   }
   // The gate caps a bp run writes, at the run's speedup, within the gate's
-  // ranges (bp/gate.h); the file's own units were checked when it was read.
+  // ranges (bp/gate_ranges.h): the one check of the caps a workload derives.
   if (std::any_of(plan.configurations.begin(), plan.configurations.end(),
                   [](const std::string& c) { return c.rfind("bp", 0) == 0; })) {
     for (const Workload& w : plan.workloads) {
@@ -124,8 +124,8 @@ int RunPlan(CliPlan& plan, std::ostream& out, std::ostream& err) {
   if (!dropped.empty()) {
     std::string names;
     for (const std::string& n : dropped) names += (names.empty() ? "" : ", ") + n;
-    err << "loadgen: " << (fs::path(plan.out_dir) / "comparison.md").string() << " covers "
-        << names << "; this run replaces it (their runs stay in their folders)\n";
+    err << "loadgen: " << (fs::path(plan.out_dir) / "comparison.md").string() << " covers " << names
+        << "; this run replaces it (their runs stay in their folders)\n";
   }
   // mockapi's configuration as found, put back when the runs end, however
   // they end (operator_aids.h). Not reachable: the first run says so.

@@ -1,5 +1,7 @@
-// The gate caps a workload configures, and their check against bp/gate.h's
+// The gate caps a workload configures, and their check against bp/gate_ranges.h's
 // ranges (workload.h GateCapsOf, CheckGateRanges).
+#include "bp/gate_ranges.h"
+
 #include <string>
 
 #include "bp/decimal.h"
@@ -51,10 +53,10 @@ Status CheckGateRanges(const Workload& workload, double speedup) {
   };
   for (const Check& c : checks) {
     if (c.value >= c.min && c.value <= c.max) continue;
-    return Status::InvalidArgument(workload.source + ": " + c.field + ": " + FormatShort(c.given) +
-                                   " gives the gate a " + c.name + " of " + FormatShort(c.value) +
-                                   at + ", must be in [" + FormatShort(c.min) + ", " +
-                                   FormatShort(c.max) + "]" + c.unit + " (bp/gate.h, as bpctl)");
+    return Status::InvalidArgument(
+        workload.source + ": " + c.field + ": " + FormatShort(c.given) + " gives the gate a " +
+        c.name + " of " + FormatShort(c.value) + at + ", must be in [" + FormatShort(c.min) + ", " +
+        FormatShort(c.max) + "]" + c.unit + " (bp/gate_ranges.h, as bpctl)");
   }
   return Status::Ok();
 }

@@ -144,7 +144,7 @@ Result<std::vector<ScenarioEvent>> ParseEvents(const json& events,
         }
         if (ev.tenant_index < 0) r.Fail("tenant", "no tenant with id " + ev.tenant);
         if (ev.type == EventType::kTenantWeight)
-          r.NumberIn("weight", kMinWeight, kMaxWeight, &ev.weight, true);
+          r.NumberIn("weight", kMinGateWeight, kMaxGateWeight, &ev.weight, true);
         if (r.ok() && ev.type == EventType::kJoin) {
           if (joined_at.count(ev.tenant)) r.Fail("tenant", ev.tenant + " already joins earlier");
           joined_at[ev.tenant] = ev.at_s;
@@ -164,7 +164,7 @@ Result<std::vector<ScenarioEvent>> ParseEvents(const json& events,
         int64_t k = 0;
         r.Int("priority", 1, priority_classes, &k, true);
         ev.priority = static_cast<int>(k);
-        r.NumberIn("omega", kMinWeight, kMaxWeight, &ev.omega, true);
+        r.NumberIn("omega", kMinGateWeight, kMaxGateWeight, &ev.omega, true);
         break;
       }
       case EventType::kUpstreamLimits: {

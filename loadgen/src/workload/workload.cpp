@@ -37,7 +37,7 @@ void ParseTenant(const json& t, const std::string& path, int classes, TenantSpec
   if (error->empty() && !bp::ValidTenantName(out->id))
     r.Fail("id", "must match [A-Za-z0-9_.-]{1,128}");
   r.Int("priority", 1, classes, &out->priority, true);
-  r.NumberIn("weight", kMinWeight, kMaxWeight, &out->weight, false);
+  r.NumberIn("weight", kMinGateWeight, kMaxGateWeight, &out->weight, false);
   r.Int("concurrency", 1, 100000, &out->concurrency, true);
   r.Int("workflows", 1, 10000000, &out->workflows, true);
   r.Int("activities_per_workflow", 1, 100000, &out->activities_per_workflow, false);
@@ -134,9 +134,10 @@ Result<Workload> ParseWorkload(const json& doc, const std::string& source) {
     w.priority_weights.clear();
     for (size_t k = 0; k < pw.size(); ++k) {
       const json& v = pw[k];
-      if (!v.is_number() || !(v.get<double>() >= kMinWeight && v.get<double>() <= kMaxWeight)) {
-        return fail("priority_weights[" + std::to_string(k) +
-                    "]: " + FieldReader::RangeText(kMinWeight, kMaxWeight) + ", got " + v.dump());
+      if (!v.is_number() ||
+          !(v.get<double>() >= kMinGateWeight && v.get<double>() <= kMaxGateWeight)) {
+        return fail("priority_weights[" + std::to_string(k) + "]: " +
+                    FieldReader::RangeText(kMinGateWeight, kMaxGateWeight) + ", got " + v.dump());
       }
       w.priority_weights.push_back(v.get<double>());
     }
@@ -209,9 +210,9 @@ Result<Workload> ParseWorkload(const json& doc, const std::string& source) {
   ParseUpstream(doc["upstream"], &w.caps, &error);
   if (!error.empty()) return fail(error);
   w.upstream = doc["upstream"];
-  // The gate caps a bp run derives, in the file's own units (the run's
-  // speedup is checked before the run).
-  if (Status s = CheckGateRanges(w, 1); !s.ok()) return s;
+  // The gate caps a bp run derives are checked once, at the run's speedup,
+  // by loadgen's plan (CheckGateRanges): they depend on it, and a run
+  // without bp never derives them.
   if (doc.contains("events")) {
     auto events = ParseEvents(doc["events"], w.tenants, w.priority_classes(), w.run_length_cap_s);
     if (!events.ok()) return fail(events.status().message());

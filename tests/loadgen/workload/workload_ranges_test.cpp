@@ -1,5 +1,5 @@
 // Workload values that parse but that the run cannot use: weights outside
-// bpctl's range [1e-6, 1e6] (workload.h kMinWeight/kMaxWeight), and a
+// bpctl's range [1e-6, 1e6] (workload.h kMinGateWeight/kMaxGateWeight), and a
 // --speedup at which mockapi would refuse the scaled upstream section
 // (runner.h ValidateSpeedupFor), refused before any run with the field named.
 #include <gtest/gtest.h>
@@ -28,6 +28,13 @@ json Doc() {
 std::string Error(const json& doc) {
   auto w = ParseWorkload(doc, "w.json");
   return w.ok() ? "" : w.status().message();
+}
+
+// The gate-range check of a file that parses, at speedup 1 (its own units).
+std::string GateError(const json& doc) {
+  auto w = ParseWorkload(doc, "w.json");
+  if (!w.ok()) return "parse: " + w.status().message();
+  return CheckGateRanges(*w, 1).message();
 }
 
 TEST(WorkloadWeights, OutsideBpctlsRangeAreRefusedWithTheField) {
@@ -83,52 +90,52 @@ TEST(WorkloadSpeedup, WhatMockapiRefusesAfterScalingIsRefusedNamingTheFlag) {
             "--speedup 1000: w.json: events[0].limits[0].window_s");
 }
 
-// The gate caps a bp run derives must be inside bp/gate.h's ranges, the ones
+// The gate caps a bp run derives must be inside bp/gate_ranges.h's ranges, the ones
 // bpctl enforces: loadgen configured a burst of 1e299 s, 1e8 s, and 1.1e19
 // requests per second, which `bpctl import` of the same target refuses.
 TEST(WorkloadGateRanges, DerivedCapsOutsideBpctlsRangesAreRefusedWithTheField) {
   json d = Doc();
   d["gate"] = {{"burst_s", 1e300}};
-  EXPECT_EQ(Error(d),
+  EXPECT_EQ(GateError(d),
             "w.json: gate.burst_s: 1e+300 gives the gate a burst_s (paper seconds) of 1e+300, must "
             "be in [0.001, "
-            "3600] (bp/gate.h, as bpctl)");
+            "3600] (bp/gate_ranges.h, as bpctl)");
   d["gate"]["burst_s"] = 1e9;
   EXPECT_EQ(
-      Error(d),
+      GateError(d),
       "w.json: gate.burst_s: 1e+09 gives the gate a burst_s (paper seconds) of 1e+09, must be in "
       "[0.001, "
-      "3600] (bp/gate.h, as bpctl)");
+      "3600] (bp/gate_ranges.h, as bpctl)");
   d["gate"]["burst_s"] = 3600;  // the bounds are in
-  EXPECT_EQ(Error(d), "");
+  EXPECT_EQ(GateError(d), "");
   d["gate"]["burst_s"] = 0.001;
-  EXPECT_EQ(Error(d), "");
+  EXPECT_EQ(GateError(d), "");
   d["gate"]["burst_s"] = 0.0009;
-  EXPECT_NE(Error(d).find("gate.burst_s: 0.0009 gives"), std::string::npos);
+  EXPECT_NE(GateError(d).find("gate.burst_s: 0.0009 gives"), std::string::npos);
   // 1125899906842624 requests per 0.001 s: 1.1e18 req/s (1e9 rpm is the most).
   d = Doc();
   d["upstream"]["limits"][0]["limit"] = 1125899906842624;
   d["upstream"]["limits"][0]["window_s"] = 0.001;
-  EXPECT_EQ(Error(d),
+  EXPECT_EQ(GateError(d),
             "w.json: upstream.limits (requests per s x gate.cap_factor): 1.1259e+18 gives the "
             "gate a requests_per_s of 1.1259e+18, must be in [1.66667e-05, 1.66667e+07] (0.001 "
-            "to 1e9 rpm) (bp/gate.h, as bpctl)");
+            "to 1e9 rpm) (bp/gate_ranges.h, as bpctl)");
   // A tokens limit beyond 1e12 tpm.
   d = Doc();
   d["upstream"]["limits"].push_back(
       {{"dimension", "tokens"}, {"limit", int64_t{2000000000000}}, {"window_s", 1}});
-  EXPECT_EQ(Error(d),
+  EXPECT_EQ(GateError(d),
             "w.json: upstream.limits (tokens per s x gate.cap_factor): 2e+12 gives the gate a "
-            "tokens_per_s of 2e+12, must be in [0, 1.66667e+10] (0 to 1e12 tpm) (bp/gate.h, as "
-            "bpctl)");
+            "tokens_per_s of 2e+12, must be in [0, 1.66667e+10] (0 to 1e12 tpm) "
+            "(bp/gate_ranges.h, as bpctl)");
   // 2e9 requests per 600 s: 2e8 rpm is inside, but one call of 2e9 requests
   // is beyond the largest cost bpctl takes.
   d = Doc();
   d["upstream"]["limits"][0]["limit"] = 2000000000;
   d["upstream"]["limits"][0]["window_s"] = 600;
-  EXPECT_EQ(Error(d),
+  EXPECT_EQ(GateError(d),
             "w.json: upstream.limits (the largest requests limit): 2e+09 gives the gate a "
-            "max_cost_requests of 2e+09, must be in [0, 1e+09] (bp/gate.h, as bpctl)");
+            "max_cost_requests of 2e+09, must be in [0, 1e+09] (bp/gate_ranges.h, as bpctl)");
   // At the run's speedup: rates x speedup are checked; burst_s in paper
   // seconds (the gate gets burst_s / speedup, the same bucket content).
   d = Doc();

@@ -18,10 +18,11 @@
 
 namespace bp::bpctl {
 
-// `server` ("valkey 9.1.2", GateAdmin::Server) is the "server" field right
-// after "target"; left out when empty.
-nlohmann::ordered_json StatusJson(const std::string& target, const GateState& state,
-                                  const GateConfig& config, const std::string& server = "");
+// The status of `target` from one GateAdmin::State() snapshot (state.lua:
+// the levels refilled to the server's time, learned rates, effective max
+// costs and fair shares are the script's). GateState::server ("valkey
+// 9.1.2") is the "server" field right after "target"; left out when empty.
+nlohmann::ordered_json StatusJson(const std::string& target, const GateState& state);
 
 // Adds rates since `previous` (an earlier StatusJson of the same target):
 // per queue "admits_per_s", per class "admitted_requests_per_s" and

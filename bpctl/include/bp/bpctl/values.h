@@ -11,6 +11,7 @@
 #include "bp/gate.h"
 #include "bp/gate_admin.h"
 #include "bp/gate_config_json.h"
+#include "bp/gate_ranges.h"
 #include "bp/status.h"
 
 namespace bp::bpctl {
@@ -31,27 +32,14 @@ Result<double> ParseNumberIn(const std::string& text, const std::string& what, c
 Result<double> ParseInRange(const std::string& text, const std::string& what, double min,
                             double max);
 
-// The ranges bpctl accepts, on the command line and in an import: gate.h's
-// (the one definition, shared with loadgen; see there why).
-inline constexpr double kMinRpm = kMinGateRpm;  // requests per minute
-inline constexpr double kMaxRpm = kMaxGateRpm;
-inline constexpr double kMaxTpm = kMaxGateTpm;        // tokens per minute (0 = no token cap)
-inline constexpr double kMinBurstS = kMinGateBurstS;  // bucket depth, seconds of the cap
-inline constexpr double kMaxBurstS = kMaxGateBurstS;
-inline constexpr double kMaxCostRequests = kMaxGateCostRequests;  // 0 or >= 1
-inline constexpr double kMaxCostTokens = kMaxGateCostTokens;      // 0 or >= 1
-inline constexpr double kMinWeight = kMinGateWeight;  // tenant weights and omega_k (gate.h)
-inline constexpr double kMaxWeight = kMaxGateWeight;
+// The ranges bpctl accepts, on the command line and in an import, are the
+// gate's (bp/gate_ranges.h: kMinGateRpm .. kMaxGateClasses, the one
+// definition, shared with loadgen).
+
 // `watch --interval`, seconds: at least one frame per day, at most 20 per
 // second (beyond 1e9 s the conversion to a duration would overflow and
 // `watch` would flood Valkey).
 inline constexpr Range kWatchIntervalRange{0.05, 86400};
-// `set adapt` and an import's tuning: the adaptive rule's parameters
-// (gate_config_json.h, the one definition).
-inline constexpr Range kAdaptBetaRange = kGateAdaptBetaRange;            // decrease factor
-inline constexpr Range kAdaptRecoverMsRange = kGateAdaptRecoverMsRange;  // ms
-inline constexpr Range kAdaptWindowMsRange = kGateAdaptWindowMsRange;    // ms
-inline constexpr int64_t kMaxAdaptMin429 = kMaxGateAdaptMin429;          // 429s per window, >= 1
 // A decimal integer in [min, max].
 Result<int64_t> ParseInteger(const std::string& text, const std::string& what, int64_t min,
                              int64_t max);
@@ -59,8 +47,8 @@ Result<int64_t> ParseInteger(const std::string& text, const std::string& what, i
 Result<std::string> ParseTenant(const std::string& text, const std::string& what);
 // A gate target: the same rule as tenant ids (keys are bp:{target}:...).
 Result<std::string> ParseTarget(const std::string& text);
-// "0.5,0.3,0.2": omega_1..omega_K, each in [kMinWeight, kMaxWeight], 1..kMaxClasses.
-inline constexpr size_t kMaxClasses = kMaxGateClasses;
+// "0.5,0.3,0.2": omega_1..omega_K, each in [kMinGateWeight, kMaxGateWeight];
+// 1..kMaxGateClasses of them.
 Result<std::vector<double>> ParsePriorityWeights(const std::string& text);
 
 // "60", "0.5", "1.6666666666666667": the shortest text that reads back as v.

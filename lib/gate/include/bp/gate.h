@@ -50,6 +50,7 @@
 
 #include "bp/circuit_breaker.h"
 #include "bp/clock.h"
+#include "bp/gate_ranges.h"
 #include "bp/status.h"
 
 namespace bp {
@@ -111,30 +112,8 @@ enum class GateAblation {
 // bounds by GateSchema.TenantRuleMirrorsThePrelude.
 bool ValidTenantName(std::string_view tenant);
 
-// The range of a tenant weight w_t and of a class weight omega_k that tools
-// accept before calling the gate (bpctl's flags and imports). The scripts
-// take any positive finite weight (ValidateGateConfig), but beyond this range
-// their double arithmetic loses its meaning: a weight of 1e300 makes the
-// quantum sigma / (w_t * omega_k) underflow to 0. Real weights are far inside.
-inline constexpr double kMinGateWeight = 1e-6;
-inline constexpr double kMaxGateWeight = 1e6;
-// The ranges of GateCaps that tools accept before calling the gate (bpctl's
-// `set cap` and imports, loadgen's workload gate section and the caps it
-// derives from upstream limits): the one definition. As with the weights, the
-// scripts take wider values, but beyond these a cap of 1e300 overflows the
-// bucket refill and a burst of 1e299 s never empties; every real provider
-// limit is far inside. Rates are given per minute as providers state them
-// (requests_per_s must lie in [kMinGateRpm / 60, kMaxGateRpm / 60]).
-inline constexpr double kMinGateRpm = 1e-3;  // requests per minute
-inline constexpr double kMaxGateRpm = 1e9;
-inline constexpr double kMaxGateTpm = 1e12;        // tokens per minute (0 = no token cap)
-inline constexpr double kDefaultGateBurstS = 1.0;  // the L1 depth when none is configured
-inline constexpr double kMinGateBurstS = 1e-3;     // bucket depth, seconds of the cap
-inline constexpr double kMaxGateBurstS = 3600;
-// max_cost_requests / max_cost_tokens: 0 (no limit) or in [1, max]; a
-// fraction would REJECT every call of one request or one token.
-inline constexpr double kMaxGateCostRequests = kMaxGateRpm;
-inline constexpr double kMaxGateCostTokens = kMaxGateTpm;
+// The ranges tools accept for caps, weights and classes, and the defaults of
+// fields never set: bp/gate_ranges.h (included above).
 
 enum class Verdict { kAdmit, kDefer, kReject, kFailOpen };
 const char* VerdictName(Verdict v);  // "ADMIT", "DEFER", "REJECT", "FAIL_OPEN"
@@ -179,8 +158,8 @@ struct AdmitRequest {
 struct GateCaps {
   double requests_per_s = 60;
   double tokens_per_s = 0;  // 0 = no token dimension
-  double burst_s =
-      kDefaultGateBurstS;  // L1 capacity C_d * burst_s: spendable at once after idleness
+  // L1 capacity C_d * burst_s: spendable at once after idleness.
+  double burst_s = kDefaultGateBurstS;
   // Largest admissible cost of one call per dimension, in requests / tokens
   // (not per second): the provider's own capacity for one window, e.g. a
   // fixed window's `limit`. A cost above it is REJECTed ("Request too large",
@@ -206,7 +185,8 @@ struct GateOptions {
   int command_timeout_ms = 20;   // past this, Admit fails open
   int warn_interval_ms = 10000;  // at most one fail-open warning per interval, per
                                  // target and process (shared by all Gates on it)
-  int64_t queue_ttl_ms = 10000;  // an idle queue is evicted after this
+  // An idle queue is evicted after this.
+  int64_t queue_ttl_ms = kDefaultGateQueueTtlMs;
   // While disconnected, at most one reconnect attempt per interval (each
   // bounded by command_timeout_ms); calls in between fail open at once.
   int reconnect_interval_ms = 100;
@@ -246,19 +226,19 @@ struct GateOptions {
 // Tuning of the fairness rule, stored in Valkey next to the caps (docs/gate.md,
 // "The rule"). Defaults apply to fields never set; their owner is
 // lib/gate/lua/prelude.lua (DEFAULT_*), which the scripts apply. The initializers
-// below mirror them for a GateTuning built in C++, compared with the prelude
+// below are bp/gate_ranges.h's mirrors of them, compared with the prelude
 // by GateSchema.TuningDefaultsMirrorThePrelude.
 struct GateTuning {
   // A queue ahead of the virtual time V is still eligible while it is at
   // most this far ahead in time at the fair rate (X*, paper eq. 1).
-  double slack_ms = 50;
+  double slack_ms = kDefaultGateSlackMs;
   // Lending: a queue that is not due is admitted anyway when L1, after its
   // debit, still holds this fraction of its capacity in every dimension
   // (capacity that no backlogged queue is coming for).
-  double lend_fraction = 0.5;
+  double lend_fraction = kDefaultGateLendFraction;
   // A deferred queue stays backlogged until its delta plus this grace.
-  double grace_ms = 200;
-  int64_t ticket_ttl_ms = 600000;  // an unreleased ticket expires after this
+  double grace_ms = kDefaultGateGraceMs;
+  int64_t ticket_ttl_ms = kDefaultGateTicketTtlMs;  // an unreleased ticket expires after this
 
   // Adaptive caps (docs/gate.md, "Adaptive caps"; beyond the paper, its future work):
   // AIMD (Chiu & Jain 1989; RFC 5681 3.1 halves, RFC 9438 CUBIC uses 0.7) on
@@ -267,16 +247,16 @@ struct GateTuning {
   // the learned state.
   bool adapt = false;
   // Multiplicative decrease: f_d = max(0.05, adapt_beta * f_d), in (0, 1).
-  double adapt_beta = 0.7;
+  double adapt_beta = kDefaultGateAdaptBeta;
   // Additive recovery: f_d grows by elapsed / adapt_recover_ms up to 1 (from
   // 0 to the configured cap in this time); > 0.
-  double adapt_recover_ms = 120000;
+  double adapt_recover_ms = kDefaultGateAdaptRecoverMs;
   // A decrease needs adapt_min_429 429s bound on d within one window of
   // adapt_window_ms (a rare 429 of the gate's own burst does not count);
   // after it d is held for max(window, retry-after, reset header): at most
   // one decrease per overload episode. window >= 0, min_429 >= 1.
-  double adapt_window_ms = 2000;
-  int64_t adapt_min_429 = 4;
+  double adapt_window_ms = kDefaultGateAdaptWindowMs;
+  int64_t adapt_min_429 = kDefaultGateAdaptMin429;
 
   // How classes share the binding cap (docs/gate.md "The rule"). kHier: a
   // backlogged class k gets omega_k / sum(omega of backlogged classes), and

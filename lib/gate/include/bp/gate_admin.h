@@ -41,7 +41,12 @@ struct GateQueueState {
   int priority = 0;
   double weight = 0;  // w_t * omega_k at its last call
   double tag = 0;     // virtual finish tag F_q (dominant-share units / weight)
+  double lag = 0;     // tag - V: how far ahead of the virtual time it is
   bool backlogged = false;
+  // Backlogged only: its share of the binding cap among the backlogged
+  // queues under the share rule (docs/gate.md "The rule"), as state.lua
+  // computes it; 0 otherwise.
+  double fair_share = 0;
   int64_t admits = 0, defers = 0, lent = 0;
 };
 
@@ -66,13 +71,33 @@ struct GateClassCounters {
   double refused = 0;             // releases with outcome "429" or "refused"
 };
 
-// A snapshot of a target's state as of the last script call (buckets are not
-// refilled by reading). Values in requests / tokens / dominant-share units.
+// A snapshot of a target's state, read in one state.lua call (buckets are
+// not refilled by reading: the *_now fields are what admit.lua would refill
+// them to). Values in requests / tokens / dominant-share units. Every value
+// is the script's; nothing is re-derived in C++.
 struct GateState {
   bool configured = false;
   GateCaps caps;
   std::vector<double> omega;  // omega_1..omega_K as configured
-  double l1_requests = 0;     // L1 level at l1_at_ms
+  // State() only (not StateSummary()): the rest of the configuration, and
+  // the server as INFO server names it ("valkey 9.1.2").
+  GateTuning tuning;
+  std::map<std::string, double> tenant_weights;
+  std::string server;
+  // Configured only: what admit.lua would use at server_time_ms. The refill
+  // rates (the caps times the learned fractions while adapt is on), the L1
+  // capacities C_d * burst_s, the levels refilled to server_time_ms, and the
+  // largest admissible cost per dimension (max_cost_*, else one minute of
+  // cap, never below the capacity).
+  double learned_requests_per_s = 0, learned_tokens_per_s = 0;
+  double l1_requests_capacity = 0, l1_tokens_capacity = 0;
+  double l1_requests_now = 0, l1_tokens_now = 0;
+  double effective_max_cost_requests = 0, effective_max_cost_tokens = 0;
+  // Per class 1..max(K, 1): omega_k / sum(omega), and its
+  // share of the binding cap among the backlogged queues now under the share
+  // rule (0 without backlog; docs/gate.md "The rule").
+  std::vector<double> class_nominal_share, class_current_share;
+  double l1_requests = 0;  // L1 level at l1_at_ms
   double l1_tokens = 0;
   double l1_at_ms = 0;  // script time of the last refill
   // The target has bucket state: admitted to at least once (kept, at time 0,
@@ -130,6 +155,8 @@ class GateAdmin {
 
   // Hot updates (I2), validated (positive finite numbers; a tenant weight's
   // name as ValidTenantName); effective on the next Admit of any worker.
+  // Each is one configure.lua call (mode "update") with the changed part of
+  // the declared configuration's JSON (gate_config_json.h).
   Status SetCaps(const GateCaps& caps);
   Status SetPriorityWeights(const std::vector<double>& omega);  // omega_1..omega_K
   Status SetTenantWeight(const std::string& tenant, double weight);
@@ -143,32 +170,37 @@ class GateAdmin {
   // The same without the per-queue list (GateState::queues empty): O(classes)
   // on the server, whatever the number of queues (bpctl metrics' scrapes).
   Result<GateState> StateSummary();
-  // Deletes every key of the target (configuration included). For tests and
-  // between experiment runs; never while workers admit.
+  // Deletes every key of the target (configuration included) in one atomic
+  // reset_buckets.lua call ("all"; it SCANs the keyspace: O(keys) on the
+  // server). For tests and between experiment runs; never while workers admit.
   Status Reset();
 
   // The target's configuration in one script call (state.lua; O(fields of
   // the state hash) on the server); defaults for tuning fields never set.
   Result<GateConfig> Config();
-  // Replaces the whole configuration in one atomic configure.lua call: caps,
-  // priority weights and tuning are written, and priority classes and tenant
-  // weights absent from `config` are deleted. Validated first
-  // (ValidateGateConfig): on InvalidArgument nothing is written.
+  // Replaces the whole configuration in one atomic configure.lua call (mode
+  // "declare", given GateConfigToJson(config)): caps, priority weights and
+  // tuning are written, and priority classes and tenant weights absent from
+  // `config` are deleted. Validated first (ValidateGateConfig): on
+  // InvalidArgument nothing is written.
   Status ReplaceConfig(const GateConfig& config);
   // Drops the bucket and queue state (L1 levels, tags, backlog, per-queue and
   // per-class counters, outstanding tickets) and keeps the configuration,
-  // atomically (lib/gate/lua/reset_buckets.lua): State() then reads empty
+  // in one atomic call (lib/gate/lua/reset_buckets.lua "buckets"; it SCANs
+  // for the tickets: O(keys) on the server): State() then reads empty
   // buckets at time 0, which the next admission refills to full, as a cold
   // start does. Tickets issued later are never touched; releases of dropped
   // tickets are no-ops.
   Status ResetBuckets();
   // Drops the learned caps of the adaptive rule ('ad', and the header rule's
   // window anchor and outside-rate measure 'ah'; the configured caps apply
-  // from the next admission); configuration and bucket state stay.
+  // from the next admission); configuration and bucket state stay. One
+  // reset_buckets.lua call ("learned").
   Status ResetLearned();
   // What Admit would answer now, changing nothing of the target: admit.lua
-  // runs on a scratch copy of the target's keys (same hash slot, copied in one
-  // MULTI/EXEC, expiring after 60 s), which is deleted afterwards. Counts in
+  // runs on a scratch copy of the target's keys (lib/gate/lua/dry_run.lua:
+  // same hash slot, copied in one call, expiring after 60 s), which is
+  // deleted afterwards (another call). Three script calls in all. Counts in
   // no counter; the ticket of an ADMIT is cleared. Errors give FAIL_OPEN with
   // the reason, as Admit does.
   Decision DryRunAdmit(const AdmitRequest& request);

@@ -18,8 +18,8 @@
 // share_rule "hier"; "flat" is the per-queue weight rule, docs/gate.md;
 // class_policy "fair"; "strict" serves a class only while no higher class is
 // eligibly backlogged, docs/gate.md "Strict priority").
-// Also here: the ranges tools accept for the fields gate.h does not bound
-// (the adaptive tuning, the number of classes), with their checker.
+// Also here: the check of a configuration against the ranges tools accept
+// (bp/gate_ranges.h).
 // Pure functions; thread-safe.
 #pragma once
 
@@ -29,39 +29,17 @@
 
 #include "bp/gate.h"
 #include "bp/gate_admin.h"
+#include "bp/gate_ranges.h"
 #include "bp/status.h"
 
 namespace bp {
 
-// An interval of accepted numbers; an open end refuses the bound itself.
-struct GateRange {
-  double min = 0;
-  double max = 0;
-  bool min_open = false;  // (min, ...
-  bool max_open = false;  // ..., max)
-};
-// "[0.001, 1e+09]", "(0, 1)", "(0, 86400000]".
-std::string GateRangeText(const GateRange& range);
-// Whether v is finite and inside `range`.
-bool InGateRange(double v, const GateRange& range);
 // "60", "0.5", "1.6666666666666667": the shortest text that reads back as v.
 std::string FormatGateNumber(double v);
 
-// The adaptive rule's parameters that tools accept (bpctl `set adapt`,
-// imports, declared configurations; docs/gate.md "Adaptive caps"; their defaults,
-// 0.7, 120000 ms, 2000 ms and 4, are lib/gate/lua/prelude.lua's). Beyond
-// these the rule is meaningless in practice: a recovery longer than a day
-// never recovers within a run, a window longer than an hour holds a decrease
-// that long, and no provider answers a million 429s within one window.
-inline constexpr GateRange kGateAdaptBetaRange{0, 1, true, true};          // decrease factor
-inline constexpr GateRange kGateAdaptRecoverMsRange{0, 86'400'000, true};  // ms, 0 to the cap
-inline constexpr GateRange kGateAdaptWindowMsRange{0, 3'600'000};          // ms
-inline constexpr int64_t kMaxGateAdaptMin429 = 1'000'000;                  // 429s per window, >= 1
-inline constexpr size_t kMaxGateClasses = 100;  // priority classes omega_1..omega_K
-
 // InvalidArgument naming the field ("tenant_weights.acme: must be in
 // [1e-06, 1e+06], got 1e+300") when a value of `config` is outside the ranges
-// tools accept (gate.h's caps and weights, the adaptive tuning above).
+// tools accept (bp/gate_ranges.h: caps, weights, classes, adaptive tuning).
 Status CheckGateConfigRanges(const GateConfig& config);
 
 nlohmann::ordered_json GateConfigToJson(const GateConfig& config);

@@ -72,7 +72,7 @@
 #include <utility>
 #include <vector>
 
-#include "bp/gate.h"  // the defaults and ranges of the configuration
+#include "bp/gate_ranges.h"  // the defaults of the configuration
 
 namespace bp::gate_model {
 
@@ -86,11 +86,13 @@ struct Config {
   double max_cost_tokens = 0;                    // 0 = max(60 C_t, capacity)
   std::vector<double> omega;                     // omega_1..omega_K; empty = no priority weights
   std::map<std::string, double> tenant_weights;  // w_t; absent = 1
-  double lend_fraction = 0.5, slack_ms = 50, grace_ms = 200;
-  double ticket_ttl_ms = 600000;
+  double lend_fraction = kDefaultGateLendFraction, slack_ms = kDefaultGateSlackMs;
+  double grace_ms = kDefaultGateGraceMs;
+  double ticket_ttl_ms = kDefaultGateTicketTtlMs;
   bool adapt = false;
-  double adapt_beta = 0.7, adapt_recover_ms = 120000, adapt_window_ms = 2000;
-  double adapt_min_429 = 4;
+  double adapt_beta = kDefaultGateAdaptBeta, adapt_recover_ms = kDefaultGateAdaptRecoverMs;
+  double adapt_window_ms = kDefaultGateAdaptWindowMs;
+  double adapt_min_429 = kDefaultGateAdaptMin429;
   // The share rule: hierarchical (classes by omega_k, then tenants by w_t
   // inside a class) or flat (every queue by omega_k * w_t).
   enum class ShareRule { kHier, kFlat } share_rule = ShareRule::kHier;

@@ -18,24 +18,20 @@
 #include <vector>
 
 #include "bp/gate.h"
+#include "bp/gate_ranges.h"
 #include "bp/loadgen/scenario.h"
 #include "bp/status.h"
 
 namespace bp::loadgen {
 
-// The range of tenant weights w_t and class weights omega_k in a workload
-// (tenants[].weight, priority_weights, tenant_weight and class_omega
-// events): the gate's range, bp::kMinGateWeight..kMaxGateWeight (gate.h),
-// which bpctl accepts too. Beyond it the gate's double arithmetic loses its
-// meaning: a weight of 1e300 makes the quantum sigma / (w_t * omega_k)
-// underflow to 0.
-inline constexpr double kMinWeight = kMinGateWeight;
-inline constexpr double kMaxWeight = kMaxGateWeight;
+// Tenant weights w_t and class weights omega_k in a workload (tenants[].weight,
+// priority_weights, tenant_weight and class_omega events) lie in the gate's
+// range, [kMinGateWeight, kMaxGateWeight] (bp/gate_ranges.h, which says why).
 
 struct TenantSpec {
   std::string id;                   // [A-Za-z0-9_.-]{1,128} (the gate's tenant id rule)
   int priority = 1;                 // class k, 1 = highest (Temporal priority key)
-  double weight = 1.0;              // w_t, in [kMinWeight, kMaxWeight]
+  double weight = 1.0;              // w_t, in [kMinGateWeight, kMaxGateWeight]
   int concurrency = 1;              // workflows running at once
   int workflows = 1;                // workflows to run in total
   int activities_per_workflow = 1;  // LLM calls per workflow, in sequence
@@ -61,7 +57,7 @@ struct Workload {
   double run_length_cap_s = 300;    // the run stops here even if work is left
   double dispatch_latency_ms = 20;  // task queue -> worker (schedule-to-start)
   std::vector<double> priority_weights = {0.5, 0.3, 0.2};  // omega_1..omega_K, each in
-                                                           // [kMinWeight, kMaxWeight]
+                                                           // [kMinGateWeight, kMaxGateWeight]
   GateMode gate_mode = GateMode::kReconcile;
   double gate_burst_s = kDefaultGateBurstS;  // L1 burst, seconds of cap
   // A queue idle this long (paper s) is evicted from the gate (GateOptions::
@@ -74,10 +70,10 @@ struct Workload {
   // Adaptive caps (bp::GateTuning adapt*): off keeps the paper's gate; times
   // in paper seconds (scaled by the speedup like every duration).
   bool gate_adapt = false;
-  double gate_adapt_beta = 0.7;
-  double gate_adapt_recover_s = 120;
-  double gate_adapt_window_s = 2;
-  int gate_adapt_min_429 = 4;
+  double gate_adapt_beta = kDefaultGateAdaptBeta;
+  double gate_adapt_recover_s = kDefaultGateAdaptRecoverMs / 1000;
+  double gate_adapt_window_s = kDefaultGateAdaptWindowMs / 1000;
+  int gate_adapt_min_429 = static_cast<int>(kDefaultGateAdaptMin429);
   // With adapt: the workers feed every served call's rate-limit headers
   // (remaining, reset) to the gate (the header rule); false feeds only the
   // 429s (AIMD alone), for comparison.
@@ -121,12 +117,13 @@ Result<Workload> LoadWorkload(const std::string& path);
 // admit (UpstreamCaps::max_*_per_call, not scaled).
 GateCaps GateCapsOf(const Workload& workload, double speedup);
 // InvalidArgument when GateCapsOf(workload, speedup) falls outside the gate
-// configuration ranges of bp/gate.h (kMinGateRpm.., the ranges bpctl
+// configuration ranges of bp/gate_ranges.h (kMinGateRpm.., the ranges bpctl
 // enforces), naming the file, the workload field it comes from, the value
 // and the range, e.g. "w.json: gate.burst_s: 1e+300 gives the gate a burst_s
 // of 1e+300, must be in [0.001, 3600]". A speedup other than 1 is named too.
-// ParseWorkload checks speedup 1 (the file's own units); loadgen checks the
-// run's speedup before any bp run, and ConfigureGateTarget before writing.
+// Run once per workload, by loadgen's plan before any bp run (cli_run.cpp),
+// at the run's speedup; ParseWorkload and ConfigureGateTarget leave it to
+// that one check (a caller that skips the plan calls it itself).
 Status CheckGateRanges(const Workload& workload, double speedup);
 
 }  // namespace bp::loadgen
