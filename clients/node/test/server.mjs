@@ -21,8 +21,32 @@ export function freePort() {
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
+// A cluster node also listens on its bus port, port + 10000, so Valkey
+// refuses to start a cluster node on a port above 55535.
+const MAX_CLUSTER_PORT = 65535 - 10000;
+function portIsFree(port) {
+  return new Promise((res) => {
+    const s = createServer();
+    s.once("error", () => res(false));
+    s.listen(port, "127.0.0.1", () => s.close(() => res(true)));
+  });
+}
+async function freeClusterPort() {
+  for (let i = 0; i < 500; i++) {
+    const p = await freePort();
+    if (p <= MAX_CLUSTER_PORT && (await portIsFree(p + 10000))) return p;
+  }
+  throw new Error(`no free port <= ${MAX_CLUSTER_PORT} with its cluster bus port free`);
+}
+
 export class Server {
-  static async create(extra = []) { const s = new Server(); s.port = await freePort(); s.extra = extra; await s.start(); return s; }
+  static async create(extra = []) {
+    const s = new Server();
+    s.port = extra.includes("--cluster-enabled") ? await freeClusterPort() : await freePort();
+    s.extra = extra;
+    await s.start();
+    return s;
+  }
   get url() { return `redis://127.0.0.1:${this.port}`; }
   async start() {
     this.proc = spawn(serverBin(), ["--port", String(this.port), "--bind", "127.0.0.1", "--save", "",

@@ -33,6 +33,31 @@ def free_port():
     return port
 
 
+def _port_is_free(port):
+    s = socket.socket()
+    try:
+        s.bind(("127.0.0.1", port))
+        return True
+    except OSError:
+        return False
+    finally:
+        s.close()
+
+
+# A cluster node also listens on its bus port, port + 10000, so Valkey
+# refuses to start a cluster node on a port above 55535.
+MAX_CLUSTER_PORT = 65535 - 10000
+
+
+def free_cluster_port():
+    """A free port for a cluster node: at most MAX_CLUSTER_PORT, its bus port free too."""
+    for _ in range(500):
+        port = free_port()
+        if port <= MAX_CLUSTER_PORT and _port_is_free(port + 10000):
+            return port
+    raise RuntimeError("no free port <= %d with its cluster bus port free" % MAX_CLUSTER_PORT)
+
+
 class Server:
     def __init__(self):
         self.port = free_port()

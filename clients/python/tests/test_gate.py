@@ -10,7 +10,7 @@ import redis
 
 from backpressure import (INVALID_REQUEST, PROTOCOL_VERSION, Admit, Defer, Gate, Reject,
                           load_scripts)
-from conftest import Server, free_port, server_bin
+from conftest import Server, free_cluster_port, free_port, server_bin
 
 CAPS = {"requests_per_s": 10, "tokens_per_s": 1000}
 
@@ -109,7 +109,7 @@ def test_defer_carries_delta_and_binding(server):
 
 
 def test_cluster_of_one_node_routes_by_the_hash_tag(tmp_path):
-    port = free_port()
+    port = free_cluster_port()
     proc = subprocess.Popen([server_bin(), "--port", str(port), "--bind", "127.0.0.1", "--save", "",
                              "--appendonly", "no", "--cluster-enabled", "yes",
                              "--cluster-config-file", str(tmp_path / "nodes.conf")],

@@ -5,14 +5,17 @@
 // real mockapi (naive only: no Valkey needed).
 #include <fcntl.h>
 #include <gtest/gtest.h>
+#include <signal.h>
 #include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
+#include <thread>
 
 #include "mockapi_process.h"
 
@@ -23,6 +26,9 @@ namespace {
 
 namespace fs = std::filesystem;
 using nlohmann::json;
+
+// A run here takes a few seconds (1 s of paper time); a bound far above it.
+constexpr std::chrono::seconds kRunLimit{120};
 
 struct Output {
   int code = -1;
@@ -101,15 +107,38 @@ class LoadgenOutput : public ::testing::Test {
     std::vector<char*> argv;
     for (auto& a : args) argv.push_back(a.data());
     argv.push_back(nullptr);
+    // Its own process group, so a run that hangs is killed with the
+    // processes it started (--processes) and the test fails with its output
+    // instead of waiting for ctest's timeout.
+    posix_spawnattr_t attr;
+    posix_spawnattr_init(&attr);
+    posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP);
+    posix_spawnattr_setpgroup(&attr, 0);
     pid_t pid = -1;
     Output o;
-    if (posix_spawn(&pid, argv[0], &io, nullptr, argv.data(), environ) == 0) {
+    bool killed = false;
+    if (posix_spawn(&pid, argv[0], &io, &attr, argv.data(), environ) == 0) {
       int status = 0;
-      if (::waitpid(pid, &status, 0) == pid && WIFEXITED(status)) o.code = WEXITSTATUS(status);
+      const auto deadline = std::chrono::steady_clock::now() + kRunLimit;
+      pid_t done = 0;
+      while ((done = ::waitpid(pid, &status, WNOHANG)) == 0) {
+        if (std::chrono::steady_clock::now() >= deadline) {
+          ::kill(-pid, SIGKILL);
+          done = ::waitpid(pid, &status, 0);
+          killed = true;
+          break;
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+      }
+      if (done == pid && WIFEXITED(status)) o.code = WEXITSTATUS(status);
     }
+    posix_spawnattr_destroy(&attr);
     posix_spawn_file_actions_destroy(&io);
     o.out = Slurp(out);
     o.err = Slurp(err);
+    if (killed) {
+      o.err += "\n(killed: still running after " + std::to_string(kRunLimit.count()) + " s)\n";
+    }
     return o;
   }
 
