@@ -6,7 +6,8 @@
 #   bench/admit_script_compare.sh [REV] [CALLS]     (default f7dc3b1, 20000)
 #
 # REV's scripts are taken with `git show` from lib/lua/ or lib/gate/lua/
-# (with prelude.lua when REV has one, sent as the build embeds it). For each
+# (with prelude.lua and the parts of lib/gate/lua/parts.txt when REV has
+# them, sent as the build embeds it: bench/gate_lua.py). For each
 # of 10, 1 000 and 10 000 queues and each script in turn (three rounds,
 # alternating): a fresh target, the queues registered and backlogged under a
 # tiny cap (as bench/gate_bench.cpp does), the cap raised, CONFIG RESETSTAT,
@@ -45,24 +46,7 @@ for _ in $(seq 50); do "${R[@]}" ping >/dev/null 2>&1 && break; sleep 0.1; done
 
 # script text of $1 (admit|configure) at revision $2 ("" = working tree)
 text() {
-  local name=$1 at=$2 dir pre=""
-  if [ -z "$at" ]; then
-    dir=lib/gate/lua
-    printf -- '-- %s.lua: prelude.lua, then %s.lua\n' "$name" "$name"
-    cat "$dir/prelude.lua" "$dir/$name.lua"
-    return
-  fi
-  for dir in lib/gate/lua lib/lua; do
-    git cat-file -e "$at:$dir/$name.lua" 2>/dev/null || continue
-    if git cat-file -e "$at:$dir/prelude.lua" 2>/dev/null; then
-      printf -- '-- %s.lua: prelude.lua, then %s.lua\n' "$name" "$name"
-      git show "$at:$dir/prelude.lua"
-    fi
-    git show "$at:$dir/$name.lua"
-    return
-  done
-  echo "no $name.lua at $at" >&2
-  exit 1
+  python3 bench/gate_lua.py --rev "$2" "$1"
 }
 text admit "$rev" >"$work/old_admit.lua"
 text configure "$rev" >"$work/old_configure.lua"

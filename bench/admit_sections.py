@@ -9,7 +9,8 @@
 Starts the server scripts/lib/servers.sh finds on a free loopback port,
 configures a target as bench/admit_script_compare.sh does (3 classes, caps
 raised after the queues were registered and backlogged under a tiny cap),
-then runs one EVAL that calls a copy of prelude.lua + admit.lua ITERS times
+then runs one EVAL that calls a copy of prelude.lua + admit.lua (its files
+in the order of lib/gate/lua/parts.txt, read by bench/gate_lua.py) ITERS times
 round-robin over the queues (all admitted, the common path of
 bench/gate_bench.cpp). The copy has a mark (os.clock() on Valkey 9, where
 TIME stands still inside a script; redis.call('TIME') on Redis 7) before each
@@ -35,8 +36,9 @@ import sys
 import tempfile
 import time
 
+import gate_lua  # bench/gate_lua.py: the scripts' texts, parts joined
+
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), '..')
-LUA = os.path.join(ROOT, 'lib', 'gate', 'lua')
 KEY = 'bp:{sections}:state'
 
 
@@ -111,19 +113,14 @@ def main():
     ap.add_argument('--rev', default='')
     a = ap.parse_args()
 
-    def script(name):
-        if not a.rev:
-            return open(os.path.join(LUA, name)).read()
-        return subprocess.run(['git', '-C', ROOT, 'show', '%s:lib/gate/lua/%s' % (a.rev, name)],
-                              capture_output=True, text=True, check=True).stdout
-
     found = subprocess.run(['bash', '-c', 'source scripts/lib/servers.sh && bp_server_bin && bp_cli_bin'],
                            cwd=ROOT, capture_output=True, text=True)
     if found.returncode != 0:
         sys.exit('admit_sections: no server and cli: ' + found.stderr.strip())
     server, cli_bin = found.stdout.split()
-    prelude, admit = script('prelude.lua'), script('admit.lua')
-    configure = prelude + script('configure.lua')
+    # admit: admit.lua's files after the prelude (parts.txt), as one text.
+    prelude, admit = gate_lua.parts('admit', a.rev)
+    configure = gate_lua.text('configure', a.rev, bare=True)
     body, names = marked_body(prelude, admit)
     wrap = wrapper(body, len(names))
     port = str(free_port())

@@ -40,15 +40,14 @@ start_server() {  # extra args...
 start_server --save ""
 R=("$cli" -p "$port")
 
-lua=lib/gate/lua
-{ printf -- '-- admit.lua: prelude.lua, then admit.lua\n'; cat "$lua/prelude.lua" "$lua/admit.lua"; } \
-  >"$work/admit.lua"
-{ cat "$lua/prelude.lua" "$lua/configure.lua"; } >"$work/configure.lua"
+# the texts as the gate sends them (admit.lua's files: lib/gate/lua/parts.txt)
+python3 bench/gate_lua.py admit >"$work/admit.lua"
+python3 bench/gate_lua.py --bare configure >"$work/configure.lua"
 {
   printf '#!lua name=bp_bench\n'
   printf 'server.register_function("bp_one", function(KEYS, ARGV) return 1 end)\n'
   printf 'server.register_function("bp_admit", function(KEYS, ARGV)\n'
-  cat "$lua/prelude.lua" "$lua/admit.lua"
+  python3 bench/gate_lua.py --bare admit
   printf '\nend)\n'
 } >"$work/library.lua"
 

@@ -49,9 +49,9 @@ R=("$cli" -p "$port")
 }
 echo "server: $(bp_server_describe); benchmark client: $bench"
 
-lua=lib/gate/lua
-cat "$lua/prelude.lua" "$lua/admit.lua" >"$work/key.lua"
-cat "$lua/prelude.lua" "$lua/configure.lua" >"$work/configure.lua"
+# prelude.lua + the scripts' files (admit.lua's: lib/gate/lua/parts.txt)
+python3 bench/gate_lua.py --bare admit >"$work/key.lua"
+python3 bench/gate_lua.py --bare configure >"$work/configure.lua"
 python3 - "$work" <<'PY'
 import re, sys
 work = sys.argv[1]

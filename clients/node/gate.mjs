@@ -54,9 +54,26 @@ export function defaultLuaDir() {
   return found;
 }
 
+// The list of the scripts sent as several files, beside the scripts.
+const PARTS_FILE = "parts.txt";
+
+// {script file: [its files in order]} from the text of parts.txt: per line
+// not blank and not starting with '#', file names separated by whitespace,
+// the first naming the script. Scripts not listed are absent.
+export function parseParts(text) {
+  const out = {};
+  for (const line of text.split(/\r?\n/)) {
+    const files = line.split(/\s+/).filter(Boolean);
+    if (files.length >= 2 && !line.startsWith("#")) out[files[0]] = files;
+  }
+  return out;
+}
+
 // {name: {text, sha}}: each script as the server receives it (a comment line
-// naming it, prelude.lua, the script: the C++ build's text, byte for byte).
-// Throws when prelude.lua names no protocol version or another one.
+// naming it, prelude.lua, the script's files: <name>.lua alone, or the files
+// parts.txt lists for it, in order; the C++ build's text, byte for byte).
+// Throws when prelude.lua names no protocol version or another one, or when
+// parts.txt is missing.
 export function loadScripts(luaDir = defaultLuaDir()) {
   const preludePath = join(luaDir, "prelude.lua");
   const prelude = readFileSync(preludePath, "utf8");
@@ -66,9 +83,11 @@ export function loadScripts(luaDir = defaultLuaDir()) {
     throw new Error(`${preludePath}: protocol version ${m ? found : "missing"}, this client ` +
       `implements ${PROTOCOL_VERSION} (docs/protocol.md)`);
   }
+  const parts = parseParts(readFileSync(join(luaDir, PARTS_FILE), "utf8"));
   const out = {};
   for (const name of SCRIPT_NAMES) {
-    const body = readFileSync(join(luaDir, `${name}.lua`), "utf8");
+    const files = parts[`${name}.lua`] ?? [`${name}.lua`];
+    const body = files.map((f) => readFileSync(join(luaDir, f), "utf8")).join("");
     const text = `-- ${name}.lua: prelude.lua, then ${name}.lua\n${prelude}${body}`;
     out[name] = { text, sha: createHash("sha1").update(text).digest("hex") };
   }

@@ -122,6 +122,26 @@ TEST_F(GateSchema, TuningDefaultsMirrorThePrelude) {
   EXPECT_EQ(c->caps.burst_s, 2);
 }
 
+// The text of lib/gate/lua/<lua_file> in the source tree ("" when absent).
+std::string SourceText(const std::string& lua_file) {
+  std::ifstream in(std::string(BP_SOURCE_DIR) + "/lib/gate/lua/" + lua_file);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+// admit.lua is two files (lib/gate/lua/parts.txt): the embedded text is the
+// naming line, the prelude, then admit.lua and admit_decision.lua in that
+// order, byte for byte (the Python and Node clients assert the same text).
+TEST(GateScriptParts, AdmitIsThePreludeThenItsTwoFilesInOrder) {
+  const std::string head = SourceText("admit.lua");
+  const std::string tail = SourceText("admit_decision.lua");
+  ASSERT_FALSE(head.empty());
+  ASSERT_FALSE(tail.empty());
+  EXPECT_EQ(std::string(lua::kAdmitLua), "-- admit.lua: prelude.lua, then admit.lua\n" +
+                                             SourceText("prelude.lua") + head + tail);
+}
+
 // Every default of bp/gate_ranges.h equals prelude.lua's DEFAULT_*, read
 // by running the prelude itself.
 TEST_F(GateSchema, RangesHeaderDefaultsMirrorThePrelude) {

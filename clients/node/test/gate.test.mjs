@@ -3,10 +3,10 @@
 // and a one-node cluster.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { mkdtempSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { Gate, INVALID_REQUEST, loadScripts } from "../gate.mjs";
+import { Gate, INVALID_REQUEST, defaultLuaDir, loadScripts, parseParts } from "../gate.mjs";
 import Valkey from "iovalkey";
 import { Server } from "./server.mjs";
 
@@ -44,6 +44,16 @@ test("scripts are the C++ build's text and name the protocol version", () => {
   writeFileSync(join(dir, "prelude.lua"), "-- none\n");
   assert.throws(() => loadScripts(dir), /protocol version missing/);
   assert.throws(() => new Gate("t", { mode: "fast" }), /mode 'fast'/);
+});
+
+test("admit.lua is the prelude then its parts in order", () => {
+  // parts.txt joins admit.lua and admit_decision.lua; the C++ and Python
+  // tests assert the same text.
+  const lua = defaultLuaDir();
+  const expected = ["prelude.lua", "admit.lua", "admit_decision.lua"]
+    .map((f) => readFileSync(join(lua, f), "utf8")).join("");
+  assert.equal(loadScripts().admit.text, `-- admit.lua: prelude.lua, then admit.lua\n${expected}`);
+  assert.deepEqual(parseParts("# a b\n\nx.lua\n a.lua  b.lua c.lua \n"), { "a.lua": ["a.lua", "b.lua", "c.lua"] });
 });
 
 test("release once, NOSCRIPT recovered, defer fields", async () => {

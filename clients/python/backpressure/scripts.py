@@ -1,8 +1,9 @@
 """The gate's Lua scripts as the server receives them (docs/protocol.md).
 
 Each script is sent as one text: a comment line naming it, prelude.lua, then
-the script, byte for byte as the C++ build embeds it, so every client of a
-server computes the same SHA1 and shares one cached script. The scripts are
+the script's files (the one file <name>.lua, or the files parts.txt lists
+for it, in order), byte for byte as the C++ build embeds it, so every client
+of a server computes the same SHA1 and shares one cached script. The scripts are
 read from BP_GATE_LUA_DIR, else the repository's lib/gate/lua/, else an
 installed share directory.
 """
@@ -18,6 +19,9 @@ PROTOCOL_VERSION = 1
 SCRIPT_NAMES = ("admit", "release", "configure", "state", "reset_buckets")
 
 _VERSION_LINE = re.compile(r"^local PROTOCOL_VERSION = (\d+)", re.MULTILINE)
+
+# The list of the scripts sent as several files, beside the scripts.
+PARTS_FILE = "parts.txt"
 
 
 def default_lua_dir():
@@ -35,6 +39,29 @@ def default_lua_dir():
         "gate scripts not found: set BP_GATE_LUA_DIR to a directory holding prelude.lua "
         "(lib/gate/lua/ of the backpressure source tree); looked in "
         + ", ".join(str(c) for c in candidates))
+
+
+def parse_parts(text):
+    """{script file: [its files in order]} from the text of parts.txt: per
+    line not blank and not starting with '#', file names separated by
+    whitespace, the first naming the script. Scripts not listed are absent."""
+    out = {}
+    for line in text.splitlines():
+        files = line.split()
+        if len(files) >= 2 and not line.startswith("#"):
+            out[files[0]] = files
+    return out
+
+
+def script_body(lua_dir, name, parts=None):
+    """The text of script `name` (e.g. "admit") after the prelude: its files
+    in parts.txt's order, or <name>.lua alone. parts: parse_parts's answer,
+    read from lua_dir when None (FileNotFoundError without parts.txt)."""
+    d = Path(lua_dir)
+    if parts is None:
+        parts = parse_parts((d / PARTS_FILE).read_text())
+    files = parts.get(f"{name}.lua", [f"{name}.lua"])
+    return "".join((d / f).read_text() for f in files)
 
 
 class Script:
@@ -58,8 +85,9 @@ def load_scripts(lua_dir=None):
         raise ValueError(
             f"{prelude_path}: protocol version {found if m else 'missing'}, this client "
             f"implements {PROTOCOL_VERSION} (docs/protocol.md)")
+    parts = parse_parts((d / PARTS_FILE).read_text())
     out = {}
     for name in SCRIPT_NAMES:
-        body = (d / f"{name}.lua").read_text()
+        body = script_body(d, name, parts)
         out[name] = Script(name, f"-- {name}.lua: prelude.lua, then {name}.lua\n{prelude}{body}")
     return out

@@ -10,7 +10,8 @@ import redis
 
 from backpressure import (INVALID_REQUEST, PROTOCOL_VERSION, Admit, Defer, Gate, Reject,
                           load_scripts)
-from conftest import Server, free_cluster_port, free_port, server_bin
+from backpressure.scripts import default_lua_dir, parse_parts
+from conftest import Server, free_cluster_port, server_bin
 
 CAPS = {"requests_per_s": 10, "tokens_per_s": 1000}
 
@@ -54,6 +55,15 @@ def test_scripts_are_the_cpp_build_text_and_check_the_version(tmp_path):
     (tmp_path / "prelude.lua").write_text("-- no version\n")
     with pytest.raises(ValueError, match="protocol version missing"):
         load_scripts(tmp_path)
+
+
+def test_admit_is_the_prelude_then_its_parts_in_order():
+    # parts.txt joins admit.lua and admit_decision.lua; the C++ and Node
+    # tests assert the same text.
+    lua = default_lua_dir()
+    expected = "".join((lua / f).read_text() for f in ("prelude.lua", "admit.lua", "admit_decision.lua"))
+    assert load_scripts()["admit"].text == "-- admit.lua: prelude.lua, then admit.lua\n" + expected
+    assert parse_parts("# a b\n\nx.lua\n a.lua  b.lua c.lua \n") == {"a.lua": ["a.lua", "b.lua", "c.lua"]}
 
 
 def test_release_is_sent_once(server):

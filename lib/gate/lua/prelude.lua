@@ -2,7 +2,10 @@
 --
 -- The build puts this text in front of admit.lua, release.lua,
 -- configure.lua, reset_buckets.lua and state.lua (cmake/EmbedFiles.cmake,
--- PRELUDE): one Lua chunk, so each script sees the locals below. Here and
+-- PRELUDE): one Lua chunk, so each script sees the locals below. A script
+-- listed in parts.txt is several files, joined in its order behind this
+-- text into the same one chunk (admit.lua, then admit_decision.lua); the
+-- clients build the same text (docs/protocol.md). Here and
 -- only here: the key names, the layout of the packed records and their
 -- decoding, the tuning defaults, the tenant-name rule and the queue weight
 -- rule. C++ decodes none of them (bp::Gate reads through state.lua, which
