@@ -2,8 +2,12 @@
 #include "bp/loadgen/records_io.h"
 
 #include <fstream>
+#include <limits>
 #include <nlohmann/json.hpp>
 #include <sstream>
+#include <stdexcept>
+#include <string>
+#include <type_traits>
 
 namespace bp::loadgen {
 namespace {
@@ -20,8 +24,8 @@ int VerdictNumber(GateVerdict v) { return static_cast<int>(v); }
 json AttemptsJson(const std::vector<AttemptRecord>& v) {
   json a = json::array();
   for (const AttemptRecord& r : v) {
-    json row = {r.activity_id, r.tenant_index, r.send_us, r.done_us, r.status, r.proxy_local,
-                r.bound,       r.tokens};
+    json row = {r.activity_id, r.tenant_index, r.send_us, r.done_us,
+                r.status,      r.proxy_local,  r.bound,   r.tokens};
     if (r.stream != 0) {  // streamed calls only: plain runs' files keep their size
       row.push_back(r.stream);
       row.push_back(r.ttft_us);
@@ -30,6 +34,24 @@ json AttemptsJson(const std::vector<AttemptRecord>& v) {
     a.push_back(std::move(row));
   }
   return a;
+}
+
+// A whole number of type T: nlohmann's get<T>() on 1e300 or 1.5 converts
+// out of range (undefined behaviour) or truncates, so a records file with
+// such a value is refused instead.
+template <typename T>
+T Whole(const json& v) {
+  const bool fits = v.is_number_unsigned()
+                        ? v.get<uint64_t>() <= static_cast<uint64_t>(std::numeric_limits<T>::max())
+                        : v.is_number_integer() &&
+                              v.get<int64_t>() >= std::numeric_limits<T>::min() &&
+                              v.get<int64_t>() <= std::numeric_limits<T>::max();
+  if (!fits) {
+    throw std::invalid_argument(
+        "must be an integer in [" + std::to_string(std::numeric_limits<T>::min()) + ", " +
+        std::to_string(std::numeric_limits<T>::max()) + "], got " + v.dump());
+  }
+  return static_cast<T>(v.get<int64_t>());
 }
 
 // Reads the items of one array field, each an array of at least `width`
@@ -53,18 +75,18 @@ std::vector<AttemptRecord> AttemptsOf(const json& doc, const char* field, std::s
   std::vector<AttemptRecord> out;
   ForRows(doc, field, 7, where, [&](const json& r) {
     AttemptRecord a;
-    a.activity_id = r[0].get<int64_t>();
-    a.tenant_index = r[1].get<int>();
-    a.send_us = r[2].get<int64_t>();
-    a.done_us = r[3].get<int64_t>();
-    a.status = r[4].get<int>();
+    a.activity_id = Whole<int64_t>(r[0]);
+    a.tenant_index = Whole<int>(r[1]);
+    a.send_us = Whole<int64_t>(r[2]);
+    a.done_us = Whole<int64_t>(r[3]);
+    a.status = Whole<int>(r[4]);
     a.proxy_local = r[5].get<bool>();
     a.bound = r[6].get<std::string>();
-    if (r.size() > 7) a.tokens = r[7].get<int64_t>();  // parts written without it: 0
+    if (r.size() > 7) a.tokens = Whole<int64_t>(r[7]);  // parts written without it: 0
     if (r.size() > 10) {
-      a.stream = r[8].get<int>();
-      a.ttft_us = r[9].get<int64_t>();
-      a.itl_us = r[10].get<int64_t>();
+      a.stream = Whole<int>(r[8]);
+      a.ttft_us = Whole<int64_t>(r[9]);
+      a.itl_us = Whole<int64_t>(r[10]);
       if (a.stream < 0 || a.stream > 2) throw std::invalid_argument("stream must be 0, 1 or 2");
     }
     out.push_back(std::move(a));
@@ -224,7 +246,12 @@ Result<ShardRecords> ReadRecordsFile(const std::filesystem::path& path) {
     }
     auto get = [&](const char* field, auto* out) {
       where = field;
-      *out = doc.at(field).get<std::decay_t<decltype(*out)>>();
+      using T = std::decay_t<decltype(*out)>;
+      if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
+        *out = Whole<T>(doc.at(field));
+      } else {
+        *out = doc.at(field).get<T>();
+      }
     };
     get("workload", &r.workload);
     get("configuration", &r.configuration);
@@ -274,42 +301,44 @@ Result<ShardRecords> ReadRecordsFile(const std::filesystem::path& path) {
     if (doc.contains("gate_server")) get("gate_server", &r.gate_server);
     where = "shard";
     const json& sh = doc.at("shard");
-    part.shard.index = sh.at("index").get<int>();
-    part.shard.count = sh.at("count").get<int>();
-    part.shard.tenants_total = sh.at("tenants_total").get<int>();
-    part.shard.tenant_indices = sh.at("tenant_indices").get<std::vector<int>>();
+    part.shard.index = Whole<int>(sh.at("index"));
+    part.shard.count = Whole<int>(sh.at("count"));
+    part.shard.tenants_total = Whole<int>(sh.at("tenants_total"));
+    const json& indices = sh.at("tenant_indices");
+    if (!indices.is_array()) throw std::invalid_argument("tenant_indices: not an array");
+    for (const json& i : indices) part.shard.tenant_indices.push_back(Whole<int>(i));
     ForRows(doc, "tenants", 9, &where, [&](const json& t) {
       TenantInfo i;
       i.id = t[0].get<std::string>();
-      i.priority = t[1].get<int>();
+      i.priority = Whole<int>(t[1]);
       i.weight = t[2].get<double>();
       i.priority_weight = t[3].get<double>();
-      i.total_activities = t[4].get<int64_t>();
-      i.start_us = t[5].get<int64_t>();
-      i.finish_us = t[6].get<int64_t>();
-      i.join_us = t[7].get<int64_t>();
-      i.leave_us = t[8].get<int64_t>();
+      i.total_activities = Whole<int64_t>(t[4]);
+      i.start_us = Whole<int64_t>(t[5]);
+      i.finish_us = Whole<int64_t>(t[6]);
+      i.join_us = Whole<int64_t>(t[7]);
+      i.leave_us = Whole<int64_t>(t[8]);
       if (t.size() > 9) i.unservable = t[9].get<bool>();  // parts written without it: false
       r.tenants.push_back(std::move(i));
     });
     ForRows(doc, "activities", 18, &where, [&](const json& a) {
       ActivityRecord x;
-      x.id = a[0].get<int64_t>();
-      x.workflow_id = a[1].get<int64_t>();
-      x.tenant_index = a[2].get<int>();
-      x.scheduled_us = a[3].get<int64_t>();
-      x.first_send_us = a[4].get<int64_t>();
-      x.final_answer_us = a[5].get<int64_t>();
-      x.completed_us = a[6].get<int64_t>();
+      x.id = Whole<int64_t>(a[0]);
+      x.workflow_id = Whole<int64_t>(a[1]);
+      x.tenant_index = Whole<int>(a[2]);
+      x.scheduled_us = Whole<int64_t>(a[3]);
+      x.first_send_us = Whole<int64_t>(a[4]);
+      x.final_answer_us = Whole<int64_t>(a[5]);
+      x.completed_us = Whole<int64_t>(a[6]);
       x.ok = a[7].get<bool>();
-      x.slot_held_us = a[8].get<int64_t>();
-      x.in_activity_us = a[9].get<int64_t>();
-      x.executions = a[10].get<int>();
-      x.http_attempts = a[11].get<int>();
-      x.deferrals = a[12].get<int>();
-      x.throttle_defers = a[13].get<int>();
-      x.prompt_tokens = a[14].get<int64_t>();
-      x.completion_tokens = a[15].get<int64_t>();
+      x.slot_held_us = Whole<int64_t>(a[8]);
+      x.in_activity_us = Whole<int64_t>(a[9]);
+      x.executions = Whole<int>(a[10]);
+      x.http_attempts = Whole<int>(a[11]);
+      x.deferrals = Whole<int>(a[12]);
+      x.throttle_defers = Whole<int>(a[13]);
+      x.prompt_tokens = Whole<int64_t>(a[14]);
+      x.completion_tokens = Whole<int64_t>(a[15]);
       x.fail_cause = a[16].get<std::string>();
       x.cancelled = a[17].get<bool>();
       r.activities.push_back(std::move(x));
@@ -318,27 +347,27 @@ Result<ShardRecords> ReadRecordsFile(const std::filesystem::path& path) {
     r.outside_attempts = AttemptsOf(doc, "outside_attempts", &where);
     ForRows(doc, "slots_held", 4, &where, [&](const json& s) {
       r.slots_held.push_back(
-          {s[0].get<int64_t>(), s[1].get<int>(), s[2].get<int64_t>(), s[3].get<int64_t>()});
+          {Whole<int64_t>(s[0]), Whole<int>(s[1]), Whole<int64_t>(s[2]), Whole<int64_t>(s[3])});
     });
     ForRows(doc, "workflows", 4, &where, [&](const json& w) {
       r.workflows.push_back(
-          {w[0].get<int64_t>(), w[1].get<int>(), w[2].get<int64_t>(), w[3].get<int64_t>()});
+          {Whole<int64_t>(w[0]), Whole<int>(w[1]), Whole<int64_t>(w[2]), Whole<int64_t>(w[3])});
     });
     ForRows(doc, "events", 6, &where, [&](const json& e) {
-      r.events.push_back({e[0].get<int>(), e[1].get<int>(), e[2].get<int64_t>(),
-                          e[3].get<int64_t>(), e[4].get<bool>(), e[5].get<std::string>()});
+      r.events.push_back({Whole<int>(e[0]), Whole<int>(e[1]), Whole<int64_t>(e[2]),
+                          Whole<int64_t>(e[3]), e[4].get<bool>(), e[5].get<std::string>()});
     });
     ForRows(doc, "gate_decisions", 4, &where, [&](const json& d) {
-      const int v = d[2].get<int>();
+      const int v = Whole<int>(d[2]);
       if (v < 0 || v > VerdictNumber(GateVerdict::kFailOpen)) {
         throw std::invalid_argument("unknown verdict " + std::to_string(v));
       }
-      r.gate_decisions.push_back(
-          {d[0].get<int64_t>(), d[1].get<int>(), static_cast<GateVerdict>(v), d[3].get<int64_t>()});
+      r.gate_decisions.push_back({Whole<int64_t>(d[0]), Whole<int>(d[1]),
+                                  static_cast<GateVerdict>(v), Whole<int64_t>(d[3])});
     });
     ForRows(doc, "deferrals", 5, &where, [&](const json& d) {
-      r.deferrals.push_back({d[0].get<int64_t>(), d[1].get<int>(), d[2].get<int64_t>(),
-                             d[3].get<int64_t>(), d[4].get<std::string>()});
+      r.deferrals.push_back({Whole<int64_t>(d[0]), Whole<int>(d[1]), Whole<int64_t>(d[2]),
+                             Whole<int64_t>(d[3]), d[4].get<std::string>()});
     });
   } catch (const std::exception& e) {
     return Status::InvalidArgument(path.string() + ": " + where + ": " + e.what());

@@ -142,5 +142,27 @@ TEST_F(MergeCommandTest, ACorruptRunFieldIsRefusedWithItsFileAndField) {
   }
 }
 
+// Read with nlohmann's get<int64_t>(), 6e94 in a row (the fuzzer's input)
+// was an out-of-range conversion (undefined behaviour) and 1.5 became 1.
+TEST_F(MergeCommandTest, ANonIntegerInARowIsRefusedWithItsRowAndRange) {
+  const std::string range = "must be an integer in [-9223372036854775808, 9223372036854775807]";
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"6.0151e+94", "activities[0]: " + range + ", got 6.0151e+94"},
+      {"1.5", "activities[0]: " + range + ", got 1.5"},
+  };
+  for (const auto& [value, why] : cases) {
+    fs::remove_all(dir_);
+    Write(TinyPart(0, 2), "shard-0.records.json");
+    const std::string f1 = Write(TinyPart(1, 2), "shard-1.records.json");
+    nlohmann::json doc = nlohmann::json::parse(std::ifstream(f1));
+    ASSERT_FALSE(doc["activities"].empty());
+    doc["activities"][0][5] = nlohmann::json::parse(value);  // final_answer_us
+    std::ofstream(f1) << doc.dump();
+    EXPECT_EQ(Merge({shards_}), 2) << value;
+    EXPECT_EQ(err_text_.str(), "loadgen merge: " + f1 + ": " + why + "\n") << value;
+    EXPECT_FALSE(fs::exists(out_)) << value;
+  }
+}
+
 }  // namespace
 }  // namespace bp::loadgen
