@@ -1,11 +1,15 @@
 // Named cases of the L1 line (docs/gate.md "The rule", L1 line): callers
 // deferred for L1 are promised successive refills, each after the needs
-// already promised, the line seen at most four bucket refills ahead; the L1
+// already promised, the line seen at most 16 bucket refills ahead (8 in
+// reservation mode); the L1
 // holder takes the next refill and its need extends the line; a promise
 // reserves nothing, so a due caller that L1 holds is admitted. Run on the
 // model and through the scripts with the other named cases
 // (gate_model_cases.h).
 #include <gtest/gtest.h>
+
+#include <algorithm>
+#include <string>
 
 #include "gate/gate_model_cases.h"
 
@@ -13,6 +17,14 @@ namespace bp::gate_model {
 namespace {
 
 constexpr double kT0us = static_cast<double>(kCaseT0) * 1000;
+
+// "q<i>": a tenant per caller (built with +=: GCC 12 flags "q" + to_string
+// under -Werror=restrict).
+std::string Q(int64_t i) {
+  std::string name = "q";
+  name += std::to_string(i);
+  return name;
+}
 
 Call Admit(int64_t at, std::string tenant, int64_t requests, std::string ticket, int64_t k = 1) {
   Call c;
@@ -82,16 +94,39 @@ std::vector<Case> LineCases() {
     out.push_back(c);
   }
   {
-    // A 0.1 s bucket (one request): the line is seen at most 4 x 0.1 s
-    // ahead, so e and f, beyond it, share the place after it (500 ms) and the
-    // line's end stays at 500.
-    Case c{"the L1 line is seen at most four bucket refills ahead",
+    // A 0.1 s bucket (one request): the line is seen at most 16 x 0.1 s
+    // ahead, so q17 and q18, beyond it, share the place after it (1700 ms)
+    // and the line's end stays at 1700.
+    Case c{"the L1 line is seen at most 16 bucket refills ahead",
            Caps(0.1),
            Mode::kReconcile,
-           {Admit(0, "z", 1, "1"), DeferL1(0, "a", 1, 100), DeferL1(0, "b", 1, 200),
-            DeferL1(0, "c", 1, 300), DeferL1(0, "d", 1, 400), DeferL1(0, "e", 1, 500),
-            DeferL1(0, "f", 1, 500)}};
-    c.check = [](const Model& m) { EXPECT_EQ(m.state.line->r_us, kT0us + 500000); };
+           {Admit(0, "z", 1, "1")}};
+    for (int64_t i = 1; i <= 16; ++i) c.calls.push_back(DeferL1(0, Q(i), 1, 100 * i));
+    c.calls.push_back(DeferL1(0, "q17", 1, 1700));
+    c.calls.push_back(DeferL1(0, "q18", 1, 1700));
+    c.check = [](const Model& m) { EXPECT_EQ(m.state.line->r_us, kT0us + 1700000); };
+    out.push_back(c);
+  }
+  {
+    // Reservation mode: 1 000 tok/s and a 0.1 s bucket of 100 tokens, each
+    // call reserving 10 + 90 = the whole bucket. The line is seen at most
+    // 8 x 0.1 s ahead: q1..q8 are promised 100..800 ms, q9 and q10 share
+    // 900 ms.
+    Config cfg = Caps(0.1);
+    cfg.requests_per_s = 1000, cfg.tokens_per_s = 1000;
+    Case c{"the L1 line is seen at most 8 bucket refills ahead in reservation mode",
+           cfg,
+           Mode::kReservation,
+           {}};
+    Call z = Admit(0, "z", 1, "1");
+    z.tokens = 10, z.max_tokens = 90;
+    c.calls.push_back(z);  // 100 -> 0 tokens
+    for (int64_t i = 1; i <= 10; ++i) {
+      Call d = DeferL1(0, Q(i), 1, 100 * std::min<int64_t>(i, 9));
+      d.tokens = 10, d.max_tokens = 90, d.text = "l1:tokens";
+      c.calls.push_back(d);
+    }
+    c.check = [](const Model& m) { EXPECT_EQ(m.state.line->t_us, kT0us + 900000); };
     out.push_back(c);
   }
   {

@@ -132,12 +132,18 @@ end
 -- promised to callers deferred for L1 before, so this call's need comes
 -- after it (callers due at once are spread over successive refills instead
 -- of contesting one), the line seen at most LINE_BURSTS refills of the
--- bucket ahead: a promise further ahead is more often left unused by a
--- caller sent elsewhere (its turn, its queue's line) than it spares a
--- contest, and an unused place idles L1 once the bucket is full. The
+-- bucket ahead. Callers beyond it share the place after it and contest it,
+-- so the line reaches as far as a bucket of a few calls needs to give
+-- every waiting worker its own place (16); further ahead, a promise is
+-- more often left unused by a caller sent elsewhere (its turn, its queue's
+-- line) than it spares a contest, and an unused place idles L1 once the
+-- bucket is full. In reservation mode places are spaced by prompt +
+-- max_tokens while calls give the unused part back at release, so a long
+-- line sends callers past capacity refunded meanwhile: 8 there. The
 -- holder's wake-up does not wait for the line (it takes the next refill,
 -- WF2Q+'s order); its need extends the line.
-local LINE_BURSTS = 4
+local LINE_BURSTS = 16
+if mode == 'reservation' then LINE_BURSTS = 8 end
 local delta, binding = 0, 'fair'  -- microseconds
 if S - V > slack and X < math.huge then
   delta = (S - V - slack) / X * 1e6

@@ -11,9 +11,9 @@ namespace bp::gate_model {
 namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
-// How far ahead the L1 line is seen, in bucket refills (burst_s each); why
-// four: admit.lua, where the rule is explained.
-constexpr double kLineBursts = 4;
+// How far ahead the L1 line is seen, in bucket refills (burst_s each): 16,
+// 8 in reservation mode; why: admit_decision.lua, where the rule is explained.
+double LineBursts(Mode mode) { return mode == Mode::kReservation ? 8 : 16; }
 
 std::string Fmt(const char* fmt, double v) {
   char buf[64];
@@ -338,14 +338,14 @@ AdmitOutput Model::Admit(const AdmitInput& in) {
   std::string binding = "fair";
   if (S - g.V > slack && X < kInf) delta = (S - g.V - slack) / X * 1e6;
   // The L1 line: this call's need after those promised up to line_d (seen at most
-  // kLineBursts refills ahead); the holder takes the next refill, and extends the line.
+  // LineBursts refills ahead); the holder takes the next refill, and extends the line.
   double lr_us = 0, lt_us = 0;  // this call's place in the line, from now
   bool joins_line = false;
   if (!l1_ok) {
     const double dr_us = std::max(0.0, (needr + keepr - g.r) / Cr * 1e6);
     double dt_us = 0;
     if (Ct > 0) dt_us = std::max(0.0, (needt + keept - g.t) / Ct * 1e6);
-    const double ahead_us = kLineBursts * burst * 1e6;
+    const double ahead_us = LineBursts(in.mode) * burst * 1e6;
     lr_us = dr_us, lt_us = dt_us;
     if (needr > 0 && line_r > now)
       lr_us = std::max(dr_us, std::min(line_r - now, ahead_us) + needr / Cr * 1e6);
