@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <set>
@@ -225,7 +226,10 @@ Status TtftFigure(const std::filesystem::path& dir, const std::string& stem,
   if (classes.empty()) return Status::Ok();  // no streamed answer in any run
   static const char* kPercentiles[] = {"p50", "p95", "p99"};
   std::ostringstream dat;
-  double top = 1;  // highest whisker, for headroom above the value labels
+  // The y axis is logarithmic: a baseline's tail (litellm's 60 s retry-after)
+  // is 100 times a gated class's median. It spans the powers of ten around
+  // the lowest and the highest value, with room above for the labels.
+  double low = 0, top = 1;
   dat << "# configuration then per class: ttft_p50_ms ttft_p95_ms ttft_p99_ms "
          "(paper ms from the activity's first schedule, mean over repeats; - none streamed)\n";
   for (const ConfigurationSummary& c : summary.configurations) {
@@ -234,6 +238,7 @@ Status TtftFigure(const std::filesystem::path& dir, const std::string& stem,
       for (const char* p : kPercentiles) {
         const MeanCi* m = c.Find("class.P" + std::to_string(k) + ".ttft_" + p + "_ms");
         dat << ' ' << (m ? Fixed(m->mean, 1) : std::string("-"));
+        if (m && m->mean > 0) low = low > 0 ? std::min(low, m->mean) : m->mean;
         if (m) top = std::max(top, m->mean);
       }
     }
@@ -256,8 +261,9 @@ Status TtftFigure(const std::filesystem::path& dir, const std::string& stem,
      << "set datafile missing \"-\"\n"
      << "set style data histograms\nset style histogram errorbars gap 1 lw 1\n"
      << "set style fill solid 0.85 border -1\nset boxwidth 0.95\n"
-     << "set ylabel \"ms from schedule to first token (paper time)\"\nset yrange [0:"
-     << Fixed(top * 1.15, 1) << "]\nset key top left\n"
+     << "set ylabel \"ms from schedule to first token (paper time, log scale)\"\n"
+     << "set logscale y\nset yrange [" << Fixed(std::pow(10, std::floor(std::log10(low > 0 ? low : 1))), 3)
+     << ':' << Fixed(std::pow(10, std::ceil(std::log10(top * 2))), 0) << "]\nset format y \"%.0f\"\nset key top left\n"
      << "set tics out nomirror\nset xtics noenhanced\n"
      << "plot ";
   int i = 0;
