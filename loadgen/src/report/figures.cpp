@@ -262,17 +262,18 @@ Status TtftFigure(const std::filesystem::path& dir, const std::string& stem,
      << "set style data histograms\nset style histogram errorbars gap 1 lw 1\n"
      << "set style fill solid 0.85 border -1\nset boxwidth 0.95\n"
      << "set ylabel \"ms from schedule to first token (paper time, log scale)\"\n"
-     << "set logscale y\nset yrange [" << Fixed(std::pow(10, std::floor(std::log10(low > 0 ? low : 1))), 3)
-     << ':' << Fixed(std::pow(10, std::ceil(std::log10(top * 2))), 0) << "]\nset format y \"%.0f\"\nset key top left\n"
+     << "set logscale y\nset yrange ["
+     << Fixed(std::pow(10, std::floor(std::log10(low > 0 ? low : 1))), 3) << ':'
+     << Fixed(std::pow(10, std::ceil(std::log10(top * 2))), 0)
+     << "]\nset format y \"%.0f\"\nset key top left\n"
      << "set tics out nomirror\nset xtics noenhanced\n"
      << "plot ";
   int i = 0;
   for (int k : classes) {
     const int col = 2 + 3 * i;  // p50, p95, p99 of class k
     gp << (i ? ", \\\n     " : "") << GpString(dat_path.string()) << " using " << col + 1 << ':'
-       << col << ':' << col + 2 << (i == 0 ? ":xtic(1)" : "") << " title \"P" << k
-       << "\" lc rgb \"" << kClassColors[static_cast<size_t>(i) % std::size(kClassColors)]
-       << "\"";
+       << col << ':' << col + 2 << (i == 0 ? ":xtic(1)" : "") << " title \"P" << k << "\" lc rgb \""
+       << kClassColors[static_cast<size_t>(i) % std::size(kClassColors)] << "\"";
     ++i;
   }
   i = 0;

@@ -87,10 +87,9 @@ std::string StreamMarkdown(const WorkloadSummary& s, bool figure) {
       const std::string p = "class.P" + std::to_string(k) + ".";
       if (c.Find(p + "ttft_p95_ms") == nullptr) continue;
       rows << "| " << c.configuration << " | P" << k << " | " << Cell(c, p + "ttft_p50_ms", 1, 0)
-           << " | " << Cell(c, p + "ttft_p95_ms", 1, 0) << " | "
-           << Cell(c, p + "ttft_p99_ms", 1, 0) << " | " << Cell(c, p + "http_ttft_p95_ms", 1, 0)
-           << " | " << Cell(c, p + "itl_p50_ms", 1, 1) << " | " << Cell(c, p + "itl_p95_ms", 1, 1)
-           << " |\n";
+           << " | " << Cell(c, p + "ttft_p95_ms", 1, 0) << " | " << Cell(c, p + "ttft_p99_ms", 1, 0)
+           << " | " << Cell(c, p + "http_ttft_p95_ms", 1, 0) << " | "
+           << Cell(c, p + "itl_p50_ms", 1, 1) << " | " << Cell(c, p + "itl_p95_ms", 1, 1) << " |\n";
     }
   }
   if (rows.str().empty()) return "";
@@ -99,8 +98,7 @@ std::string StreamMarkdown(const WorkloadSummary& s, bool figure) {
          "first token; ITL: each answer's mean gap between token events.\n\n"
          "| configuration | class | TTFT p50 | TTFT p95 | TTFT p99 | HTTP TTFT p95 | ITL p50 "
          "| ITL p95 |\n|---|---|---|---|---|---|---|---|\n" +
-         rows.str() +
-         (figure ? "\n![Time to first token per class](ttft.png)\n" : std::string());
+         rows.str() + (figure ? "\n![Time to first token per class](ttft.png)\n" : std::string());
 }
 
 std::string WorkloadMarkdown(const WorkloadSummary& s, const std::vector<std::string>& heatmaps,

@@ -105,8 +105,7 @@ TEST(StreamReport, TtftFigureDataIsP50P95P99PerClassAndConfiguration) {
   // Bar p95 (column 3 for P1, 6 for P2), whisker p50 to p99.
   EXPECT_NE(gp.find("using 3:2:4:xtic(1) title \"P1\""), std::string::npos) << gp;
   EXPECT_NE(gp.find("using 6:5:7 title \"P2\""), std::string::npos) << gp;
-  EXPECT_NE(gp.find("(bar p95, whisker p50 to p99; mean of 2 repeats)"), std::string::npos)
-      << gp;
+  EXPECT_NE(gp.find("(bar p95, whisker p50 to p99; mean of 2 repeats)"), std::string::npos) << gp;
 }
 
 TEST(StreamReport, ReportTableHasTtftHttpTtftAndItlPerClass) {
@@ -116,8 +115,7 @@ TEST(StreamReport, ReportTableHasTtftHttpTtftAndItlPerClass) {
   ASSERT_TRUE(WriteWorkloadReport(dir, StreamRuns(), o).ok());
   const std::string md = Slurp(dir / "report.md");
   // naive P1: HTTP TTFT {60, 20} paper ms, p95 20 + 0.95 x 40 = 58; ITL {4}.
-  EXPECT_NE(md.find("| naive | P1 | 390 | 507 | 517 | 58 | 4.0 | 4.0 |"), std::string::npos)
-      << md;
+  EXPECT_NE(md.find("| naive | P1 | 390 | 507 | 517 | 58 | 4.0 | 4.0 |"), std::string::npos) << md;
   // bp P2 over two repeats {10, 20}: 15 +- 12.7062 x 5 = 63.5; ITL 2 in both.
   EXPECT_NE(md.find("| bp | P2 | 15 ± 64 | 15 ± 64 | 15 ± 64 | 15 ± 64 | 2.0 ± 0.0 | 2.0 ± 0.0 |"),
             std::string::npos)
