@@ -4,6 +4,7 @@
 // stream sections; nothing of the kind for a workload that did not stream.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -106,6 +107,17 @@ TEST(StreamReport, TtftFigureDataIsP50P95P99PerClassAndConfiguration) {
   EXPECT_NE(gp.find("using 3:2:4:xtic(1) title \"P1\""), std::string::npos) << gp;
   EXPECT_NE(gp.find("using 6:5:7 title \"P2\""), std::string::npos) << gp;
   EXPECT_NE(gp.find("(bar p95, whisker p50 to p99; mean of 2 repeats)"), std::string::npos) << gp;
+}
+
+// gnuplot draws the figure from the script without a warning or an error.
+TEST(StreamReport, TtftPngWhenGnuplotIsInstalled) {
+  if (std::system("gnuplot --version > /dev/null 2>&1") != 0) {
+    GTEST_SKIP() << "gnuplot not installed";
+  }
+  const fs::path dir = FreshDir("ttft_png");
+  ASSERT_TRUE(WriteWorkloadReport(dir, StreamRuns()).ok());
+  EXPECT_GT(fs::file_size(dir / "ttft.png"), 1000u);
+  EXPECT_EQ(Slurp(dir / "ttft.gp.log"), "");
 }
 
 TEST(StreamReport, ReportTableHasTtftHttpTtftAndItlPerClass) {
