@@ -21,8 +21,10 @@ Default: cross-priority and token-bound under naive, tn, litellm and bp,
 1 repeat, speedup 5 (about 3.5 minutes on 2 cores).
 
 options:
-  --suite               all nine workloads of Table II and mixed-sizes, plus the ablations
-                        bp-no-drf and bp-no-priority (about 2 hours at speedup 5 on 2 cores)
+  --suite               all nine workloads of Table II, mixed-sizes and the two streaming
+                        workloads (token-bound-streaming, cross-priority-streaming), plus the
+                        ablations bp-no-drf and bp-no-priority (about 2 hours at speedup 5
+                        on 2 cores)
   --workload NAME       a workload from configs/workloads, or a file such as
                         configs/scenarios/join-leave.json (repeatable; replaces the default)
   --config LIST         comma list of naive,tn,litellm,bp,bp-no-drf,bp-no-priority
@@ -47,6 +49,7 @@ examples:
   scripts/experiment.sh
   scripts/experiment.sh --suite --repeats 3
   scripts/experiment.sh --workload overload --config naive,bp --speedup 10
+  scripts/experiment.sh --workload token-bound --workload token-bound-streaming
   scripts/experiment.sh --valkey redis://127.0.0.1:6379 --upstream http://127.0.0.1:8080
   scripts/experiment.sh --cluster --workload cross-priority --config bp
   scripts/experiment.sh --processes 2 --workload cross-priority --config naive,bp
@@ -108,7 +111,8 @@ if [ -n "$UPSTREAM_URL" ] && ! [[ "$UPSTREAM_URL" =~ ^(http://)?([0-9.]+|localho
 fi
 
 ALL_WORKLOADS=(uncongested overload cross-priority request-bound token-bound mixed-dominant
-  noisy-estimates reservation reservation-capped mixed-sizes)
+  noisy-estimates reservation reservation-capped mixed-sizes token-bound-streaming
+  cross-priority-streaming)
 if [ "${#WORKLOADS[@]}" -eq 0 ]; then
   if [ "$SUITE" -eq 1 ]; then WORKLOADS=("${ALL_WORKLOADS[@]}"); else WORKLOADS=(cross-priority token-bound); fi
 fi

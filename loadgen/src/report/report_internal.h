@@ -33,6 +33,13 @@ Status HeatmapFigure(const std::filesystem::path& dir, const std::string& stem,
                      const ReportOptions& options);
 Status ThroughputFigure(const std::filesystem::path& dir, const std::string& stem,
                         const WorkloadSummary& summary, const ReportOptions& options);
+// Time to first token per configuration and class from the summary's
+// class.P<k>.ttft_{p50,p95,p99}_ms: <stem>.dat holds one row per
+// configuration, "name" then p50 p95 p99 per class (paper ms, 1 decimal, "-"
+// where the class had no streamed answer); the figure draws p95 as the bar
+// and p50..p99 as its whisker. Writes nothing when no run streamed.
+Status TtftFigure(const std::filesystem::path& dir, const std::string& stem,
+                  const WorkloadSummary& summary, const ReportOptions& options);
 
 // Runs `gnuplot script` with output to script + ".log"; false (and a logged
 // warning) when gnuplot is missing or exits non-zero.

@@ -27,6 +27,15 @@ nlohmann::json LatencyJson(const LatencySummary& l) {
           {"p99_ms", l.p99_ms}};
 }
 
+// Streamed 200 answers: counts, TTFT (from schedule and from send) and ITL.
+nlohmann::json StreamJson(const StreamMetrics& s) {
+  return {{"streamed", s.streamed},
+          {"cut", s.cut},
+          {"ttft", LatencyJson(s.ttft)},
+          {"http_ttft", LatencyJson(s.http_ttft)},
+          {"itl", LatencyJson(s.itl)}};
+}
+
 }  // namespace
 
 Status EnsureDir(const std::filesystem::path& dir) {
@@ -116,6 +125,7 @@ nlohmann::json RunMetricsJson(const RunMetrics& m) {
   j["end_to_end"] = LatencyJson(m.end_to_end);
   j["slot_ms_per_ok_call"] = m.slot_ms_per_ok_call;
   j["in_activity_ms"] = m.in_activity_ms;
+  if (m.stream.streamed > 0) j["stream"] = StreamJson(m.stream);  // absent: nothing streamed
   nlohmann::json tenants = nlohmann::json::array();
   for (const TenantMetrics& t : m.tenants) {
     tenants.push_back({{"id", t.id},
@@ -137,6 +147,7 @@ nlohmann::json RunMetricsJson(const RunMetrics& m) {
                        {"unfinished", t.unfinished},
                        {"not_started", t.not_started},
                        {"unservable", t.unservable}});
+    if (t.stream.streamed > 0) tenants.back()["stream"] = StreamJson(t.stream);
   }
   j["tenants"] = std::move(tenants);
   nlohmann::json classes = nlohmann::json::array();
@@ -153,6 +164,7 @@ nlohmann::json RunMetricsJson(const RunMetrics& m) {
                        {"deferrals_by_cause", WaitsJson(c.deferrals_by_cause)},
                        {"tail_activities", c.tail_activities},
                        {"tail_deferrals_by_cause", WaitsJson(c.tail_deferrals_by_cause)}});
+    if (c.stream.streamed > 0) classes.back()["stream"] = StreamJson(c.stream);
   }
   j["classes"] = std::move(classes);
   j["heatmap"] = {{"bucket_s", m.heatmap.bucket_s},

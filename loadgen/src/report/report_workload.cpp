@@ -1,6 +1,7 @@
 // One workload over configurations and repeats: SummarizeWorkload (mean and
 // 95 % Student-t interval of every ScalarMetrics name) and
-// WriteWorkloadReport (summary.json, report.md, Fig. 3 and Fig. 4 figures).
+// WriteWorkloadReport (summary.json, report.md, Fig. 3 and Fig. 4 figures,
+// and the time-to-first-token figure of a workload with streamed calls).
 #include <cctype>
 #include <cstdio>
 #include <map>
@@ -76,6 +77,30 @@ std::set<int> ClassesOf(const WorkloadSummary& s) {
   return classes;
 }
 
+// Streamed calls per configuration and class (paper ms): TTFT from the
+// activity's schedule, HTTP TTFT p95 and inter-token latency; "" when no
+// configuration streamed (ScalarMetrics has no ttft names then).
+std::string StreamMarkdown(const WorkloadSummary& s, bool figure) {
+  std::ostringstream rows;
+  for (const ConfigurationSummary& c : s.configurations) {
+    for (int k : ClassesOf(s)) {
+      const std::string p = "class.P" + std::to_string(k) + ".";
+      if (c.Find(p + "ttft_p95_ms") == nullptr) continue;
+      rows << "| " << c.configuration << " | P" << k << " | " << Cell(c, p + "ttft_p50_ms", 1, 0)
+           << " | " << Cell(c, p + "ttft_p95_ms", 1, 0) << " | " << Cell(c, p + "ttft_p99_ms", 1, 0)
+           << " | " << Cell(c, p + "http_ttft_p95_ms", 1, 0) << " | "
+           << Cell(c, p + "itl_p50_ms", 1, 1) << " | " << Cell(c, p + "itl_p95_ms", 1, 1) << " |\n";
+    }
+  }
+  if (rows.str().empty()) return "";
+  return "\n## Streamed calls per class (ms)\n\nTTFT: the activity's first schedule to its "
+         "first token (queue, gate and retries included); HTTP TTFT: the answer's send to its "
+         "first token; ITL: each answer's mean gap between token events.\n\n"
+         "| configuration | class | TTFT p50 | TTFT p95 | TTFT p99 | HTTP TTFT p95 | ITL p50 "
+         "| ITL p95 |\n|---|---|---|---|---|---|---|---|\n" +
+         rows.str() + (figure ? "\n![Time to first token per class](ttft.png)\n" : std::string());
+}
+
 std::string WorkloadMarkdown(const WorkloadSummary& s, const std::vector<std::string>& heatmaps,
                              bool figures) {
   std::ostringstream o;
@@ -125,6 +150,7 @@ std::string WorkloadMarkdown(const WorkloadSummary& s, const std::vector<std::st
     o << "| " << c.configuration << " | " << Cell(c, "share_429_requests_bound", 100, 0) << " | "
       << Cell(c, "share_429_tokens_bound", 100, 0) << " |\n";
   }
+  o << StreamMarkdown(s, figures);
   if (figures) {
     o << "\n## Figures\n\n![OK throughput per class](throughput.png)\n";
     for (const std::string& h : heatmaps) o << "\n![" << h << "](" << h << ".png)\n";
@@ -163,6 +189,7 @@ Status WriteWorkloadReport(const std::filesystem::path& dir, const std::vector<R
     }
     if (Status s = internal::ThroughputFigure(dir, "throughput", summary, options); !s.ok())
       return s;
+    if (Status s = internal::TtftFigure(dir, "ttft", summary, options); !s.ok()) return s;
   }
   if (Status s = internal::WriteTextFile(dir / "summary.json",
                                          internal::WorkloadSummaryJson(summary).dump(2) + "\n");

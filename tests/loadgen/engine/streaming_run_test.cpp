@@ -1,7 +1,8 @@
 // Streamed calls against the real mockapi binary over loopback: the HTTP
 // client reads a paced event stream chunk by chunk (usage from the final
 // chunk, [DONE], the connection kept), cuts one short after N token events,
-// every configuration runs a streaming workload to the end, and bp releases
+// every configuration runs a streaming workload to the end, naive and
+// litellm retry a streamed 429 and read the retry's stream, and bp releases
 // a cut stream with the tokens received, so the gate's per-class totals are
 // exactly prompt + tokens received.
 #include <gtest/gtest.h>
@@ -228,6 +229,45 @@ TEST_F(StreamingRun, EveryConfigurationFinishesAStreamingWorkload) {
       EXPECT_GE(a.ttft_us, 0);
       EXPECT_GE(a.itl_us, 1000);  // 2 ms a token, paced
     }
+  }
+}
+
+// 3 requests a 1 s window against 4 concurrent streamed calls: some get a
+// 429 (a plain JSON answer, before any event). naive's SDK and litellm's
+// router retry it as any 429, and the retry reads its stream to the usage.
+TEST_F(StreamingRun, AStreamed429IsRetriedAndTheRetryStreams) {
+  ASSERT_TRUE(valkey_.running()) << valkey_.error();
+  nlohmann::json doc = testing::OneTenantWorkloadDoc("streaming-429");
+  doc["slots"] = 4;
+  nlohmann::json& t = doc["tenants"][0];
+  t["concurrency"] = 4;
+  t["workflows"] = 8;
+  t["max_tokens"] = 50;
+  t["stream"] = true;
+  doc["upstream"] = nlohmann::json::parse(kUpstream);
+  doc["upstream"]["limits"][0]["limit"] = 3;
+  for (const std::string config : {"naive", "litellm"}) {
+    SCOPED_TRACE(config);
+    const RunRecords r = Run(testing::BuildWorkload(doc), config);
+    int ok = 0, throttled = 0, streamed = 0;
+    for (const ActivityRecord& a : r.activities) {
+      ok += a.ok ? 1 : 0;
+      EXPECT_EQ(a.completion_tokens, 12);  // the final chunk's usage, also after a 429
+    }
+    for (const AttemptRecord& a : r.attempts) {
+      if (a.status == 429 && !a.proxy_local) {
+        ++throttled;
+        EXPECT_LT(a.ttft_us, 0);  // no event came before the error
+      }
+      if (a.status == 200) {
+        ++streamed;
+        EXPECT_EQ(a.stream, 1);
+        EXPECT_GE(a.ttft_us, 0);
+      }
+    }
+    EXPECT_EQ(ok, 8);
+    EXPECT_EQ(streamed, 8);
+    EXPECT_GT(throttled, 0);  // 8 calls, 4 at once, 3 a window
   }
 }
 

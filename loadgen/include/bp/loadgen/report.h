@@ -82,6 +82,12 @@ WorkloadSummary SummarizeWorkload(const std::vector<RunMetrics>& runs);
 //                   95 % CI error bars (Fig. 3)
 //   heatmap_<configuration>.dat/.gp/.png  service heatmap of the first
 //                   repeat of each configuration (Fig. 4)
+//   ttft.dat/.gp/.png  only when some run had streamed 200 answers: time to
+//                   first token (from the activity's first schedule, paper ms)
+//                   per configuration and class, bar p95, whisker p50 to p99,
+//                   means over repeats; report.md then also has a "Streamed
+//                   calls per class" table (TTFT p50/p95/p99, HTTP TTFT p95,
+//                   ITL p50/p95)
 // Empty runs -> InvalidArgument.
 Status WriteWorkloadReport(const std::filesystem::path& dir, const std::vector<RunMetrics>& runs,
                            const ReportOptions& options = {});
