@@ -170,7 +170,7 @@ class Session : public PacedStream, public std::enable_shared_from_this<Session>
     if (keep_alive != (version >= 11))
       out_ += keep_alive ? "\r\nConnection: keep-alive" : "\r\nConnection: close";
     stream_interval_us_ = version >= 11 ? r.stream_interval_us : 0;
-    if (stream_interval_us_ > 0) {  // paced events, one chunk each
+    if (stream_interval_us_ > 0) {  // paced events, one chunk per write
       streaming_ = true;
       events_written_ = 0;
       events_appended_ = 0;
@@ -318,10 +318,10 @@ class Session : public PacedStream, public std::enable_shared_from_this<Session>
   std::string stream_body_;  // a paced stream's events
   size_t stream_pos_ = 0;
   int64_t stream_interval_us_ = 0;
-  bool streaming_ = false;       // a paced stream is being written
-  int64_t events_written_ = 0;   // its events in writes that completed
-  int64_t events_appended_ = 0;  // its events put into out_ so far
-  int64_t events_in_out_ = 0;    // its events in the write under way
+  bool streaming_ = false;                // a paced stream is being written
+  int64_t events_written_ = 0;            // its events in writes that completed
+  int64_t events_appended_ = 0;           // its events put into out_ so far
+  int64_t events_in_out_ = 0;             // its events in the write under way
   SteadyClock::time_point stream_start_;  // its first event's write
   SteadyClock::time_point deadline_ = SteadyClock::time_point::max();
   SteadyClock::time_point armed_at_;

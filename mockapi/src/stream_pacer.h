@@ -50,16 +50,12 @@ class StreamPacer {
   // pacer holds `stream` until then.
   void Schedule(std::shared_ptr<PacedStream> stream, Clock::time_point due, int64_t tick_us);
 
-  // Streams waiting (for tests and stats).
-  size_t waiting() const { return heap_.size(); }
-
  private:
   struct Entry {
     Clock::time_point due;
     std::shared_ptr<PacedStream> stream;
   };
-  using Timer =
-      boost::asio::basic_waitable_timer<Clock, boost::asio::wait_traits<Clock>, Executor>;
+  using Timer = boost::asio::basic_waitable_timer<Clock, boost::asio::wait_traits<Clock>, Executor>;
 
   void ArmFor(Clock::time_point due);
   void OnTick(const boost::system::error_code& ec);

@@ -34,8 +34,8 @@ using SteadyClock = std::chrono::steady_clock;
 class ChunkReader {
  public:
   explicit ChunkReader(int port) : socket_(io_) {
-    socket_.connect(tcp::endpoint(net::ip::make_address("127.0.0.1"),
-                                  static_cast<unsigned short>(port)));
+    socket_.connect(
+        tcp::endpoint(net::ip::make_address("127.0.0.1"), static_cast<unsigned short>(port)));
     timeval tv{10, 0};  // a broken server fails the test instead of hanging it
     setsockopt(socket_.native_handle(), SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
   }
