@@ -125,7 +125,7 @@ for c in "${CASES[@]}"; do
         --limit tokens:fixed_window:1000000000000:1
       profile "mockapi, stream (24 events, one write)" "http://127.0.0.1:$port/v1/chat/completions" -s "$STREAM" ;;
     paced) start_mockapi "$port" --no-limits --per-output-token-ms 0.05
-      profile "mockapi, stream paced (24 events, 24 writes)" "http://127.0.0.1:$port/v1/chat/completions" -s "$STREAM" ;;
+      profile "mockapi, stream paced (24 events)" "http://127.0.0.1:$port/v1/chat/completions" -s "$STREAM" ;;
     *) echo "unknown case $c (nginx nolimits limits binding stream paced)" >&2; exit 2 ;;
   esac
 done

@@ -9,12 +9,17 @@
 #                                            # (steadier on a shared machine)
 #   BP_MOCKAPI_BASELINE=path bench/mockapi_wrk.sh  # adds that binary (e.g. an
 #                                            # older build) as a case, same run
+#                                            # (and as a paced stream case)
 #   BP_BENCH_STREAM=0 bench/mockapi_wrk.sh   # without the two streaming cases
+#   BP_STREAM_TOKEN_MS=5 bench/mockapi_wrk.sh  # the paced cases at 5 ms per
+#                                            # output token (default 0.05)
 #
 # Streaming (SSE) cases: stream: true with include_usage and 20 completion
 # tokens, i.e. 24 server-sent events per answer. "one write": zero latency,
-# the whole stream in one response; "paced": 0.05 ms per output token, so each
-# event is its own chunk, written after a timer (24 sends per answer). Their
+# the whole stream in one response; "paced": 0.05 ms per output token (the
+# events 42 us apart; BP_STREAM_TOKEN_MS), written as they fall due: by mockapi's per-thread
+# stream tick (stream_tick_ms, default 2 ms) a few sends per answer, or one
+# send per event for a binary that paces each event with its own timer. Their
 # CPU per event is the CPU per request / 24.
 #
 # Needs wrk and nginx (scripts/setup.sh installs both) and a built mockapi
@@ -28,10 +33,13 @@ DURATION="${BP_WRK_DURATION:-10s}"
 THREADS="${BP_WRK_THREADS:-2}"
 CONNS="${BP_WRK_CONNECTIONS:-64}"
 ROUNDS="${BP_BENCH_ROUNDS:-1}"
+TOKEN_MS="${BP_STREAM_TOKEN_MS:-0.05}"
 bad() { echo "mockapi_wrk: $*" >&2; exit 2; }
 [[ "$THREADS" =~ ^[1-9][0-9]{0,2}$ ]] || bad "BP_WRK_THREADS must be an integer in [1, 999], got '$THREADS'"
 [[ "$CONNS" =~ ^[1-9][0-9]{0,4}$ ]] || bad "BP_WRK_CONNECTIONS must be a positive integer, got '$CONNS'"
 [[ "$ROUNDS" =~ ^[1-9][0-9]{0,2}$ ]] || bad "BP_BENCH_ROUNDS must be an integer in [1, 999], got '$ROUNDS'"
+[[ "$TOKEN_MS" =~ ^[0-9]{1,4}(\.[0-9]{1,3})?$ ]] ||
+  bad "BP_STREAM_TOKEN_MS must be a number of ms like 0.05 or 5, got '$TOKEN_MS'"
 [[ "$DURATION" =~ ^[1-9][0-9]*[smh]?$ ]] || bad "BP_WRK_DURATION must be like 10s, 2m or 1h, got '$DURATION'"
 [ -z "${BP_MOCKAPI_BASELINE:-}" ] || [ -x "$BP_MOCKAPI_BASELINE" ] ||
   bad "BP_MOCKAPI_BASELINE '$BP_MOCKAPI_BASELINE' is not an executable mockapi binary"
@@ -100,7 +108,7 @@ if [ "$STREAMING" = 1 ]; then
   STREAM_ONE=$(free_port); STREAM_PACED=$(free_port)
   start_mockapi "$STREAM_ONE" --no-limits
   STREAM_ONE_PID=$MOCKAPI_PID
-  start_mockapi "$STREAM_PACED" --no-limits --per-output-token-ms 0.05
+  start_mockapi "$STREAM_PACED" --no-limits --per-output-token-ms "$TOKEN_MS"
   STREAM_PACED_PID=$MOCKAPI_PID
 fi
 if [ -n "${BP_MOCKAPI_BASELINE:-}" ]; then
@@ -108,6 +116,11 @@ if [ -n "${BP_MOCKAPI_BASELINE:-}" ]; then
   BINARY="$BP_MOCKAPI_BASELINE" start_mockapi "$BASELINE" \
     --limit requests:fixed_window:1000000000:1 --limit tokens:fixed_window:1000000000000:1
   BASELINE_PID=$MOCKAPI_PID
+  if [ "$STREAMING" = 1 ]; then
+    BASELINE_PACED=$(free_port)
+    BINARY="$BP_MOCKAPI_BASELINE" start_mockapi "$BASELINE_PACED" --no-limits --per-output-token-ms "$TOKEN_MS"
+    BASELINE_PACED_PID=$MOCKAPI_PID
+  fi
 fi
 
 echo "wrk -t$THREADS -c$CONNS -d$DURATION on $(nproc) cores, $(date -u +%FT%TZ)"
@@ -123,7 +136,10 @@ for _ in $(seq 1 "$ROUNDS"); do
   fi
   if [ "$STREAMING" = 1 ]; then
     run_wrk "mockapi, stream (24 events, one write)" "$STREAM_ONE_PID" 24 "http://127.0.0.1:$STREAM_ONE/v1/chat/completions" -s bench/wrk_stream.lua
-    run_wrk "mockapi, stream paced (24 writes)" "$STREAM_PACED_PID" 24 "http://127.0.0.1:$STREAM_PACED/v1/chat/completions" -s bench/wrk_stream.lua
+    run_wrk "mockapi, stream paced (24 events)" "$STREAM_PACED_PID" 24 "http://127.0.0.1:$STREAM_PACED/v1/chat/completions" -s bench/wrk_stream.lua
+    if [ -n "${BP_MOCKAPI_BASELINE:-}" ]; then
+      run_wrk "baseline binary, stream paced" "$BASELINE_PACED_PID" 24 "http://127.0.0.1:$BASELINE_PACED/v1/chat/completions" -s bench/wrk_stream.lua
+    fi
   fi
 done
 if [ "$ROUNDS" -gt 1 ]; then

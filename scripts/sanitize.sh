@@ -18,8 +18,8 @@ cd "$(dirname "$0")/.."
 # The suites whose code runs on several threads: the gate client (Gate*,
 # parameterized ones behind a "Prefix/"), the gate pool, the circuit breaker,
 # the engine (Engine*, BpAdmission), the mockapi service and server
-# (ServiceTest, HttpTest, AdminSpeedup, MockApiBinary).
-TSAN_REGEX='^([A-Za-z]+/)?(Gate[A-Za-z]*|CircuitBreaker|Engine[A-Za-z]*|BpAdmission|ServiceTest|HttpTest|AdminSpeedup|MockApiBinary)\.'
+# (ServiceTest, HttpTest, StreamPacing, AdminSpeedup, MockApiBinary).
+TSAN_REGEX='^([A-Za-z]+/)?(Gate[A-Za-z]*|CircuitBreaker|Engine[A-Za-z]*|BpAdmission|ServiceTest|HttpTest|StreamPacing|AdminSpeedup|MockApiBinary)\.'
 
 # Left out of both runs: EngineCrossPriority compares the classes' OK rates
 # and slot time per OK call of a sped-up run paced in real time; the

@@ -108,6 +108,7 @@ constexpr std::pair<const char*, const char*> kFlagRanges[] = {
     {"--body-limit-bytes", "an integer in [1024, 1073741824]"},
     {"--read-timeout-ms", "a number of ms in [1, 3.6e+06]"},
     {"--idle-timeout-ms", "a number of ms in [1, 3.6e+06]"},
+    {"--stream-tick-ms", "a number of ms in [0.01, 1000]"},
 };
 
 // "--F must be RANGE, got 'X'" for Boost's refusal of a value it cannot
@@ -165,7 +166,8 @@ Result<CommandLine> ParseCommandLine(int argc, const char* const* argv) {
       "zero-latency", "answer at once (benchmarks)")("seed", po::value<int64_t>(), "random seed")(
       "body-limit-bytes", po::value<int64_t>(), "request body limit (413 above)")(
       "read-timeout-ms", po::value<double>(), "time to read one request")(
-      "idle-timeout-ms", po::value<double>(), "keep-alive wait for the next request");
+      "idle-timeout-ms", po::value<double>(), "keep-alive wait for the next request")(
+      "stream-tick-ms", po::value<double>(), "paced streams' timing resolution, ms (default 2)");
   // Integer flags are read as int64_t, not int: a value beyond int (e.g.
   // --threads 99999999999) then reaches ConfigFromJson and is refused with
   // the field's range instead of Boost's "the argument ... is invalid".
@@ -249,6 +251,7 @@ Result<CommandLine> ParseCommandLine(int argc, const char* const* argv) {
     patch["body_limit_bytes"] = vm["body-limit-bytes"].as<int64_t>();
   if (vm.count("read-timeout-ms")) patch["read_timeout_ms"] = vm["read-timeout-ms"].as<double>();
   if (vm.count("idle-timeout-ms")) patch["idle_timeout_ms"] = vm["idle-timeout-ms"].as<double>();
+  if (vm.count("stream-tick-ms")) patch["stream_tick_ms"] = vm["stream-tick-ms"].as<double>();
   auto config = ConfigFromJson(patch, base);
   if (!config.ok()) return config.status();
   out.config = *config;

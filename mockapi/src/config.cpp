@@ -201,10 +201,12 @@ Result<MockConfig> ConfigFromJson(const json& j, const MockConfig& base) {
   r.Int("body_limit_bytes", &c.body_limit_bytes, 1024, int64_t{1} << 30);
   r.Number("read_timeout_ms", &c.read_timeout_ms, 1, 3.6e6);
   r.Number("idle_timeout_ms", &c.idle_timeout_ms, 1, 3.6e6);
+  r.Number("stream_tick_ms", &c.stream_tick_ms, 0.01, 1000);
   if (Status s =
           r.Finish({"listen", "threads", "dialect", "profile", "overload", "model", "organization",
                     "scope", "count_rejected", "token_accounting", "stream_disconnect", "limits",
-                    "completion_tokens", "latency", "seed", "body_limit_bytes", "read_timeout_ms", "idle_timeout_ms"});
+                    "completion_tokens", "latency", "seed", "body_limit_bytes", "read_timeout_ms", "idle_timeout_ms",
+                    "stream_tick_ms"});
       !s.ok()) {
     return s;
   }
@@ -323,7 +325,8 @@ json ConfigToJson(const MockConfig& c) {
           {"seed", c.seed},
           {"body_limit_bytes", c.body_limit_bytes},
           {"read_timeout_ms", c.read_timeout_ms},
-          {"idle_timeout_ms", c.idle_timeout_ms}};
+          {"idle_timeout_ms", c.idle_timeout_ms},
+          {"stream_tick_ms", c.stream_tick_ms}};
 }
 
 Result<MockConfig> LoadConfigFile(const std::string& path) {

@@ -89,6 +89,7 @@ struct Service::Impl {
     body_limit_bytes.store(s->config.body_limit_bytes);
     read_timeout_ms.store(static_cast<int64_t>(s->config.read_timeout_ms));
     idle_timeout_ms.store(static_cast<int64_t>(s->config.idle_timeout_ms));
+    stream_tick_us.store(static_cast<int64_t>(s->config.stream_tick_ms * 1000.0));
     snap.store(std::move(s));
   }
 
@@ -97,7 +98,8 @@ struct Service::Impl {
   std::atomic<std::shared_ptr<const Snapshot>> snap;
   std::mutex update_mu;  // serializes PUT /admin/config
   std::atomic<uint64_t> next_id{0};
-  std::atomic<int64_t> body_limit_bytes{0}, read_timeout_ms{0}, idle_timeout_ms{0};
+  std::atomic<int64_t> body_limit_bytes{0}, read_timeout_ms{0}, idle_timeout_ms{0},
+      stream_tick_us{0};
   internal::Stats stats;
 };
 
@@ -117,7 +119,8 @@ MockConfig Service::config() const { return impl_->snap.load()->config; }
 ConnectionLimits Service::connection_limits() const {
   return {impl_->body_limit_bytes.load(std::memory_order_relaxed),
           impl_->read_timeout_ms.load(std::memory_order_relaxed),
-          impl_->idle_timeout_ms.load(std::memory_order_relaxed)};
+          impl_->idle_timeout_ms.load(std::memory_order_relaxed),
+          impl_->stream_tick_us.load(std::memory_order_relaxed)};
 }
 
 Status Service::UpdateConfig(const nlohmann::json& patch) { return impl_->Update(patch); }
@@ -259,20 +262,22 @@ void Service::Impl::Route(const HttpRequest& req, uint64_t id, HttpResponse* out
   internal::AddRateLimitHeaders(dialect, config.profile, states, clock.NowUs(), &r);
 }
 
-// The refund of a paced OpenAI stream cut short: the output it charged
-// minus the tokens of the content events written (the first event is the
-// role chunk, then one content event per ceil(completion / 64) tokens, as
-// chat.cpp's OpenAIStream writes them), on the token and output-token
-// limits, where the charge still counts (LimiterSet::Refund).
+// The refund of a paced stream cut short: the output it charged minus the
+// tokens of the content events written, on the token and output-token
+// limits, where the charge still counts (LimiterSet::Refund). Content events
+// carry ceil(completion / 64) tokens each and follow `lead_events` others, as
+// chat.cpp writes them: OpenAI's role chunk (1); Anthropic's message_start
+// and content_block_start (2).
 static std::function<void(int64_t)> StreamCutRefund(std::shared_ptr<Limits> limits, LimiterSet* set,
                                              const internal::Usage& u, int64_t output,
-                                             int64_t charged_at_us, internal::Stats& stats) {
+                                             int64_t lead_events, int64_t charged_at_us,
+                                             internal::Stats& stats) {
   const int64_t per_event = std::max<int64_t>(1, (u.completion_tokens + 63) / 64);
   const int64_t completion = u.completion_tokens;
-  return [limits = std::move(limits), set, per_event, completion, output, charged_at_us,
-          &stats](int64_t events_written) {
+  return [limits = std::move(limits), set, per_event, completion, output, lead_events,
+          charged_at_us, &stats](int64_t events_written) {
     const int64_t generated =
-        std::clamp<int64_t>((events_written - 1) * per_event, 0, completion);
+        std::clamp<int64_t>((events_written - lead_events) * per_event, 0, completion);
     const int64_t back = std::max<int64_t>(0, output - generated);
     stats.CountStreamCut(back);
     if (back > 0) set->Refund({0, back, 0, back}, charged_at_us);
@@ -338,8 +343,9 @@ void Service::Impl::Chat(const Snapshot& s, const HttpRequest& req, bool anthrop
       r->delay_us = static_cast<int64_t>(base_ms * 1000.0);
       r->stream_interval_us =
           static_cast<int64_t>(tokens_ms * 1000.0) / std::max<int64_t>(1, events);
-      if (c.stream_disconnect == StreamDisconnect::kGenerated && !call.anthropic) {
-        r->on_stream_cut = StreamCutRefund(s.limits, set, u, output, now_us, stats);
+      if (c.stream_disconnect == StreamDisconnect::kGenerated) {
+        const int64_t lead_events = call.anthropic ? 2 : 1;
+        r->on_stream_cut = StreamCutRefund(s.limits, set, u, output, lead_events, now_us, stats);
       }
     }
   } else {

@@ -63,7 +63,7 @@ expect 2 "--body-limit-bytes must be an integer in [1024, 1073741824], got '1k'"
   "$M" --body-limit-bytes 1k
 expect 2 "--seed must be an integer in [0, 9223372036854775807], got '-'" "$M" --seed -
 for f in overload-status overload-retry-after-ms completion-tokens latency-max-ms \
-  per-output-token-ms read-timeout-ms idle-timeout-ms; do
+  per-output-token-ms read-timeout-ms idle-timeout-ms stream-tick-ms; do
   expect 2 "--$f must be " "$M" "--$f" nope
 done
 expect 3 "--count: must be an integer in [0, 1000000000], got 'x'" \

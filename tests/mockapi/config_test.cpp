@@ -23,13 +23,15 @@ TEST(Config, DocumentedExampleParses) {
       {"dimension": "tokens",   "algorithm": "fixed_window", "limit": 12000, "window_s": 1.0}],
     "completion_tokens": {"distribution": "fixed", "value": 20, "clamp_to_max_tokens": true},
     "latency": {"min_ms": 50, "max_ms": 150, "per_output_token_ms": 0},
-    "seed": 1, "body_limit_bytes": 1048576, "read_timeout_ms": 10000, "idle_timeout_ms": 30000})");
+    "seed": 1, "body_limit_bytes": 1048576, "read_timeout_ms": 10000, "idle_timeout_ms": 30000,
+    "stream_tick_ms": 2})");
   auto c = ConfigFromJson(doc, MockConfig{});
   ASSERT_TRUE(c.ok()) << c.status().ToString();
   ASSERT_EQ(c->limits.size(), 2u);
   EXPECT_EQ(c->limits[1].dimension, Dimension::kTokens);
   EXPECT_EQ(c->limits[1].limit, 12000);
   EXPECT_EQ(c->limits[1].window_s, 1.0);
+  EXPECT_EQ(c->stream_tick_ms, 2.0);
   EXPECT_EQ(ConfigToJson(*c),
             ConfigToJson(*ConfigFromJson(ConfigToJson(*c), MockConfig{})));  // round trip
 }
@@ -64,6 +66,8 @@ TEST(Config, BadValuesFailWithTheirMessage) {
       {R"({"limits":[{"limit":0}]})",
        "limits[0].limit must be an integer in [1, 1125899906842624], got 0"},
       {R"({"count_rejected":1})", "count_rejected must be true or false, got 1"},
+      {R"({"stream_tick_ms":0})", "stream_tick_ms must be a number in [0.01, 1000], got 0"},
+      {R"({"stream_tick_ms":"2"})", "stream_tick_ms must be a number in [0.01, 1000], got \"2\""},
       {R"([])", "config must be a JSON object"},
   };
   for (const auto& [text, message] : cases) {

@@ -149,9 +149,7 @@ struct HttpClient::Impl : std::enable_shared_from_this<HttpClient::Impl> {
     Call* raw = call.get();  // the parser lives in the call: no owning capture
     call->on_chunk = [this, raw](uint64_t, beast::string_view body,
                                  beast::error_code& ec) -> size_t {
-      const StreamStats& s = raw->reader->Feed(std::string_view(body.data(), body.size()), Now());
-      const int64_t cut = raw->stream_options.cancel_after_events;
-      if (cut > 0 && s.token_events >= cut) {
+      if (FeedUntilCut(*raw, std::string_view(body.data(), body.size()), Now())) {
         raw->cancelled = true;
         ec = asio::error::operation_aborted;  // stops the read; DoReadSome disconnects
       }
@@ -174,16 +172,20 @@ struct HttpClient::Impl : std::enable_shared_from_this<HttpClient::Impl> {
         });
   }
 
-  // Feeds a whole event-stream body event by event, stopping at the cut;
-  // true when it stopped there.
-  bool FeedWhole(Call& call, std::string_view body) {
+  // Feeds event-stream bytes (a chunk, or a whole body) line by line,
+  // stopping at the cut; true when it stopped there. An event counts at its
+  // blank line, so however many events one chunk holds (a server may write
+  // several at once), none past the N-th token event is read.
+  bool FeedUntilCut(Call& call, std::string_view bytes, int64_t now) {
     const int64_t cut = call.stream_options.cancel_after_events;
-    const int64_t now = Now();
-    for (size_t at = 0; at < body.size();) {
-      const size_t blank = body.find("\n\n", at);
-      const size_t end = blank == std::string_view::npos ? body.size() : blank + 2;
-      const StreamStats& s = call.reader->Feed(body.substr(at, end - at), now);
-      if (cut > 0 && s.token_events >= cut) return true;
+    if (cut <= 0) {
+      call.reader->Feed(bytes, now);
+      return false;
+    }
+    for (size_t at = 0; at < bytes.size();) {
+      const size_t newline = bytes.find('\n', at);
+      const size_t end = newline == std::string_view::npos ? bytes.size() : newline + 1;
+      if (call.reader->Feed(bytes.substr(at, end - at), now).token_events >= cut) return true;
       at = end;
     }
     return false;
@@ -235,7 +237,7 @@ struct HttpClient::Impl : std::enable_shared_from_this<HttpClient::Impl> {
         out.streamed = true;
         // Sent with a Content-Length (not chunked): its events arrive at
         // once; a cut still stops reading at the N-th token event.
-        out.cancelled = FeedWhole(*call, out.body);
+        out.cancelled = FeedUntilCut(*call, out.body, Now());
         out.stream = call->reader->stats();
         out.body.clear();
       }

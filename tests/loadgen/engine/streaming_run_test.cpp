@@ -1,8 +1,9 @@
 // Streamed calls against the real mockapi binary over loopback: the HTTP
 // client reads a paced event stream chunk by chunk (usage from the final
-// chunk, [DONE], the connection kept), cuts one short after N token events,
-// every configuration runs a streaming workload to the end, naive and
-// litellm retry a streamed 429 and read the retry's stream, and bp releases
+// chunk, [DONE], the connection kept), cuts one short after N token events
+// (also when one chunk holds more), every configuration runs a streaming
+// workload to the end, naive and litellm retry a streamed 429 and read the
+// retry's stream, and bp releases
 // a cut stream with the tokens received, so the gate's per-class totals are
 // exactly prompt + tokens received.
 #include <gtest/gtest.h>
@@ -99,6 +100,25 @@ TEST_F(Streaming, ClientCutsAStreamAfterNTokenEvents) {
   // its whole stream.
   EXPECT_TRUE(r[1].stream.done);
   EXPECT_EQ(r[1].stream.completion_tokens, 12);
+}
+
+TEST_F(Streaming, ClientCutsAtTheNthTokenEventOfAChunkHoldingMore) {
+  // 12 tokens 0.05 ms apart and a 500 ms stream tick: mockapi writes the role
+  // event alone, then what its first wake finds due, then every other event in
+  // one chunk, so the 3rd token event shares a chunk with later ones (or ends
+  // one): the client stops at it either way.
+  const HttpResponse put = HttpRequestBlocking(
+      endpoint_, "PUT", "/admin/config",
+      R"({"stream_tick_ms":500,"latency":{"min_ms":0,"max_ms":0,"per_output_token_ms":0.05}})",
+      5000);
+  ASSERT_EQ(put.status, 200) << put.body;
+  const auto r = Twice({true, 3}, {true, 0});
+  ASSERT_EQ(r.size(), 2u);
+  EXPECT_TRUE(r[0].cancelled);
+  EXPECT_EQ(r[0].stream.token_events, 3);
+  EXPECT_EQ(r[0].stream.tokens_received(), 3);
+  EXPECT_TRUE(r[1].stream.done);
+  EXPECT_EQ(r[1].stream.token_events, 12);
 }
 
 TEST_F(Streaming, AnErrorAnswerToAStreamedRequestIsAPlainBody) {

@@ -94,6 +94,11 @@ struct MockConfig {
   int64_t body_limit_bytes = 1 << 20;  // larger bodies get 413
   double read_timeout_ms = 10000;      // from a request's first byte to its end
   double idle_timeout_ms = 30000;      // keep-alive wait for the next request
+  // A paced stream's timing resolution: each io thread wakes at most once a
+  // tick and writes, per stream, every event due by then in one send, so events
+  // due within one tick go out together. The first event is written on time; a
+  // later event is at most one tick late. Real time, not scaled by a speedup.
+  double stream_tick_ms = 2;
 };
 
 // Fields of `json` present replace those of `base`; the result is validated.

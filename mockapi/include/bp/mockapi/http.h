@@ -31,9 +31,11 @@ struct HttpResponse {
   std::vector<std::pair<const char*, std::string>> headers;
   std::string body;
   int64_t delay_us = 0;  // simulated service time: answer after this long
-  // > 0 for a paced event stream: after delay_us the body's server-sent events
-  // (each ending in a blank line) are written one per chunk (chunked
-  // transfer encoding), this many microseconds apart.
+  // > 0 for a paced event stream: after delay_us the body's first server-sent
+  // event (each ends in a blank line) is written, and event k is due k times
+  // this many microseconds later (chunked transfer encoding). Events are
+  // written at the server's stream ticks (MockConfig::stream_tick_ms): one
+  // chunk per write, holding every event due by then.
   int64_t stream_interval_us = 0;
   // A paced stream's client went away: called once, on the connection's
   // thread, with the events written before the write that failed (the

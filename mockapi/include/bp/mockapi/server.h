@@ -4,7 +4,8 @@
 // keep-alive; a fresh parser per request with the service's body_limit_bytes
 // (413 past it); idle_timeout_ms to wait for a request's first byte, then
 // read_timeout_ms for the whole request (a slow client is closed). Simulated
-// latency is an Asio timer per response, never a blocking sleep.
+// latency is an Asio timer per response, never a blocking sleep; a paced
+// stream's later events wait on one timer per io thread (stream_tick_ms).
 //
 // Thread-safety: Start/Stop/Wait from one controlling thread.
 #pragma once

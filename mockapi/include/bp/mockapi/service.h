@@ -45,6 +45,7 @@ struct ConnectionLimits {
   int64_t body_limit_bytes = 0;
   int64_t read_timeout_ms = 0;
   int64_t idle_timeout_ms = 0;
+  int64_t stream_tick_us = 0;  // MockConfig::stream_tick_ms
 };
 
 class Service {
