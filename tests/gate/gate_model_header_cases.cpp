@@ -1,9 +1,11 @@
 // Named cases of the adaptive caps' header rule (docs/gate.md "Adaptive
 // caps"): a served call's remaining budget R_d and reset T_d move the learned
-// fraction f_d towards g_d = clamp((R_d * 1000 / T_d - x_o) / C_d, 0.05, 1)
-// by the weight min(1, T_d / adapt_window_ms), x_o the outside rate measured
-// between two answers of one provider window ('ah'). Run on the model and
-// through the scripts with the other named cases (gate_model_cases.h).
+// fraction f_d towards g_d = clamp(k_d (R_d * 1000 / T_d - x_o) / C_d, 0.05,
+// 1) by the weight min(1, T_d / adapt_window_ms), x_o the outside rate and
+// k_d the margin (the learned cap over the rate the tenants attained, in [1,
+// 2]) measured between two answers of one provider window ('ah'). Run on the
+// model and through the scripts with the other named cases
+// (gate_model_cases.h).
 #include <gtest/gtest.h>
 
 #include "gate/gate_model_cases.h"
@@ -169,11 +171,12 @@ std::vector<Case> HeaderCases() {
     // answer (anchor; g = 8 / 1 / 8 = 1, nothing moves). At 0.5 s: R = 4,
     // T = 0.5 s, the same reset instant; the budget fell by 4 in 0.5 s of
     // the provider's time, 1 of it this served call: x_o = (8 - 4 - 1) /
-    // 0.5 = 6 req/s. g = (4 / 0.5 - 6) / 8 = 0.25 (R / T alone says 1),
-    // weight 0.25: f_r = 1 + (0.25 - 1) * 0.25 = 0.8125. At 1.2 s the next
-    // window's first answer (R = 8, T = 0.8 s) re-anchors and keeps x_o:
-    // g = (8 / 0.8 - 6) / 8 = 0.5, weight 0.4, from f_r recovered by 0.7 s
-    // / 120 s.
+    // 0.5 = 6 req/s. The tenants attained 1 / 0.5 = 2 req/s under a cap of
+    // 8: the margin 8 / 2 = 4, bounded to k = 2. g = 2 * (4 / 0.5 - 6) / 8
+    // = 0.5 (R / T alone says 1), weight 0.25: f_r = 1 + (0.5 - 1) * 0.25 =
+    // 0.875. At 1.2 s the next window's first answer (R = 8, T = 0.8 s)
+    // re-anchors and keeps x_o and k: g = 2 * (8 / 0.8 - 6) / 8 = 1, weight
+    // 0.4, from f_r recovered by 0.7 s / 120 s.
     Case c{"header rule: outside use between two answers of one window lowers the cap",
            Adaptive(8, 0, 2000),
            Mode::kReconcile,
@@ -182,14 +185,59 @@ std::vector<Case> HeaderCases() {
     c.check = [](const Model& m) {
       const HeaderWindow& h = (*m.state.header)[0];
       EXPECT_EQ(h.xo, 6);  // measured in the first window, kept
+      EXPECT_EQ(h.k, 2);   // 4, bounded; kept
       EXPECT_EQ(h.ra, 8);  // the second window's anchor
       EXPECT_EQ(h.ea_us, kT0us + 2000000);
       EXPECT_EQ(h.rsta_ms, 800);
       EXPECT_EQ(h.u, 0);
-      const double f1 = 0.8125 + 700000.0 / 120000000;  // 1 -> 0.8125, recovering 0.7 s
-      EXPECT_EQ(m.state.learned->fr, f1 + (0.5 - f1) * 0.4);
+      const double f1 = 0.875 + 700000.0 / 120000000;  // 1 -> 0.875, recovering 0.7 s
+      EXPECT_EQ(m.state.learned->fr, f1 + (1 - f1) * 0.4);
       EXPECT_EQ(m.state.learned->tr_us, kT0us + 1200000);
       EXPECT_EQ((*m.state.header)[1].rsta_ms, 0);  // tokens: no cap, never anchored
+    };
+    out.push_back(c);
+  }
+  {
+    // The margin (tokens; C_t = 1000 tokens/s, adapt window 2 s): the anchor
+    // at 0 has R_t = 1000, T = 1 s (g = 1, nothing moves); at 0.5 s R_t =
+    // 400, T = 0.5 s, this call used 400 tokens: x_o = (1000 - 400 - 400) /
+    // 0.5 = 400 tokens/s, and the tenants attained 400 / 0.5 = 800 tokens/s
+    // under a cap of 1000 (80 % of it): k = 1000 / 800 = 1.25. The rate left
+    // to them, 400 / 0.5 - 400 = 400 tokens/s, becomes a cap of 1.25 * 400
+    // = 500 (of which they attain 400): g = 0.5, weight 0.25, f_t = 1 + (0.5
+    // - 1) * 0.25 = 0.875 (0.85 with no margin).
+    Case c{"header rule: the cap aims at the rate left over the rate the tenants attain",
+           Adaptive(10, 1000, 2000),
+           Mode::kReconcile,
+           {Admit(0, 1, "1", 100), Admit(0, 1, "2", 100), Served(0, "1", -1, -1, 1000, 1000, 100),
+            Served(500, "2", -1, -1, 400, 500, 400)}};
+    c.check = [](const Model& m) {
+      const HeaderWindow& h = (*m.state.header)[1];
+      EXPECT_EQ(h.xo, 400);
+      EXPECT_EQ(h.k, 1.25);
+      EXPECT_EQ(h.u, 400);
+      EXPECT_EQ(m.state.learned->ft, 0.875);  // 1 -> 0.875
+      EXPECT_EQ(m.state.learned->fr, 1);      // no request headers
+      EXPECT_EQ((*m.state.header)[0].k, 0);   // requests: never anchored
+    };
+    out.push_back(c);
+  }
+  {
+    // The margin's floor: at 0.5 s R_t = 300, T = 0.5 s, this call used 600
+    // tokens: x_o = (1000 - 300 - 600) / 0.5 = 200 tokens/s; the tenants
+    // attained 600 / 0.5 = 1200 tokens/s, above their cap of 1000: k =
+    // max(1, 1000 / 1200) = 1, and the cap aims at the rate left, 300 / 0.5
+    // - 200 = 400 tokens/s: g = 0.4, weight 0.25.
+    Case c{"header rule: the margin is never below 1",
+           Adaptive(10, 1000, 2000),
+           Mode::kReconcile,
+           {Admit(0, 1, "1", 100), Admit(0, 1, "2", 100), Served(0, "1", -1, -1, 1000, 1000, 100),
+            Served(500, "2", -1, -1, 300, 500, 600)}};
+    c.check = [](const Model& m) {
+      const HeaderWindow& h = (*m.state.header)[1];
+      EXPECT_EQ(h.xo, 200);
+      EXPECT_EQ(h.k, 1);
+      EXPECT_EQ(m.state.learned->ft, 1 + (0.4 - 1) * 0.25);  // 1 -> 0.85
     };
     out.push_back(c);
   }
@@ -205,6 +253,7 @@ std::vector<Case> HeaderCases() {
     c.check = [](const Model& m) {
       const HeaderWindow& h = (*m.state.header)[0];
       EXPECT_EQ(h.xo, 0);  // 6 -> 0
+      EXPECT_EQ(h.k, 1);   // 2 -> 1
       EXPECT_EQ(h.ra, 8);
       EXPECT_EQ(h.ea_us, kT0us + 5000000);
       EXPECT_EQ(h.rsta_ms, 500);
