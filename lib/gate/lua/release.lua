@@ -104,6 +104,15 @@ if s[8] == '1' and ARGV[5] == '429' then
     dims = {1}
     if Ct > 0 then dims[2] = 2 end
   end
+  -- A 429 of d halves the header rule's margin on d above 1 (the cap above
+  -- the rate left overshot), until the answers show headroom again.
+  local ah = {rec(AHREC, AHLEN, s[10])}
+  for _, d in ipairs(dims) do
+    if ah[6 * d] and ah[6 * d] > 1 then
+      ah[6 * d] = 1 + (ah[6 * d] - 1) / 2
+      ahw = struct.pack(AHREC, 1, unpack(ah, 1, 12))
+    end
+  end
   for _, d in ipairs(dims) do
     if now >= h[d] then
       n[d] = n[d] + 1
@@ -166,9 +175,11 @@ elseif s[8] == '1' and (ARGV[5] or 'ok') == 'ok' and (arg(9) > 0 or arg(11) > 0)
           if rst[d] * 2 <= rsta then
             local span = rsta - rst[d]  -- ms of the provider's time
             xo = math.max(0, (ra - rem[d] - u) * 1000 / span)
-            k = HEADER_MARGIN_MAX
-            if u > 0 then
-              k = math.min(HEADER_MARGIN_MAX, math.max(1, f[d] * cap[d] * span / (u * 1000)))
+            if ra > 0 then  -- the margin: k times (R_a / T_a) / ((R_a - R) / span)
+              local kn = HEADER_MARGIN_MAX
+              if ra > rem[d] then kn = k * ra * span / ((ra - rem[d]) * rsta) end
+              kn = math.min(HEADER_MARGIN_MAX, math.max(1, k + (kn - k) * math.min(1, own[d] / ra)))
+              if kn < k or not held[d] then k = kn end
             end
           end
         end
@@ -176,7 +187,8 @@ elseif s[8] == '1' and (ARGV[5] or 'ok') == 'ok' and (arg(9) > 0 or arg(11) > 0)
         ra, ea, rsta, u = rem[d], e, rst[d], 0  -- a new window's first answer
       end  -- else an earlier window's answer, released late: kept out
       h[o + 1], h[o + 2], h[o + 3], h[o + 4], h[o + 5], h[o + 6] = ra, ea, rsta, u, xo, k
-      local g = math.min(1, math.max(0.05, k * (rem[d] * 1000 / rst[d] - xo) / cap[d]))
+      local left = (rem[d] + own[d] / 2) * 1000 / rst[d]  -- this call at the middle of its share
+      local g = math.min(1, math.max(0.05, k * (left - xo) / cap[d]))
       local fn = f[d] + (g - f[d]) * math.min(1, rst[d] * 1000 / win)
       if fn < f[d] or (fn > f[d] and not held[d]) then
         f[d], base[d], t[d], moved = fn, fn, now, true

@@ -115,6 +115,10 @@ int Model::Release(const ReleaseInput& in) {
       dims = {0};
       if (Ct > 0) dims.push_back(1);
     }
+    // A 429 of d halves the header rule's margin on d above 1.
+    for (int d : dims) {
+      if (st.header && (*st.header)[d].k > 1) (*st.header)[d].k = 1 + ((*st.header)[d].k - 1) / 2;
+    }
     for (int d : dims) {
       if (now >= h[d]) {
         n[d] = n[d] + 1;
@@ -172,17 +176,20 @@ int Model::Release(const ReleaseInput& in) {
           if (rst[d] * 2 <= w.rsta_ms) {
             const double span = w.rsta_ms - rst[d];  // ms of the provider's time
             w.xo = std::max(0.0, (w.ra - rem[d] - w.u) * 1000 / span);
-            w.k = kHeaderMarginMax;
-            if (w.u > 0) {
-              w.k = std::min(kHeaderMarginMax, std::max(1.0, f[d] * cap[d] * span / (w.u * 1000)));
+            if (w.ra > 0) {  // the margin: k times (R_a / T_a) / ((R_a - R) / span)
+              double kn = kHeaderMarginMax;
+              if (w.ra > rem[d]) kn = w.k * w.ra * span / ((w.ra - rem[d]) * w.rsta_ms);
+              kn = std::min(kHeaderMarginMax,
+                            std::max(1.0, w.k + (kn - w.k) * std::min(1.0, own[d] / w.ra)));
+              if (kn < w.k || !held[d]) w.k = kn;
             }
           }
         }
       } else if (!anchored || e >= w.ea_us - w.rsta_ms * 500) {
         w.ra = rem[d], w.ea_us = e, w.rsta_ms = rst[d], w.u = 0;  // a new window's first answer
       }
-      const double g =
-          std::min(1.0, std::max(0.05, w.k * (rem[d] * 1000 / rst[d] - w.xo) / cap[d]));
+      const double left = (rem[d] + own[d] / 2) * 1000 / rst[d];  // the call mid-share
+      const double g = std::min(1.0, std::max(0.05, w.k * (left - w.xo) / cap[d]));
       const double fn = f[d] + (g - f[d]) * std::min(1.0, rst[d] * 1000 / win);
       if (fn < f[d] || (fn > f[d] && !held[d])) f[d] = fn, base[d] = fn, t[d] = now, moved = true;
     }
