@@ -84,8 +84,8 @@ local NTAIL, NLEN = '<ddddddddddddd', 104  -- c:<k>'s 13 counters, after its CLE
 --      reset instant (server time) and reset of the first answer of the
 --      provider's current window, the cost of the served calls released
 --      since that answer, the outside rate (per s) last measured, and the
---      margin k last measured (the learned cap over the rate the tenants
---      attained, in [1, HEADER_MARGIN_MAX]; 0 on a dimension never anchored)
+--      margin k (release.lua: the factor, in [1, HEADER_MARGIN_MAX], by which
+--      the cap sits above the rate left; 0 on a dimension never anchored)
 local AHREC, AHLEN = '<Bdddddddddddd', 97
 local HEADER_MARGIN_MAX = 2
 -- The counters are kept when COUNTERS is true (bench/gate_bench.cpp times

@@ -30,12 +30,13 @@
 -- header is 0, else against requests (and tokens if capped).
 -- The header rule: an "ok" answer with remaining R_d and reset T_d (ms, > 0)
 -- on a capped d sets f_d = f_d(now) + (g_d - f_d(now)) * min(1, T_d / window),
--- g_d = clamp(k_d (R_d * 1000 / T_d - x_o) / C_d, 0.05, 1), t_d = now (the
+-- g_d = clamp(k_d ((R_d + c / 2) * 1000 / T_d - x_o) / C_d, 0.05, 1), t_d = now (the
 -- 429 counts and holds are kept; no raise while AIMD holds d or counts a
--- 429 of d in its window), x_o the outside rate and k_d the margin (the
--- learned cap over the rate the tenants attained, in [1, 2]) measured
--- between two answers of one provider window ('ah'): outside traffic or a
--- smaller limit lowers f_d before 429s, headroom raises it (at most to 1).
+-- 429 of d in its window), c the call's own cost (counted at the middle of
+-- its share of the window), x_o the outside rate and k_d the margin in [1,
+-- 2] measured between two answers of one provider window ('ah'): outside
+-- traffic or a smaller limit lowers f_d before 429s, headroom raises it (at
+-- most to 1). A 429 of d halves k_d's part above 1.
 -- 'ad' (prelude.lua) is written on 429s and on answers whose headers move a
 -- fraction; recovery is computed where it is read (admit, release, state).
 -- Records, defaults and the weight rule are prelude.lua's (embedded before
@@ -135,10 +136,11 @@ if s[8] == '1' and ARGV[5] == '429' then
 elseif s[8] == '1' and (ARGV[5] or 'ok') == 'ok' and (arg(9) > 0 or arg(11) > 0) then
   -- The header rule: a served call's remaining budget R_d over the time T_d
   -- until the provider restores it is the rate it still allows every
-  -- client; less the outside rate x_o measured in 'ah', the rate it allows
-  -- the tenants; times the margin k_d, the cap at which they attain that
-  -- rate; as a fraction of C_d: g_d = clamp(k_d (R_d / T_d - x_o) / C_d,
-  -- 0.05, 1); f_d moves towards it by the weight min(1, T_d /
+  -- client (R_d + c / 2: this call counted at the middle of its share);
+  -- less the outside rate x_o measured in 'ah', the rate it allows the
+  -- tenants; times the margin k_d; as a fraction of C_d: g_d = clamp(k_d
+  -- ((R_d + c / 2) / T_d - x_o) / C_d, 0.05, 1); f_d moves towards it by
+  -- the weight min(1, T_d /
   -- adapt_window_ms) (an answer close to its window's reset says little
   -- about the rate); it does not raise f_d while AIMD holds d or counts a
   -- 429 of d in its current window (429s showed the cap too high).
@@ -148,10 +150,12 @@ elseif s[8] == '1' and (ARGV[5] or 'ok') == 'ok' and (arg(9) > 0 or arg(11) > 0)
   -- the first (u) took u; the rest is outside use. Measured once the pair
   -- spans half of what the first answer saw left (T <= T_a / 2), kept
   -- until the next such pair; 0 once the anchored window ended a window
-  -- ago. k_d, from the same pair: the learned cap f_d C_d over the rate
-  -- u / (T_a - T) the tenants attained, in [1, HEADER_MARGIN_MAX] (the
-  -- largest when u = 0); 1 while nothing is measured. A token bucket never
-  -- forms such a pair (its R rises as T falls).
+  -- ago. k_d, at the same answers: the budget fell at (R_a - R) / (T_a - T)
+  -- where R_a / T_a would empty it at the reset; k_d moves towards k_d times
+  -- their ratio by the call's share of R_a, within [1, HEADER_MARGIN_MAX]
+  -- (not raised while f_d may not be): it rises while windows end unused,
+  -- as the tenants attain less than their cap. 1 while nothing is measured.
+  -- A token bucket never forms such a pair (its R rises as T falls).
   local tn = redis.call('HMGET', H, 'adapt_recover_ms', 'adapt_window_ms')
   local win = (tonumber(tn[2]) or DEFAULT_ADAPT_WINDOW_MS) * 1000
   local rem, rst, cap = {arg(8), arg(10)}, {arg(9), arg(11)}, {Cr, Ct}

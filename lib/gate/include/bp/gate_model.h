@@ -181,9 +181,9 @@ struct Learned {
 // docs/gate.md "Adaptive caps"): the first answer of the provider's current
 // fixed window (remaining ra, reset instant ea_us in the scripts' time, its
 // reset rsta_ms), the cost u of the served calls released since it, the
-// outside rate xo (per s) last measured, and the margin k last measured (the
-// learned cap over the rate the tenants attained, in [1, kHeaderMarginMax]).
-// All zero: never anchored.
+// outside rate xo (per s) last measured, and the margin k in [1,
+// kHeaderMarginMax], the factor by which the cap sits above the rate left
+// (an integral of the window's unused budget). All zero: never anchored.
 struct HeaderWindow {
   double ra = 0, ea_us = 0, rsta_ms = 0, u = 0, xo = 0, k = 0;
 };
