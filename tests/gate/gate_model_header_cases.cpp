@@ -127,7 +127,7 @@ std::vector<Case> HeaderCases() {
     c.config.adapt_min_429 = 2;
     c.check = [](const Model& m) {
       const Learned& a = *m.state.learned;
-      EXPECT_EQ(a.nr, 1);      // one 429 counted, no decrease
+      EXPECT_EQ(a.nr, 1);        // one 429 counted, no decrease
       EXPECT_EQ(a.fr, 0.65625);  // 1 -> 0.65625, then not raised
       EXPECT_EQ(a.ws_us, kT0us);
     };
