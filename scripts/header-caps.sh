@@ -20,13 +20,17 @@ cd "$(dirname "$0")/.."
 
 SPEEDUP=5
 OUT=""
+PROFILE=""
 CASES="cut-10,cut-30,outside-10,outside-30"
 usage() {
   cat <<'EOF2'
 usage: scripts/header-caps.sh [--case cut-10,cut-30,outside-10,outside-30] [--speedup F]
-                              [--out DIR] | --analyze-only DIR
+                              [--profile openai|anthropic|azure|bare] [--out DIR]
+                              | --analyze-only DIR
   each case with the header rule and with AIMD alone, 1 run each (about
-  15 s per run at speedup 5); prints the targets' figures.
+  15 s per run at speedup 5); prints the targets' figures. --profile sets
+  mockapi's provider profile in every case (docs/provider-profiles.md;
+  default: the workloads', openai).
 EOF2
 }
 die() { echo "header-caps: $*" >&2; exit 2; }
@@ -38,12 +42,14 @@ while [ "$#" -gt 0 ]; do
     --case) need_arg "$@"; CASES="$2"; shift 2 ;;
     --speedup) need_arg "$@"; SPEEDUP="$2"; shift 2 ;;
     --out) need_arg "$@"; OUT="$2"; shift 2 ;;
+    --profile) need_arg "$@"; PROFILE="$2"; shift 2 ;;
     --analyze-only) need_arg "$@"; ANALYZE_ONLY=1; OUT="$2"; shift 2 ;;
     -h|--help) usage; exit 0 ;;
     *) usage >&2; die "unknown option '$1'" ;;
   esac
 done
 bp_check_speedup "$SPEEDUP"
+case "$PROFILE" in ""|openai|anthropic|azure|bare) ;; *) die "unknown profile '$PROFILE'" ;; esac
 for c in ${CASES//,/ }; do
   [ -f "configs/headers/$c.json" ] || die "unknown case '$c' (configs/headers/*.json)"
 done
@@ -59,19 +65,22 @@ if [ "$ANALYZE_ONLY" -eq 0 ]; then
   bp_start_mockapi configs/mockapi/paper-single.json
   mkdir -p "$OUT/workloads"
   {
-    echo "command: scripts/header-caps.sh --case $CASES --speedup $SPEEDUP"
+    echo "command: scripts/header-caps.sh --case $CASES --speedup $SPEEDUP${PROFILE:+ --profile $PROFILE}"
     echo "date: $(date -u +%Y-%m-%dT%H:%M:%SZ), git: $(git rev-parse --short HEAD 2>/dev/null || echo ?)"
     echo "valkey: $BP_VALKEY_URL ($BP_SERVER_DESC), upstream: $BP_MOCKAPI_URL"
   } | tee "$OUT/run-info.txt"
   ARGS=()
   for c in ${CASES//,/ }; do
-    cp "configs/headers/$c.json" "$OUT/workloads/$c.json"
-    python3 - "configs/headers/$c.json" "$OUT/workloads/$c-aimd.json" <<'PY'
+    python3 - "configs/headers/$c.json" "$OUT/workloads/$c.json" "$OUT/workloads/$c-aimd.json" \
+      "$PROFILE" <<'PY'
 import json, sys
 w = json.load(open(sys.argv[1]))
+if sys.argv[4]:
+    w["upstream"]["profile"] = sys.argv[4]
+open(sys.argv[2], "w").write(json.dumps(w, indent=2) + "\n")
 w["name"] += "-aimd"
 w["gate"]["adapt_headers"] = False
-open(sys.argv[2], "w").write(json.dumps(w, indent=2) + "\n")
+open(sys.argv[3], "w").write(json.dumps(w, indent=2) + "\n")
 PY
     ARGS+=(--workload "$OUT/workloads/$c.json" --workload "$OUT/workloads/$c-aimd.json")
   done

@@ -156,6 +156,12 @@ std::string DiffHarness::ApplyToBoth(const DiffStep& step) {
       if (after && (*after)[0].xo > 0 && (!before || (*before)[0].xo != (*after)[0].xo)) {
         ++coverage_["release ok headers (outside measured)"];
       }
+      if (after && (*after)[0].k > 1 && (!before || (*before)[0].k != (*after)[0].k)) {
+        ++coverage_["release ok headers (margin measured)"];
+      }
+      if (before && after && (*after)[0].k < (*before)[0].k && r.outcome == "429") {
+        ++coverage_["release 429 (margin halved)"];
+      }
       return st.ok() ? "" : "release: " + st.ToString();
     }
   }

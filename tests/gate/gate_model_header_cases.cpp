@@ -1,9 +1,11 @@
 // Named cases of the adaptive caps' header rule (docs/gate.md "Adaptive
-// caps"): a served call's remaining budget R_d and reset T_d move the learned
-// fraction f_d towards g_d = clamp((R_d * 1000 / T_d - x_o) / C_d, 0.05, 1)
-// by the weight min(1, T_d / adapt_window_ms), x_o the outside rate measured
-// between two answers of one provider window ('ah'). Run on the model and
-// through the scripts with the other named cases (gate_model_cases.h).
+// caps"): a served call of cost c with the remaining budget R_d and reset T_d
+// moves the learned fraction f_d towards g_d = clamp(k_d ((R_d + c / 2) *
+// 1000 / T_d - x_o) / C_d, 0.05, 1) by the weight min(1, T_d /
+// adapt_window_ms), x_o the outside rate and k_d the margin in [1, 2]
+// measured between two answers of one provider window ('ah'). Run on the
+// model and through the scripts with the other named cases
+// (gate_model_cases.h).
 #include <gtest/gtest.h>
 
 #include "gate/gate_model_cases.h"
@@ -50,15 +52,16 @@ Config Adaptive(double rps, double tps, double window_ms) {
 std::vector<Case> HeaderCases() {
   std::vector<Case> out;
   {
-    // C_r = 10; the provider has 5 requests left for the 1 s until its
-    // reset (outside traffic took the rest): g_r = 5 / 1 / 10 = 0.5, weight
-    // min(1, 1000 / 1000) = 1, so f_r = 0.5 at once, before any 429. The
-    // bucket (10 - 1 - 9 = 0) then refills at 5 req/s: 200 ms per request.
-    // A release without a reset (-1) changes nothing.
+    // C_r = 10, adapt window 0.5 s; the provider has 2 requests left for
+    // the 0.5 s until its reset (outside traffic took the rest), and this
+    // call counts at the middle of its share: g_r = (2 + 0.5) / 0.5 / 10 =
+    // 0.5, weight min(1, 500 / 500) = 1, so f_r = 0.5 at once, before any
+    // 429. The bucket (10 - 1 - 9 = 0) then refills at 5 req/s: 200 ms per
+    // request. A release without a reset (-1) changes nothing.
     Case c{"header rule: a smaller remaining budget lowers the cap at once",
-           Adaptive(10, 0, 1000),
+           Adaptive(10, 0, 500),
            Mode::kReconcile,
-           {Admit(0, 1, "1"), Admit(0, 1, "2"), Served(0, "1", 0, -1), Served(0, "2", 5, 1000),
+           {Admit(0, 1, "1"), Admit(0, 1, "2"), Served(0, "1", 0, -1), Served(0, "2", 2, 500),
             Admit(0, 8, "3"), DeferL1(0, 200)}};
     c.check = [](const Model& m) {
       const Learned& a = *m.state.learned;
@@ -73,16 +76,17 @@ std::vector<Case> HeaderCases() {
     out.push_back(c);
   }
   {
-    // C_r = 8, window 2 s. R = 4 with 1 s to the reset: g = 0.5, weight
-    // 0.5: f_r = 1 + (0.5 - 1) * 0.5 = 0.75. Then R = 1 with 0.5 s left:
-    // g = 0.25, weight 0.25: f_r = 0.75 + (0.25 - 0.75) * 0.25 = 0.625 (an
-    // answer close to its reset moves the cap less).
+    // C_r = 8, window 2 s. R = 4 with 1 s to the reset: g = 4.5 / 8 =
+    // 0.5625, weight 0.5: f_r = 1 + (0.5625 - 1) * 0.5 = 0.78125. Then R =
+    // 1 with 0.5 s left: g = 1.5 / 0.5 / 8 = 0.375, weight 0.25: f_r =
+    // 0.78125 + (0.375 - 0.78125) * 0.25 = 0.6796875 (an answer close to
+    // its reset moves the cap less).
     Case c{"header rule: an answer moves the cap by its reset's weight",
            Adaptive(8, 0, 2000),
            Mode::kReconcile,
            {Admit(0, 1, "1"), Admit(0, 1, "2"), Served(0, "1", 4, 1000), Served(0, "2", 1, 500)}};
     c.check = [](const Model& m) {
-      EXPECT_EQ(m.state.learned->fr, 0.625);  // 1 -> 0.75 -> 0.625
+      EXPECT_EQ(m.state.learned->fr, 0.6796875);  // 1 -> 0.78125 -> 0.6796875
       EXPECT_EQ(m.state.learned->tr_us, kT0us);
     };
     out.push_back(c);
@@ -90,9 +94,9 @@ std::vector<Case> HeaderCases() {
   {
     // A 429 (min_429 1, beta 0.5) halves f_r and holds AIMD for the 2 s
     // window: headers that show headroom (R = 8 with 0.5 s left on C_r = 8
-    // is g = 2, clamped to 1) do not raise it while held; headers that
-    // show less lower it (R = 2 with 1 s left: g = 0.25, weight 0.5: f_r =
-    // 0.5 + (0.25 - 0.5) * 0.5 = 0.375).
+    // is g = 2.125, clamped to 1) do not raise it while held; headers that
+    // show less lower it (R = 2 with 1 s left: g = 2.5 / 8 = 0.3125, weight
+    // 0.5: f_r = 0.5 + (0.3125 - 0.5) * 0.5 = 0.40625).
     Case c{"header rule: no raise while AIMD holds, lowering still",
            Adaptive(8, 0, 2000),
            Mode::kReconcile,
@@ -102,15 +106,16 @@ std::vector<Case> HeaderCases() {
     c.config.adapt_min_429 = 1, c.config.adapt_beta = 0.5;
     c.check = [](const Model& m) {
       const Learned& a = *m.state.learned;
-      EXPECT_EQ(a.fr, 0.375);               // 1 -> 0.5 (429) -> 0.5 (held) -> 0.375
+      EXPECT_EQ(a.fr, 0.40625);             // 1 -> 0.5 (429) -> 0.5 (held) -> 0.40625
       EXPECT_EQ(a.hr_us, kT0us + 2000000);  // the 429's hold, kept
       EXPECT_EQ(a.ws_us, kT0us);
     };
     out.push_back(c);
   }
   {
-    // min_429 2. R = 2 with 1 s left on C_r = 8: g = 0.25, weight 0.5:
-    // f_r = 1 + (0.25 - 1) * 0.5 = 0.625. Then one 429 is counted (window
+    // min_429 2. R = 2 with 1 s left on C_r = 8: g = 2.5 / 8 = 0.3125,
+    // weight 0.5: f_r = 1 + (0.3125 - 1) * 0.5 = 0.65625. Then one 429 is
+    // counted (window
     // 2 s from 0) without a decrease; while that window holds a 429 of d,
     // headroom (R = 16 with 2 s left: g = 1, weight 1) does not raise f_d.
     Case c{"header rule: no raise while a 429 of the dimension is counted",
@@ -122,8 +127,8 @@ std::vector<Case> HeaderCases() {
     c.config.adapt_min_429 = 2;
     c.check = [](const Model& m) {
       const Learned& a = *m.state.learned;
-      EXPECT_EQ(a.nr, 1);      // one 429 counted, no decrease
-      EXPECT_EQ(a.fr, 0.625);  // 1 -> 0.625, then not raised
+      EXPECT_EQ(a.nr, 1);        // one 429 counted, no decrease
+      EXPECT_EQ(a.fr, 0.65625);  // 1 -> 0.65625, then not raised
       EXPECT_EQ(a.ws_us, kT0us);
     };
     out.push_back(c);
@@ -149,12 +154,14 @@ std::vector<Case> HeaderCases() {
     out.push_back(c);
   }
   {
-    // Tokens: C_t = 1000 tokens/s, R_t = 250 with 1 s left: f_t = 0.25; the
-    // request headers show headroom (g_r = 10 / 1 / 10 = 1) and f_r stays 1.
+    // Tokens: C_t = 1000 tokens/s, R_t = 200 with 1 s left after a call of
+    // 100 tokens: g_t = (200 + 50) / 1 / 1000, f_t = 0.25; the request
+    // headers show headroom (g_r = 10.5 / 1 / 10, clamped to 1) and f_r
+    // stays 1.
     Case c{"header rule: each dimension learns from its own headers",
            Adaptive(10, 1000, 1000),
            Mode::kReconcile,
-           {Admit(0, 1, "1", 100), Served(0, "1", 10, 1000, 250, 1000, 100)}};
+           {Admit(0, 1, "1", 100), Served(0, "1", 10, 1000, 200, 1000, 100)}};
     c.check = [](const Model& m) {
       const Learned& a = *m.state.learned;
       EXPECT_EQ(a.fr, 1);
@@ -166,14 +173,15 @@ std::vector<Case> HeaderCases() {
   {
     // Outside use, measured between two answers of one provider window
     // (C_r = 8, adapt window 2 s). At 0: R = 8, T = 1 s, the window's first
-    // answer (anchor; g = 8 / 1 / 8 = 1, nothing moves). At 0.5 s: R = 4,
-    // T = 0.5 s, the same reset instant; the budget fell by 4 in 0.5 s of
-    // the provider's time, 1 of it this served call: x_o = (8 - 4 - 1) /
-    // 0.5 = 6 req/s. g = (4 / 0.5 - 6) / 8 = 0.25 (R / T alone says 1),
-    // weight 0.25: f_r = 1 + (0.25 - 1) * 0.25 = 0.8125. At 1.2 s the next
-    // window's first answer (R = 8, T = 0.8 s) re-anchors and keeps x_o:
-    // g = (8 / 0.8 - 6) / 8 = 0.5, weight 0.4, from f_r recovered by 0.7 s
-    // / 120 s.
+    // answer (anchor; g = 8.5 / 1 / 8, clamped to 1, nothing moves). At 0.5
+    // s: R = 4, T = 0.5 s, the same reset instant; the budget fell by 4 in
+    // 0.5 s of the provider's time, 1 of it this served call: x_o = (8 - 4
+    // - 1) / 0.5 = 6 req/s. The budget fell at 8 req/s, the pace that
+    // empties it at the reset (8 / 1): the margin stays k = 1. g = (4.5 /
+    // 0.5 - 6) / 8 = 0.375 (R / T alone says 1), weight 0.25: f_r = 1 +
+    // (0.375 - 1) * 0.25 = 0.84375. At 1.2 s the next window's first answer
+    // (R = 8, T = 0.8 s) re-anchors and keeps x_o: g = (8.5 / 0.8 - 6) / 8 =
+    // 0.578125, weight 0.4, from f_r recovered by 0.7 s / 120 s.
     Case c{"header rule: outside use between two answers of one window lowers the cap",
            Adaptive(8, 0, 2000),
            Mode::kReconcile,
@@ -182,14 +190,62 @@ std::vector<Case> HeaderCases() {
     c.check = [](const Model& m) {
       const HeaderWindow& h = (*m.state.header)[0];
       EXPECT_EQ(h.xo, 6);  // measured in the first window, kept
+      EXPECT_EQ(h.k, 1);
       EXPECT_EQ(h.ra, 8);  // the second window's anchor
       EXPECT_EQ(h.ea_us, kT0us + 2000000);
       EXPECT_EQ(h.rsta_ms, 800);
       EXPECT_EQ(h.u, 0);
-      const double f1 = 0.8125 + 700000.0 / 120000000;  // 1 -> 0.8125, recovering 0.7 s
-      EXPECT_EQ(m.state.learned->fr, f1 + (0.5 - f1) * 0.4);
+      const double f1 = 0.84375 + 700000.0 / 120000000;  // 1 -> 0.84375, recovering 0.7 s
+      EXPECT_EQ(m.state.learned->fr, f1 + (0.578125 - f1) * 0.4);
       EXPECT_EQ(m.state.learned->tr_us, kT0us + 1200000);
       EXPECT_EQ((*m.state.header)[1].rsta_ms, 0);  // tokens: no cap, never anchored
+    };
+    out.push_back(c);
+  }
+  {
+    // The margin (C_r = 16, adapt window 2 s). At 0 the anchor: R = 8 with
+    // 1 s left, g = 8.5 / 16 = 0.53125, weight 0.5: f_r = 0.765625. At 0.5
+    // s: R = 6, T = 0.5 s: x_o = (8 - 6 - 1) / 0.5 = 2 req/s, and the
+    // budget fell at (8 - 6) / 0.5 = 4 req/s where 8 / 1 = 8 req/s would
+    // empty it at the reset: the window ends unused. k moves towards 1 * 8
+    // / 4 = 2 by this call's share of the anchor's budget, 1 / 8: k = 1 +
+    // (2 - 1) / 8 = 1.125, and the cap aims at 1.125 times the rate left,
+    // g = 1.125 * (6.5 / 0.5 - 2) / 16 = 0.7734375, weight 0.25. A 429 of
+    // requests then halves the margin above 1: k = 1.0625 (one 429 counted,
+    // no decrease).
+    Case c{"header rule: a window ending unused raises the margin, a 429 halves it",
+           Adaptive(16, 0, 2000),
+           Mode::kReconcile,
+           {Admit(0, 1, "1"), Admit(0, 1, "2"), Admit(0, 1, "3"), Served(0, "1", 8, 1000),
+            Served(500, "2", 6, 500), Served(500, "3", -1, -1)}};
+    c.calls[5].outcome = "429";
+    c.check = [](const Model& m) {
+      const HeaderWindow& h = (*m.state.header)[0];
+      EXPECT_EQ(h.xo, 2);
+      EXPECT_EQ(h.k, 1.0625);  // 1 -> 1.125 -> 1.0625 (the 429)
+      EXPECT_EQ(h.u, 1);
+      const double f1 = 0.765625 + 500000.0 / 120000000;  // 1 -> 0.765625, recovering 0.5 s
+      EXPECT_EQ(m.state.learned->fr, f1 + (0.7734375 - f1) * 0.25);
+      EXPECT_EQ(m.state.learned->nr, 1);
+      EXPECT_EQ((*m.state.header)[1].k, 0);  // tokens: no cap, never anchored
+    };
+    out.push_back(c);
+  }
+  {
+    // The margin's floor (C_r = 8): at 0.5 s R = 2, T = 0.5 s after the
+    // anchor's R = 8 with 1 s left: the budget fell at 12 req/s, faster
+    // than the 8 req/s that empty it at the reset: k towards 8 / 12, never
+    // below 1. x_o = (8 - 2 - 1) / 0.5 = 10 req/s, more than the 5 left:
+    // g = 0.05, weight 0.25.
+    Case c{"header rule: the margin is never below 1",
+           Adaptive(8, 0, 2000),
+           Mode::kReconcile,
+           {Admit(0, 1, "1"), Admit(0, 1, "2"), Served(0, "1", 8, 1000), Served(500, "2", 2, 500)}};
+    c.check = [](const Model& m) {
+      const HeaderWindow& h = (*m.state.header)[0];
+      EXPECT_EQ(h.xo, 10);
+      EXPECT_EQ(h.k, 1);
+      EXPECT_EQ(m.state.learned->fr, 1 + (0.05 - 1) * 0.25);  // 1 -> 0.7625
     };
     out.push_back(c);
   }
@@ -205,6 +261,7 @@ std::vector<Case> HeaderCases() {
     c.check = [](const Model& m) {
       const HeaderWindow& h = (*m.state.header)[0];
       EXPECT_EQ(h.xo, 0);  // 6 -> 0
+      EXPECT_EQ(h.k, 1);
       EXPECT_EQ(h.ra, 8);
       EXPECT_EQ(h.ea_us, kT0us + 5000000);
       EXPECT_EQ(h.rsta_ms, 500);

@@ -93,12 +93,12 @@ Result<State> ReadStoreState(ValkeyConnection& conn, const std::string& target) 
     } else if (f == "rsv") {
       st.reserved = std::stoll(v);
     } else if (f == "ah") {
-      auto d = Unpack(v, 10);
+      auto d = Unpack(v, 12);
       if (!d.empty()) {
         std::array<gate_model::HeaderWindow, 2> ah;
         for (size_t j = 0; j < 2; ++j) {
-          ah[j] = gate_model::HeaderWindow{d[5 * j], d[5 * j + 1], d[5 * j + 2], d[5 * j + 3],
-                                           d[5 * j + 4]};
+          ah[j] = gate_model::HeaderWindow{d[6 * j],     d[6 * j + 1], d[6 * j + 2],
+                                           d[6 * j + 3], d[6 * j + 4], d[6 * j + 5]};
         }
         st.header = ah;
       }
@@ -211,6 +211,7 @@ std::string CompareStates(const State& m, const State& s) {
       const std::string d = i == 0 ? "ah requests " : "ah tokens ";
       cmp(d + "ra", a.ra, b.ra), cmp(d + "ea", a.ea_us, b.ea_us);
       cmp(d + "rsta", a.rsta_ms, b.rsta_ms), cmp(d + "u", a.u, b.u), cmp(d + "xo", a.xo, b.xo);
+      cmp(d + "k", a.k, b.k);
     }
   }
   const std::pair<const char*, std::pair<const SortedSet*, const SortedSet*>> sets[] = {

@@ -79,12 +79,15 @@ local HOLDREC, HOLDLEN = '<Bdddd', 33  -- l1hold = until_us F needr needt, then 
 local LINEREC, LINELEN = '<Bdd', 17  -- l1line = r_us t_us
 local CFGREC, CFGLEN = '<Bdddddddddddddd', 113  -- the fixed part; omega_k at CFGLEN + 1 + 8(k-1)
 local NTAIL, NLEN = '<ddddddddddddd', 104  -- c:<k>'s 13 counters, after its CLEN bytes
--- ah = per dimension (requests, then tokens) ra ea_us rsta_ms u xo: the
+-- ah = per dimension (requests, then tokens) ra ea_us rsta_ms u xo k: the
 --      adaptive caps' header rule (release.lua only): the remaining budget,
 --      reset instant (server time) and reset of the first answer of the
 --      provider's current window, the cost of the served calls released
---      since that answer, and the outside rate (per s) last measured
-local AHREC, AHLEN = '<Bdddddddddd', 81
+--      since that answer, the outside rate (per s) last measured, and the
+--      margin k (release.lua: the factor, in [1, HEADER_MARGIN_MAX], by which
+--      the cap sits above the rate left; 0 on a dimension never anchored)
+local AHREC, AHLEN = '<Bdddddddddddd', 97
+local HEADER_MARGIN_MAX = 2
 -- The counters are kept when COUNTERS is true (bench/gate_bench.cpp times
 -- the scripts with it false, to measure what they cost). Rare events count
 -- in text fields by HINCRBY: 'n:rejects_priority', 'n:rejects_too_large'

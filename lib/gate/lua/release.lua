@@ -30,11 +30,13 @@
 -- header is 0, else against requests (and tokens if capped).
 -- The header rule: an "ok" answer with remaining R_d and reset T_d (ms, > 0)
 -- on a capped d sets f_d = f_d(now) + (g_d - f_d(now)) * min(1, T_d / window),
--- g_d = clamp((R_d * 1000 / T_d - x_o) / C_d, 0.05, 1), t_d = now (the 429
--- counts and holds are kept; no raise while AIMD holds d or counts a 429
--- of d in its window), x_o the outside rate measured between two answers
--- of one provider window ('ah'): outside traffic or a smaller limit lowers
--- f_d before 429s, headroom raises it (at most to 1).
+-- g_d = clamp(k_d ((R_d + c / 2) * 1000 / T_d - x_o) / C_d, 0.05, 1), t_d = now (the
+-- 429 counts and holds are kept; no raise while AIMD holds d or counts a
+-- 429 of d in its window), c the call's own cost (counted at the middle of
+-- its share of the window), x_o the outside rate and k_d the margin in [1,
+-- 2] measured between two answers of one provider window ('ah'): outside
+-- traffic or a smaller limit lowers f_d before 429s, headroom raises it (at
+-- most to 1). A 429 of d halves k_d's part above 1.
 -- 'ad' (prelude.lua) is written on 429s and on answers whose headers move a
 -- fraction; recovery is computed where it is read (admit, release, state).
 -- Records, defaults and the weight rule are prelude.lua's (embedded before
@@ -103,6 +105,15 @@ if s[8] == '1' and ARGV[5] == '429' then
     dims = {1}
     if Ct > 0 then dims[2] = 2 end
   end
+  -- A 429 of d halves the header rule's margin on d above 1 (the cap above
+  -- the rate left overshot), until the answers show headroom again.
+  local ah = {rec(AHREC, AHLEN, s[10])}
+  for _, d in ipairs(dims) do
+    if ah[6 * d] and ah[6 * d] > 1 then
+      ah[6 * d] = 1 + (ah[6 * d] - 1) / 2
+      ahw = struct.pack(AHREC, 1, unpack(ah, 1, 12))
+    end
+  end
   for _, d in ipairs(dims) do
     if now >= h[d] then
       n[d] = n[d] + 1
@@ -125,9 +136,11 @@ if s[8] == '1' and ARGV[5] == '429' then
 elseif s[8] == '1' and (ARGV[5] or 'ok') == 'ok' and (arg(9) > 0 or arg(11) > 0) then
   -- The header rule: a served call's remaining budget R_d over the time T_d
   -- until the provider restores it is the rate it still allows every
-  -- client; less the outside rate x_o measured in 'ah', the rate it allows
-  -- the tenants, as a fraction of C_d: g_d = clamp((R_d / T_d - x_o) / C_d,
-  -- 0.05, 1); f_d moves towards it by the weight min(1, T_d /
+  -- client (R_d + c / 2: this call counted at the middle of its share);
+  -- less the outside rate x_o measured in 'ah', the rate it allows the
+  -- tenants; times the margin k_d; as a fraction of C_d: g_d = clamp(k_d
+  -- ((R_d + c / 2) / T_d - x_o) / C_d, 0.05, 1); f_d moves towards it by
+  -- the weight min(1, T_d /
   -- adapt_window_ms) (an answer close to its window's reset says little
   -- about the rate); it does not raise f_d while AIMD holds d or counts a
   -- 429 of d in its current window (429s showed the cap too high).
@@ -137,7 +150,12 @@ elseif s[8] == '1' and (ARGV[5] or 'ok') == 'ok' and (arg(9) > 0 or arg(11) > 0)
   -- the first (u) took u; the rest is outside use. Measured once the pair
   -- spans half of what the first answer saw left (T <= T_a / 2), kept
   -- until the next such pair; 0 once the anchored window ended a window
-  -- ago. A token bucket never forms such a pair (its R rises as T falls).
+  -- ago. k_d, at the same answers: the budget fell at (R_a - R) / (T_a - T)
+  -- where R_a / T_a would empty it at the reset; k_d moves towards k_d times
+  -- their ratio by the call's share of R_a, within [1, HEADER_MARGIN_MAX]
+  -- (not raised while f_d may not be): it rises while windows end unused,
+  -- as the tenants attain less than their cap. 1 while nothing is measured.
+  -- A token bucket never forms such a pair (its R rises as T falls).
   local tn = redis.call('HMGET', H, 'adapt_recover_ms', 'adapt_window_ms')
   local win = (tonumber(tn[2]) or DEFAULT_ADAPT_WINDOW_MS) * 1000
   local rem, rst, cap = {arg(8), arg(10)}, {arg(9), arg(11)}, {Cr, Ct}
@@ -151,30 +169,38 @@ elseif s[8] == '1' and (ARGV[5] or 'ok') == 'ok' and (arg(9) > 0 or arg(11) > 0)
   local moved = false
   for d = 1, 2 do
     if cap[d] > 0 and rem[d] >= 0 and rst[d] > 0 then
-      local o = 5 * (d - 1)
-      local ra, ea, rsta, u, xo = h[o + 1], h[o + 2], h[o + 3], h[o + 4], h[o + 5]
+      local o = 6 * (d - 1)
+      local ra, ea, rsta, u, xo, k = h[o + 1], h[o + 2], h[o + 3], h[o + 4], h[o + 5], h[o + 6]
       local e = now + rst[d] * 1000  -- this answer's reset instant
-      if not ra or rsta <= 0 or now > ea + win then ra, xo = nil, 0 end
+      if not ra or rsta <= 0 or now > ea + win then ra, xo, k = nil, 0, 1 end
       if ra and math.abs(e - ea) < rsta * 500 and rem[d] <= ra then
         if rst[d] < rsta then  -- counted after the anchor
           u = u + own[d]
           if rst[d] * 2 <= rsta then
-            xo = math.max(0, (ra - rem[d] - u) * 1000 / (rsta - rst[d]))
+            local span = rsta - rst[d]  -- ms of the provider's time
+            xo = math.max(0, (ra - rem[d] - u) * 1000 / span)
+            if ra > 0 then  -- the margin: k times (R_a / T_a) / ((R_a - R) / span)
+              local kn = HEADER_MARGIN_MAX
+              if ra > rem[d] then kn = k * ra * span / ((ra - rem[d]) * rsta) end
+              kn = math.min(HEADER_MARGIN_MAX, math.max(1, k + (kn - k) * math.min(1, own[d] / ra)))
+              if kn < k or not held[d] then k = kn end
+            end
           end
         end
       elseif not ra or e >= ea - rsta * 500 then
         ra, ea, rsta, u = rem[d], e, rst[d], 0  -- a new window's first answer
       end  -- else an earlier window's answer, released late: kept out
-      h[o + 1], h[o + 2], h[o + 3], h[o + 4], h[o + 5] = ra, ea, rsta, u, xo
-      local g = math.min(1, math.max(0.05, (rem[d] * 1000 / rst[d] - xo) / cap[d]))
+      h[o + 1], h[o + 2], h[o + 3], h[o + 4], h[o + 5], h[o + 6] = ra, ea, rsta, u, xo, k
+      local left = (rem[d] + own[d] / 2) * 1000 / rst[d]  -- this call at the middle of its share
+      local g = math.min(1, math.max(0.05, k * (left - xo) / cap[d]))
       local fn = f[d] + (g - f[d]) * math.min(1, rst[d] * 1000 / win)
       if fn < f[d] or (fn > f[d] and not held[d]) then
         f[d], base[d], t[d], moved = fn, fn, now, true
       end
     end
   end
-  for i = 1, 10 do h[i] = h[i] or 0 end
-  ahw = struct.pack(AHREC, 1, unpack(h, 1, 10))
+  for i = 1, 12 do h[i] = h[i] or 0 end
+  ahw = struct.pack(AHREC, 1, unpack(h, 1, 12))
   if moved then
     tau = tau or (tonumber(tn[1]) or DEFAULT_ADAPT_RECOVER_MS) * 1000
     redis.call('HSET', H, 'ad', string.format(ADFMT, base[1], t[1], base[2], t[2], tau, a[6] or 0,

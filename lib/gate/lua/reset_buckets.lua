@@ -12,7 +12,7 @@
 -- to full, as a cold start does) with the old counter, so tickets issued
 -- after the reset never reuse a number. Reply: the ticket counter.
 -- "learned": drops the adaptive caps' learned state 'ad' and the header
--- rule's window anchor and outside-rate measure 'ah' (the configured caps
+-- rule's window anchor, outside rate and margin 'ah' (the configured caps
 -- apply from the next admission). Reply: the number of those fields there were.
 -- "all": deletes every key of the target, configuration included. Reply:
 -- the number of keys deleted.

@@ -115,6 +115,10 @@ int Model::Release(const ReleaseInput& in) {
       dims = {0};
       if (Ct > 0) dims.push_back(1);
     }
+    // A 429 of d halves the header rule's margin on d above 1.
+    for (int d : dims) {
+      if (st.header && (*st.header)[d].k > 1) (*st.header)[d].k = 1 + ((*st.header)[d].k - 1) / 2;
+    }
     for (int d : dims) {
       if (now >= h[d]) {
         n[d] = n[d] + 1;
@@ -140,10 +144,11 @@ int Model::Release(const ReleaseInput& in) {
     fr = f[0], ft = f[1];
   } else if (cf.adapt && in.outcome == "ok" &&
              (in.reset_requests_ms > 0 || in.reset_tokens_ms > 0)) {
-    // The header rule: f_d moves towards g_d = clamp((R_d / T_d - x_o) /
+    // The header rule: f_d moves towards g_d = clamp(k_d (R_d / T_d - x_o) /
     // C_d, 0.05, 1) by the weight min(1, T_d / adapt_window_ms); no raise
-    // while AIMD holds d or counts a 429 of d in its current window. x_o is
-    // measured between two answers of one provider window ('ah').
+    // while AIMD holds d or counts a 429 of d in its current window. x_o and
+    // the margin k_d are measured between two answers of one provider
+    // window ('ah').
     const double win = cf.adapt_window_ms * 1000;
     const double rem[2] = {in.remaining_requests, in.remaining_tokens};
     const double rst[2] = {in.reset_requests_ms, in.reset_tokens_ms};
@@ -164,18 +169,27 @@ int Model::Release(const ReleaseInput& in) {
       HeaderWindow& w = h[d];
       const double e = now + rst[d] * 1000;  // this answer's reset instant
       const bool anchored = had && w.rsta_ms > 0 && !(now > w.ea_us + win);
-      if (!anchored) w.xo = 0;
+      if (!anchored) w.xo = 0, w.k = 1;
       if (anchored && std::abs(e - w.ea_us) < w.rsta_ms * 500 && rem[d] <= w.ra) {
         if (rst[d] < w.rsta_ms) {  // counted after the anchor
           w.u = w.u + own[d];
           if (rst[d] * 2 <= w.rsta_ms) {
-            w.xo = std::max(0.0, (w.ra - rem[d] - w.u) * 1000 / (w.rsta_ms - rst[d]));
+            const double span = w.rsta_ms - rst[d];  // ms of the provider's time
+            w.xo = std::max(0.0, (w.ra - rem[d] - w.u) * 1000 / span);
+            if (w.ra > 0) {  // the margin: k times (R_a / T_a) / ((R_a - R) / span)
+              double kn = kHeaderMarginMax;
+              if (w.ra > rem[d]) kn = w.k * w.ra * span / ((w.ra - rem[d]) * w.rsta_ms);
+              kn = std::min(kHeaderMarginMax,
+                            std::max(1.0, w.k + (kn - w.k) * std::min(1.0, own[d] / w.ra)));
+              if (kn < w.k || !held[d]) w.k = kn;
+            }
           }
         }
       } else if (!anchored || e >= w.ea_us - w.rsta_ms * 500) {
         w.ra = rem[d], w.ea_us = e, w.rsta_ms = rst[d], w.u = 0;  // a new window's first answer
       }
-      const double g = std::min(1.0, std::max(0.05, (rem[d] * 1000 / rst[d] - w.xo) / cap[d]));
+      const double left = (rem[d] + own[d] / 2) * 1000 / rst[d];  // the call mid-share
+      const double g = std::min(1.0, std::max(0.05, w.k * (left - w.xo) / cap[d]));
       const double fn = f[d] + (g - f[d]) * std::min(1.0, rst[d] * 1000 / win);
       if (fn < f[d] || (fn > f[d] && !held[d])) f[d] = fn, base[d] = fn, t[d] = now, moved = true;
     }

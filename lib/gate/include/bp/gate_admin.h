@@ -193,7 +193,7 @@ class GateAdmin {
   // tickets are no-ops.
   Status ResetBuckets();
   // Drops the learned caps of the adaptive rule ('ad', and the header rule's
-  // window anchor and outside-rate measure 'ah'; the configured caps apply
+  // window anchor, outside rate and margin 'ah'; the configured caps apply
   // from the next admission); configuration and bucket state stay. One
   // reset_buckets.lua call ("learned").
   Status ResetLearned();

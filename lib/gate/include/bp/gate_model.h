@@ -180,11 +180,17 @@ struct Learned {
 // 'ah': the header rule's measure of outside use, per dimension (release.lua;
 // docs/gate.md "Adaptive caps"): the first answer of the provider's current
 // fixed window (remaining ra, reset instant ea_us in the scripts' time, its
-// reset rsta_ms), the cost u of the served calls released since it, and the
-// outside rate xo (per s) last measured. All zero: never anchored.
+// reset rsta_ms), the cost u of the served calls released since it, the
+// outside rate xo (per s) last measured, and the margin k in [1,
+// kHeaderMarginMax], the factor by which the cap sits above the rate left
+// (an integral of the window's unused budget). All zero: never anchored.
 struct HeaderWindow {
-  double ra = 0, ea_us = 0, rsta_ms = 0, u = 0, xo = 0;
+  double ra = 0, ea_us = 0, rsta_ms = 0, u = 0, xo = 0, k = 0;
 };
+// The header rule's largest margin k (prelude.lua's HEADER_MARGIN_MAX): the
+// learned cap sits at most this many times above the rate the provider
+// leaves the tenants.
+inline constexpr double kHeaderMarginMax = 2;
 
 // A ticket: what an admission debited, for its release.
 struct Ticket {
