@@ -58,7 +58,7 @@ struct Command {
   const char* name;                      // "set cap"
   const char* synopsis;                  // "[--rpm N] [--tpm N] [--burst-s S]"
   const char* summary;                   // one line for `bpctl --help`
-  const char* details;                   // paragraphs and examples for `--help`
+  std::string details;                   // paragraphs and examples for `--help`
   std::vector<const char*> positionals;  // e.g. {"TENANT", "W"}: exactly these
   void (*flags)(po::options_description&);
   int (*run)(const Invocation&);

@@ -96,5 +96,37 @@ TEST_F(GateStateFields, SharesFollowTheShareRule) {
   EXPECT_DOUBLE_EQ(summary->class_current_share[0], 0.6 / 2.2);
 }
 
+TEST_F(GateStateFields, ASetWeightShowsInTheShareBeforeTheNextAdmission) {
+  // Class 2 backlogged with b (w 1) and c (w 3): W_2 = 4. Setting c's weight
+  // to 1 changes no queue record until c's next admission; the state must
+  // still answer the shares of the new weight.
+  auto gate = MakeGate(GateCaps{1, 0, 1}, {0.6, 0.4});
+  GateAdmin admin(*gate);
+  ASSERT_TRUE(admin.SetTenantWeight("c", 3).ok());
+  const int64_t t = Future(*gate);
+  ASSERT_EQ(gate->Admit(AdmitRequest{"a", 1, {1, 0}, 0, t}).verdict, Verdict::kAdmit);
+  for (const char* tenant : {"a", "b", "c"}) {
+    const int k = tenant[0] == 'a' ? 1 : 2;
+    ASSERT_EQ(gate->Admit(AdmitRequest{tenant, k, {1, 0}, 0, t}).verdict, Verdict::kDefer);
+  }
+  ASSERT_TRUE(admin.SetTenantWeight("c", 1).ok());
+  auto st = admin.State();
+  ASSERT_TRUE(st.ok()) << st.status().ToString();
+  ASSERT_EQ(st->queues.size(), 3u);
+  EXPECT_EQ(st->queues[2].weight, 0.4);      // w_c * omega_2 = 1 x 0.4
+  EXPECT_EQ(st->queues[1].fair_share, 0.2);  // 0.4 x 1 / (4 + 1 - 3)
+  EXPECT_EQ(st->queues[2].fair_share, 0.2);  // was 0.3 with w_c = 3
+  // Flat: w_t omega_k over 0.6 x 1 + 0.4 x (1 + 1) = 1.4.
+  GateTuning flat;
+  flat.share_rule = GateTuning::ShareRule::kFlat;
+  ASSERT_TRUE(admin.SetTuning(flat).ok());
+  ASSERT_TRUE(admin.SetTenantWeight("a", 2).ok());  // 0.6 x 2 + 0.8 = 2
+  st = admin.State();
+  EXPECT_EQ(st->queues[0].fair_share, 0.6);  // 1.2 / 2
+  EXPECT_EQ(st->queues[1].fair_share, 0.2);  // 0.4 / 2
+  EXPECT_EQ(st->queues[2].fair_share, 0.2);
+  EXPECT_EQ(st->class_current_share, (std::vector<double>{0.6, 0.4}));
+}
+
 }  // namespace
 }  // namespace bp::test
