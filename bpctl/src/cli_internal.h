@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "bp/bpctl/bpctl.h"
+#include "bp/decimal.h"
 #include "bp/gate.h"
 #include "bp/gate_admin.h"
 #include "bp/status.h"
@@ -63,6 +64,13 @@ struct Command {
   void (*flags)(po::options_description&);
   int (*run)(const Invocation&);
 };
+
+// update_flags.cpp: the flags of `set cap` and `set adapt`, their help naming
+// the ranges and defaults of bp/gate_ranges.h, and a range as the flags take
+// it ("[0.001, 1000000000]": plain decimals, which the strict parser reads).
+void CapFlags(po::options_description& d);
+void AdaptFlags(po::options_description& d);
+std::string TypedRange(const NumberRange& range);
 
 // The command tables of commands_inspect.cpp, commands_update.cpp,
 // commands_admit.cpp and commands_gc.cpp, in the order `bpctl --help` lists them.

@@ -206,34 +206,6 @@ int SetAdapt(const Invocation& in) {
   return kExitOk;
 }
 
-// The ranges and defaults in help texts come from bp/gate_ranges.h, written
-// as the flags take them (plain decimals: the strict parser reads no
-// exponent), so a help text cannot drift from the check.
-std::string Typed(const Range& range) { return RangeText(range, Notation::kPlain); }
-std::string Plain(double v) { return FormatNumber(v, 17, Notation::kPlain); }
-// "24 h" for 86400000 ms.
-std::string Hours(double ms) { return Plain(ms / 3'600'000) + " h"; }
-
-void AdaptFlags(po::options_description& d) {
-  const std::string beta = "multiplicative decrease, in " + Typed(kGateAdaptBetaRange) +
-                           " (default " + Plain(kDefaultGateAdaptBeta) + ")";
-  const std::string recover = "additive recovery: 0 to the configured cap in MS, in " +
-                              Typed(kGateAdaptRecoverMsRange) + " (" +
-                              Hours(kGateAdaptRecoverMsRange.max) + "; default " +
-                              Plain(kDefaultGateAdaptRecoverMs) + ")";
-  const std::string window = "count window and least hold after a decrease, in " +
-                             Typed(kGateAdaptWindowMsRange) + " (" +
-                             Hours(kGateAdaptWindowMsRange.max) + "; default " +
-                             Plain(kDefaultGateAdaptWindowMs) + ")";
-  const std::string min_429 = "429s within one window before a decrease, an integer in [1, " +
-                              std::to_string(kMaxGateAdaptMin429) + "] (default " +
-                              std::to_string(kDefaultGateAdaptMin429) + ")";
-  d.add_options()("beta", po::value<std::string>()->value_name("B"), beta.c_str())(
-      "recover-ms", po::value<std::string>()->value_name("MS"), recover.c_str())(
-      "window-ms", po::value<std::string>()->value_name("MS"), window.c_str())(
-      "min-429", po::value<std::string>()->value_name("N"), min_429.c_str());
-}
-
 // All of `stream` (`stream << rdbuf()` fails on empty input; empty input is
 // a bad value, not an OS error); nullopt when reading fails.
 std::optional<std::string> ReadAll(std::istream& stream) {
@@ -275,28 +247,6 @@ int Import(const Invocation& in) {
   return kExitOk;
 }
 
-void CapFlags(po::options_description& d) {
-  const std::string rpm = "requests per minute, in " + Typed({kMinGateRpm, kMaxGateRpm}) +
-                          " (the cap is N/60 per second)";
-  const std::string tpm = "tokens per minute, in " + Typed({0, kMaxGateTpm}) +
-                          " (N/60 per second; 0: no token cap)";
-  const std::string burst = "L1 burst in seconds of cap, in " +
-                            Typed({kMinGateBurstS, kMaxGateBurstS}) +
-                            " (capacity = cap * S; a new target's default " +
-                            Plain(kDefaultGateBurstS) + ")";
-  const std::string max_requests =
-      "largest admissible requests per call (the provider's limit per window), 0 or in [1, " +
-      Plain(kMaxGateCostRequests) + "]; 0: RPM";
-  const std::string max_tokens =
-      "largest admissible tokens per call (the provider's limit per window), 0 or in [1, " +
-      Plain(kMaxGateCostTokens) + "]; 0: TPM";
-  d.add_options()("rpm", po::value<std::string>()->value_name("N"), rpm.c_str())(
-      "tpm", po::value<std::string>()->value_name("N"), tpm.c_str())(
-      "burst-s", po::value<std::string>()->value_name("S"), burst.c_str())(
-      "max-cost-requests", po::value<std::string>()->value_name("N"), max_requests.c_str())(
-      "max-cost-tokens", po::value<std::string>()->value_name("N"), max_tokens.c_str());
-}
-
 void ResetFlags(po::options_description& d) {
   d.add_options()("buckets", "drop bucket and queue state, keep the configuration (default)")(
       "all", "delete every key of the target, configuration included")(
@@ -326,7 +276,7 @@ std::vector<Command> UpdateCommands() {
       {"set priority-weights",
        "LIST",
        "set omega_1..omega_K (L2 class weights)",
-       "LIST is omega_1,omega_2,...: one number in " + Typed({kMinGateWeight, kMaxGateWeight}) +
+       "LIST is omega_1,omega_2,...: one number in " + TypedRange({kMinGateWeight, kMaxGateWeight}) +
            " per priority class\n(1 = highest), at most " + std::to_string(kMaxGateClasses) +
            ". Classes beyond the list are removed (omega 1).\n\n"
        "Examples:\n"
@@ -339,7 +289,7 @@ std::vector<Command> UpdateCommands() {
        "TENANT W",
        "set a tenant's weight w_t",
        "TENANT is [A-Za-z0-9_.-], 1-128 bytes; W a number in " +
-           Typed({kMinGateWeight, kMaxGateWeight}) + " (default 1).\n"
+           TypedRange({kMinGateWeight, kMaxGateWeight}) + " (default 1).\n"
        "The tenant's queues get w_t * omega_k of the backlogged weight.\n\n"
        "Examples:\n"
        "  bpctl set weight acme 2\n"

@@ -158,8 +158,8 @@ Result<json> RealTimePatch(json patch) {
       if (!std::isfinite(real) || real < d.min || real > d.max) {
         error = Status::InvalidArgument(
             path + "." + d.key + ": " + NumberRangeText({d.min, d.max}) +
-            " once divided by the speedup " + FormatShort(speedup) + ", i.e. in " +
-            RangeText({d.min * speedup, d.max * speedup}) + " as sent, got " +
+            " once divided by the speedup " + FormatShort(speedup) + ", i.e. in [" +
+            FormatShort(d.min * speedup) + ", " + FormatShort(d.max * speedup) + "] as sent, got " +
             (*obj)[d.key].dump());
         return;
       }

@@ -149,6 +149,12 @@ TEST(FormatNumber, ShortestTextThatReadsBack) {
   EXPECT_EQ(RangeText({0, 86'400'000, true}), "(0, 8.64e+07]");
   EXPECT_EQ(RangeText({1e-6, 1e6}), "[1e-06, 1e+06]");
   EXPECT_EQ(RangeText(AtLeast(0)), ">= 0");
+  // Plain: what bp::ParseDecimal reads back, for ranges a user types.
+  EXPECT_EQ(FormatNumber(1e-6, 17, Notation::kPlain), "0.000001");
+  EXPECT_EQ(FormatNumber(1e12, 17, Notation::kPlain), "1000000000000");
+  EXPECT_EQ(FormatNumber(0.7, 17, Notation::kPlain), "0.7");
+  EXPECT_EQ(*ParseDecimal(FormatNumber(100.0 / 60, 17, Notation::kPlain)), 100.0 / 60);
+  EXPECT_EQ(RangeText({1e-3, 1e9}, Notation::kPlain), "[0.001, 1000000000]");
   EXPECT_TRUE(InRange(1, {0, 1}));
   EXPECT_FALSE(InRange(1, {0, 1, false, true}));
 }

@@ -4,7 +4,6 @@
 #include "bp/gate_config_json.h"
 
 #include <cmath>
-#include <limits>
 #include <initializer_list>
 #include <set>
 #include <string>
@@ -19,10 +18,8 @@ namespace {
 using json = nlohmann::ordered_json;
 using Fields = OrderedJsonFields;
 
-// Every number of the format: finite (the ranges are CheckGateConfigRanges').
-constexpr NumberRange kAnyNumber{-std::numeric_limits<double>::infinity(),
-                                 std::numeric_limits<double>::infinity()};
-
+// Numbers are read as any number here; their ranges are ValidateGateConfig's
+// and CheckGateConfigRanges', with messages that name the rule.
 void ReadCaps(const json& j, GateConfig* c, std::string* error) {
   if (j.is_null()) return;  // not configured
   Fields r(j, "caps", error);
@@ -31,12 +28,12 @@ void ReadCaps(const json& j, GateConfig* c, std::string* error) {
   c->configured = true;
   c->caps.tokens_per_s = 0;
   c->caps.burst_s = kDefaultGateBurstS;
-  r.Number("requests_per_s", kAnyNumber, &c->caps.requests_per_s, Need::kRequired);
+  r.Number("requests_per_s", &c->caps.requests_per_s, Need::kRequired);
   for (auto [key, out] :
        {std::pair{"tokens_per_s", &c->caps.tokens_per_s}, std::pair{"burst_s", &c->caps.burst_s},
         std::pair{"max_cost_requests", &c->caps.max_cost_requests},
         std::pair{"max_cost_tokens", &c->caps.max_cost_tokens}}) {
-    r.Number(key, kAnyNumber, out);
+    r.Number(key, out);
   }
 }
 
@@ -50,10 +47,10 @@ void ReadTuning(const json& j, GateTuning* t, std::string* error) {
         std::pair{"grace_ms", &t->grace_ms}, std::pair{"adapt_beta", &t->adapt_beta},
         std::pair{"adapt_recover_ms", &t->adapt_recover_ms},
         std::pair{"adapt_window_ms", &t->adapt_window_ms}}) {
-    r.Number(key, kAnyNumber, out);
+    r.Number(key, out);
   }
-  r.Int("ticket_ttl_ms", INT64_MIN, INT64_MAX, &t->ticket_ttl_ms);
-  r.Int("adapt_min_429", INT64_MIN, INT64_MAX, &t->adapt_min_429);
+  r.Int("ticket_ttl_ms", &t->ticket_ttl_ms);
+  r.Int("adapt_min_429", &t->adapt_min_429);
   r.Bool("adapt", &t->adapt);
   // The enums' order is the format's names' order.
   int share = t->share_rule == GateTuning::ShareRule::kFlat ? 1 : 0;

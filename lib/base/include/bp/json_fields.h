@@ -141,6 +141,25 @@ class BasicJsonFields {
     *out = static_cast<T>(v.template get<int64_t>());
   }
 
+  // Any integer that fits int64_t ("must be an integer, got V"), for fields
+  // whose range a validator checks later with its own message.
+  template <typename T>
+  void Int(const char* key, T* out, Need need = Need::kOptional) {
+    if (!Present(key, need)) return;
+    const Json& v = obj_.at(key);
+    if (!JsonIntIn(v, INT64_MIN, INT64_MAX)) return Fail(key, "must be an integer, got " + v.dump());
+    *out = static_cast<T>(v.template get<int64_t>());
+  }
+
+  // Any number ("must be a number, got V"), for fields whose range a
+  // validator checks later with its own message.
+  void Number(const char* key, double* out, Need need = Need::kOptional) {
+    if (!Present(key, need)) return;
+    const Json& v = obj_.at(key);
+    if (!v.is_number()) return Fail(key, "must be a number, got " + v.dump());
+    *out = v.template get<double>();
+  }
+
   // A finite number inside `range`.
   void Number(const char* key, const NumberRange& range, double* out,
               Need need = Need::kOptional) {
