@@ -64,7 +64,7 @@ TEST(Config, BadValuesFailWithTheirMessage) {
       {R"({"limits":[{"limit":0}]})",
        "limits[0].limit: must be an integer in [1, 1125899906842624], got 0"},
       {R"({"count_rejected":1})", "count_rejected: must be true or false, got 1"},
-      {R"([])", "config must be a JSON object"},
+      {R"([])", "document: must be a JSON object"},
   };
   for (const auto& [text, message] : cases) {
     auto c = ConfigFromJson(json::parse(text), MockConfig{});

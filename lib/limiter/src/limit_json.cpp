@@ -24,9 +24,9 @@ Result<LimiterOptions> LimitFromJson(const json& j, const std::string& path, Lim
   r.Number("quantum_s", seconds, &out.quantum_s);
   if (!r.ok()) return r.status();
   auto d = ParseDimension(dimension);
-  if (!d.ok()) return Status::InvalidArgument(path + ".dimension: " + d.status().message());
+  if (!d.ok()) return WithPrefix(d.status(), path);  // "dimension must be ..."
   auto a = ParseLimiterAlgorithm(algorithm);
-  if (!a.ok()) return Status::InvalidArgument(path + ".algorithm: " + a.status().message());
+  if (!a.ok()) return WithPrefix(a.status(), path);
   out.dimension = *d;
   out.algorithm = *a;
   if (Status s = ValidateLimiterOptions(out); !s.ok()) return WithPrefix(s, path);

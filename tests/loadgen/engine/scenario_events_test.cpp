@@ -95,7 +95,7 @@ TEST(ScenarioEvents, BadEventsNameTheField) {
   EXPECT_EQ(ErrorOf({{{"type", "join"}, {"at_s", 1}, {"tenant", "zz"}}}),
             "s.json: events[0].tenant: no tenant with id zz");
   EXPECT_EQ(ErrorOf({{{"type", "join"}, {"at_s", 1}, {"tenant", "a"}, {"weight", 2}}}),
-            "s.json: events[0].weight: for: unknown field type join");
+            "s.json: events[0].weight: unknown field for type join");
   EXPECT_EQ(ErrorOf({{{"type", "join"}, {"at_s", 1}, {"tenant", "a"}},
                      {{"type", "join"}, {"at_s", 2}, {"tenant", "a"}}}),
             "s.json: events[1].tenant: a already joins earlier");

@@ -102,7 +102,7 @@ TEST(UpstreamLimits, LoadgenAlsoRequiresWhatItsCapsNeed) {
     l.erase(key);
     EXPECT_EQ(MockapiError(json::array({l})), "");
     EXPECT_EQ(LoadgenError(json::array({l})),
-              std::string("w.json: upstream.limits[0].") + key + " missing (required)");
+              std::string("w.json: upstream.limits[0].") + key + ": missing (required)");
   }
   EXPECT_EQ(LoadgenError(json::array()), "w.json: upstream.limits: must be a non-empty array");
 }
