@@ -92,8 +92,8 @@ void StatusFlags(po::options_description& d) {
 }
 
 void WatchFlags(po::options_description& d) {
-  const std::string interval = "seconds between refreshes, in " +
-                               TypedRange(kWatchIntervalRange) + " (default 1)";
+  const std::string interval =
+      "seconds between refreshes, in " + TypedRange(kWatchIntervalRange) + " (default 1)";
   d.add_options()("interval", po::value<std::string>()->value_name("S"), interval.c_str())(
       "count", po::value<std::string>()->value_name("N"),
       "stop after N frames (default 0: until Ctrl-C)")(

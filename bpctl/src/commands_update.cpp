@@ -276,12 +276,13 @@ std::vector<Command> UpdateCommands() {
       {"set priority-weights",
        "LIST",
        "set omega_1..omega_K (L2 class weights)",
-       "LIST is omega_1,omega_2,...: one number in " + TypedRange({kMinGateWeight, kMaxGateWeight}) +
+       "LIST is omega_1,omega_2,...: one number in " +
+           TypedRange({kMinGateWeight, kMaxGateWeight}) +
            " per priority class\n(1 = highest), at most " + std::to_string(kMaxGateClasses) +
            ". Classes beyond the list are removed (omega 1).\n\n"
-       "Examples:\n"
-       "  bpctl set priority-weights 0.5,0.3,0.2\n"
-       "  bpctl set priority-weights 1\n",
+           "Examples:\n"
+           "  bpctl set priority-weights 0.5,0.3,0.2\n"
+           "  bpctl set priority-weights 1\n",
        {"LIST"},
        nullptr,
        SetPriorityWeights},
@@ -289,11 +290,12 @@ std::vector<Command> UpdateCommands() {
        "TENANT W",
        "set a tenant's weight w_t",
        "TENANT is [A-Za-z0-9_.-], 1-128 bytes; W a number in " +
-           TypedRange({kMinGateWeight, kMaxGateWeight}) + " (default 1).\n"
-       "The tenant's queues get w_t * omega_k of the backlogged weight.\n\n"
-       "Examples:\n"
-       "  bpctl set weight acme 2\n"
-       "  bpctl --target prod set weight tenant-7 0.5\n",
+           TypedRange({kMinGateWeight, kMaxGateWeight}) +
+           " (default 1).\n"
+           "The tenant's queues get w_t * omega_k of the backlogged weight.\n\n"
+           "Examples:\n"
+           "  bpctl set weight acme 2\n"
+           "  bpctl --target prod set weight tenant-7 0.5\n",
        {"TENANT", "W"},
        nullptr,
        SetWeight},

@@ -9,8 +9,8 @@
 #include <vector>
 
 #include "bp/bpctl/status_view.h"
-#include "bp/decimal.h"
 #include "bp/bpctl/values.h"
+#include "bp/decimal.h"
 
 namespace bp::bpctl {
 namespace {

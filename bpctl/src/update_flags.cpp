@@ -46,10 +46,9 @@ void CapFlags(po::options_description& d) {
                           " (the cap is N/60 per second)";
   const std::string tpm = "tokens per minute, in " + TypedRange({0, kMaxGateTpm}) +
                           " (N/60 per second; 0: no token cap)";
-  const std::string burst = "L1 burst in seconds of cap, in " +
-                            TypedRange({kMinGateBurstS, kMaxGateBurstS}) +
-                            " (capacity = cap * S; a new target's default " +
-                            Plain(kDefaultGateBurstS) + ")";
+  const std::string burst =
+      "L1 burst in seconds of cap, in " + TypedRange({kMinGateBurstS, kMaxGateBurstS}) +
+      " (capacity = cap * S; a new target's default " + Plain(kDefaultGateBurstS) + ")";
   const std::string max_requests =
       "largest admissible requests per call (the provider's limit per window), 0 or in [1, " +
       Plain(kMaxGateCostRequests) + "]; 0: RPM";

@@ -31,7 +31,8 @@ Result<double> ParseNonNegative(const std::string& text, const std::string& what
 
 Result<double> ParseNumberIn(const std::string& text, const std::string& what, const Range& r) {
   const auto v = ParseDecimal(text);
-  if (!v || !InRange(*v, r)) return Bad(what, "a number in " + RangeText(r, Notation::kPlain), text);
+  if (!v || !InRange(*v, r))
+    return Bad(what, "a number in " + RangeText(r, Notation::kPlain), text);
   return *v;
 }
 

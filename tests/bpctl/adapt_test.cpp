@@ -176,9 +176,9 @@ TEST(BpctlAdaptRanges, PreludeDefaultsAreInside) {
   c.caps.requests_per_s = 1;
   c.tuning = t;
   EXPECT_TRUE(CheckGateConfigRanges(c).ok()) << CheckGateConfigRanges(c).message();
-  EXPECT_TRUE(
-      bpctl::ParseNumberIn(FormatNumber(t.adapt_beta, 17, Notation::kPlain), "b", kGateAdaptBetaRange)
-          .ok());
+  EXPECT_TRUE(bpctl::ParseNumberIn(FormatNumber(t.adapt_beta, 17, Notation::kPlain), "b",
+                                   kGateAdaptBetaRange)
+                  .ok());
   EXPECT_LE(t.adapt_min_429, kMaxGateAdaptMin429);
 }
 

@@ -35,7 +35,8 @@ TEST(BpctlValues, NumbersInARangeNameIt) {
   EXPECT_EQ(RangeText(Range{0, 86'400'000, true}), "(0, 8.64e+07]");
   EXPECT_EQ(RangeText(Range{1e-6, 1e6}), "[1e-06, 1e+06]");
   EXPECT_EQ(*ParseNumberIn("0.5", "--beta", kGateAdaptBetaRange), 0.5);
-  EXPECT_EQ(*ParseNumberIn("1000000", "W", Range{kMinGateWeight, kMaxGateWeight}), 1e6);  // closed end
+  EXPECT_EQ(*ParseNumberIn("1000000", "W", Range{kMinGateWeight, kMaxGateWeight}),
+            1e6);  // closed end
   EXPECT_EQ(*ParseNumberIn("0.000001", "W", Range{kMinGateWeight, kMaxGateWeight}), 1e-6);
   EXPECT_EQ(*ParseNumberIn("0", "--window-ms", kGateAdaptWindowMsRange), 0);
   for (const char* bad : {"0", "1", "-0.5", "nan", "inf", "", "0.5x", "1e400"}) {

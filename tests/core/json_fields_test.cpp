@@ -85,9 +85,10 @@ TEST(JsonFields, ReadsTypedFieldsAndKeepsTheFirstError) {
   EXPECT_EQ(e, 1);
   int64_t big = 7;
   r.Int("big", 0, INT64_MAX, &big);  // 2^64 - 1 does not wrap to -1
-  EXPECT_EQ(r.error(), "gate.big: must be an integer in [0, 9223372036854775807], got "
-                       "18446744073709551615");
-  EXPECT_EQ(big, 7);  // unchanged
+  EXPECT_EQ(r.error(),
+            "gate.big: must be an integer in [0, 9223372036854775807], got "
+            "18446744073709551615");
+  EXPECT_EQ(big, 7);     // unchanged
   r.Int("n", 4, 5, &n);  // a second error is not recorded
   EXPECT_EQ(r.status().ToString(), "InvalidArgument: " + r.error());
 }

@@ -49,7 +49,8 @@ std::string FormatNumber(double v, int max_digits, Notation notation) {
     std::string text(400, '\0');  // 1e308 has 309 digits
     for (int decimals = 0; decimals <= 340; ++decimals) {
       text.resize(400);
-      text.resize(static_cast<size_t>(std::snprintf(text.data(), text.size(), "%.*f", decimals, v)));
+      text.resize(
+          static_cast<size_t>(std::snprintf(text.data(), text.size(), "%.*f", decimals, v)));
       if (std::strtod(text.c_str(), nullptr) == v) break;
     }
     return text;

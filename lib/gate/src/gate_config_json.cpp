@@ -23,8 +23,7 @@ using Fields = OrderedJsonFields;
 void ReadCaps(const json& j, GateConfig* c, std::string* error) {
   if (j.is_null()) return;  // not configured
   Fields r(j, "caps", error);
-  r.OnlyKeys(
-      {"requests_per_s", "tokens_per_s", "burst_s", "max_cost_requests", "max_cost_tokens"});
+  r.OnlyKeys({"requests_per_s", "tokens_per_s", "burst_s", "max_cost_requests", "max_cost_tokens"});
   c->configured = true;
   c->caps.tokens_per_s = 0;
   c->caps.burst_s = kDefaultGateBurstS;
@@ -58,8 +57,7 @@ void ReadTuning(const json& j, GateTuning* t, std::string* error) {
   t->share_rule = share == 1 ? GateTuning::ShareRule::kFlat : GateTuning::ShareRule::kHier;
   int policy = t->class_policy == GateTuning::ClassPolicy::kStrict ? 1 : 0;
   r.Enum("class_policy", &policy, {"fair", "strict"});
-  t->class_policy =
-      policy == 1 ? GateTuning::ClassPolicy::kStrict : GateTuning::ClassPolicy::kFair;
+  t->class_policy = policy == 1 ? GateTuning::ClassPolicy::kStrict : GateTuning::ClassPolicy::kFair;
 }
 
 }  // namespace
@@ -108,9 +106,8 @@ Status CheckGateConfigRanges(const GateConfig& c) {
     }
   }
   if (t.adapt_min_429 < 1 || t.adapt_min_429 > kMaxGateAdaptMin429) {
-    return Status::InvalidArgument("tuning.adapt_min_429: " +
-                                   IntRangeText(1, kMaxGateAdaptMin429) + ", got " +
-                                   std::to_string(t.adapt_min_429));
+    return Status::InvalidArgument("tuning.adapt_min_429: " + IntRangeText(1, kMaxGateAdaptMin429) +
+                                   ", got " + std::to_string(t.adapt_min_429));
   }
   return Status::Ok();
 }
@@ -163,7 +160,8 @@ Result<GateConfig> GateConfigFromJson(const nlohmann::ordered_json& j) {
     if (!w.is_array()) r.Fail("priority_weights", "must be an array of numbers, got " + w.dump());
     for (size_t i = 0; r.ok() && w.is_array() && i < w.size(); ++i) {
       if (!w[i].is_number()) {
-        r.Fail("priority_weights[" + std::to_string(i) + "]", "must be a number, got " + w[i].dump());
+        r.Fail("priority_weights[" + std::to_string(i) + "]",
+               "must be a number, got " + w[i].dump());
       } else {
         c.omega.push_back(w[i].get<double>());
       }

@@ -45,7 +45,8 @@ json AttemptsJson(const std::vector<AttemptRecord>& v) {
 template <typename T>
 T Whole(const json& v) {
   constexpr int64_t kMin = std::numeric_limits<T>::min(), kMax = std::numeric_limits<T>::max();
-  if (!JsonIntIn(v, kMin, kMax)) throw std::invalid_argument(IntRangeText(kMin, kMax) + ", got " + v.dump());
+  if (!JsonIntIn(v, kMin, kMax))
+    throw std::invalid_argument(IntRangeText(kMin, kMax) + ", got " + v.dump());
   return static_cast<T>(v.get<int64_t>());
 }
 

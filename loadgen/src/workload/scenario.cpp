@@ -7,10 +7,10 @@
 #include <set>
 
 #include "bp/decimal.h"
+#include "bp/json_fields.h"
 #include "bp/limit_json.h"
 #include "bp/limiter.h"
 #include "bp/loadgen/workload.h"
-#include "bp/json_fields.h"
 
 namespace bp::loadgen {
 namespace {

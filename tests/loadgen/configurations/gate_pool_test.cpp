@@ -53,7 +53,8 @@ class GatePoolTest : public ::testing::Test {
                               ValkeyConnection::ScriptText::kStatic);
     std::string prefix;
     for (size_t i = 0; names.ok() && i + 1 < names->elements.size(); i += 2) {
-      if (names->elements[i].AsString() == "ticket_prefix") prefix = names->elements[i + 1].AsString();
+      if (names->elements[i].AsString() == "ticket_prefix")
+        prefix = names->elements[i + 1].AsString();
     }
     EXPECT_FALSE(prefix.empty());
     auto r = c.Command({"KEYS", prefix + "*"});

@@ -110,9 +110,7 @@ class BasicJsonFields {
   bool Has(const char* key) const { return obj_.is_object() && obj_.contains(key); }
   // The field's value; Has(key) first.
   const Json& at(const char* key) const { return obj_.at(key); }
-  std::string Path(const std::string& key) const {
-    return path_.empty() ? key : path_ + "." + key;
-  }
+  std::string Path(const std::string& key) const { return path_.empty() ? key : path_ + "." + key; }
 
   // "PATH.KEY: what", kept if it is the first error.
   void Fail(const std::string& key, const std::string& what) {
@@ -147,7 +145,8 @@ class BasicJsonFields {
   void Int(const char* key, T* out, Need need = Need::kOptional) {
     if (!Present(key, need)) return;
     const Json& v = obj_.at(key);
-    if (!JsonIntIn(v, INT64_MIN, INT64_MAX)) return Fail(key, "must be an integer, got " + v.dump());
+    if (!JsonIntIn(v, INT64_MIN, INT64_MAX))
+      return Fail(key, "must be an integer, got " + v.dump());
     *out = static_cast<T>(v.template get<int64_t>());
   }
 
@@ -161,8 +160,7 @@ class BasicJsonFields {
   }
 
   // A finite number inside `range`.
-  void Number(const char* key, const NumberRange& range, double* out,
-              Need need = Need::kOptional) {
+  void Number(const char* key, const NumberRange& range, double* out, Need need = Need::kOptional) {
     if (!Present(key, need)) return;
     const Json& v = obj_.at(key);
     if (!v.is_number() || !InRange(v.template get<double>(), range)) {
@@ -171,8 +169,7 @@ class BasicJsonFields {
     *out = v.template get<double>();
   }
   // A finite number in the closed range [min, max].
-  void NumberIn(const char* key, double min, double max, double* out,
-                Need need = Need::kOptional) {
+  void NumberIn(const char* key, double min, double max, double* out, Need need = Need::kOptional) {
     Number(key, NumberRange{min, max}, out, need);
   }
 

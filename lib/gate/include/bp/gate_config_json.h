@@ -35,8 +35,8 @@
 namespace bp {
 
 // InvalidArgument naming the field ("tenant_weights.acme: must be in
-// [1e-06, 1e+06], got 1e+300"; numbers by bp::FormatNumber) when a value of `config` is outside the ranges
-// tools accept (bp/gate_ranges.h: caps, weights, classes, adaptive tuning).
+// [1e-06, 1e+06], got 1e+300"; numbers by bp::FormatNumber) when a value of `config` is outside the
+// ranges tools accept (bp/gate_ranges.h: caps, weights, classes, adaptive tuning).
 Status CheckGateConfigRanges(const GateConfig& config);
 
 nlohmann::ordered_json GateConfigToJson(const GateConfig& config);

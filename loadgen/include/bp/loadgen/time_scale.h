@@ -29,9 +29,8 @@ class TimeScale {
   // finite, in (0, kMaxSpeedup]. InvalidArgument otherwise.
   static Result<TimeScale> Of(double speedup) {
     if (!std::isfinite(speedup) || !(speedup > 0) || speedup > kMaxSpeedup) {
-      return Status::InvalidArgument("speedup must be in " +
-                                     RangeText({0, kMaxSpeedup, true}) + ", got " +
-                                     FormatShort(speedup));
+      return Status::InvalidArgument("speedup must be in " + RangeText({0, kMaxSpeedup, true}) +
+                                     ", got " + FormatShort(speedup));
     }
     return TimeScale(speedup);
   }
