@@ -50,6 +50,7 @@
 namespace bp::lua {
 extern const std::string_view kNoopLua;
 extern const std::string_view kAdmitLua;  // lib/gate's embedded prelude.lua + admit.lua
+extern const std::string_view kStateLua;
 }  // namespace bp::lua
 
 namespace {
@@ -57,6 +58,20 @@ namespace {
 bp::test::ValkeyServer* g_server = nullptr;
 
 bp::ValkeyOptions AdminOptions() { return bp::ValkeyOptions{g_server->url(), 1000, 5000}; }
+
+// The key a ticket is stored under is this prefix and the ticket: the name
+// comes from state.lua's "keys" mode (prelude.lua owns every key name), so
+// the benchmark's releases (deleting the tickets) follow the schema. "" when
+// the script fails.
+std::string TicketPrefix(bp::ValkeyConnection& conn, const std::string& target) {
+  auto r = conn.EvalScript(bp::lua::kStateLua, {"bp:{" + target + "}:state"}, {"keys"},
+                           bp::ValkeyConnection::ScriptText::kStatic);
+  if (!r.ok() || r->type != bp::ValkeyReply::Type::kArray) return "";
+  for (size_t i = 0; i + 1 < r->elements.size(); i += 2) {
+    if (r->elements[i].AsString() == "ticket_prefix") return r->elements[i + 1].AsString();
+  }
+  return "";
+}
 
 // EVALSHA usec_per_call since the last CONFIG RESETSTAT, from INFO commandstats.
 double ServerUsPerEvalsha(bp::ValkeyConnection& admin) {
@@ -163,6 +178,11 @@ void BM_Admit(benchmark::State& state) {
   const double cap = state.range(1) > 0 ? static_cast<double>(state.range(1)) : 1e9;
   setup.SetCaps(bp::GateCaps{cap, 1e12, 1.0});
   bp::ValkeyConnection admin(AdminOptions());
+  const std::string ticket_prefix = TicketPrefix(admin, o.target);
+  if (ticket_prefix.empty()) {
+    state.SkipWithError("state.lua keys failed");
+    return;
+  }
   admin.Command({"CONFIG", "RESETSTAT"});
   int64_t i = 0, admits = 0;
   std::vector<std::string> issued = {"DEL"};
@@ -174,7 +194,7 @@ void BM_Admit(benchmark::State& state) {
         tenants[static_cast<size_t>(q)], 1 + static_cast<int>(q % 3), {1, 100}, 0, 0});
     if (d.verdict == bp::Verdict::kAdmit) {
       ++admits;
-      issued.push_back("bp:{" + o.target + "}:tk:" + d.ticket);
+      issued.push_back(ticket_prefix + d.ticket);
     }
     ++i;
     if (issued.size() > 1000) {  // the workers' releases, off the clock
@@ -217,7 +237,7 @@ void BM_AdmitCountersPaired(benchmark::State& state) {
   }
   off.replace(at, flag.size(), "local COUNTERS = false");
   struct Side {
-    std::string url, text, target;
+    std::string url, text, target, ticket_prefix;
     std::unique_ptr<bp::ValkeyConnection> conn, admin;
     std::vector<std::string> issued = {"DEL"};
   };
@@ -248,6 +268,11 @@ void BM_AdmitCountersPaired(benchmark::State& state) {
     setup.SetCaps(bp::GateCaps{cap, 1e12, 1.0});
     side.conn = std::make_unique<bp::ValkeyConnection>(bp::ValkeyOptions{side.url, 1000, 5000});
     side.admin = std::make_unique<bp::ValkeyConnection>(bp::ValkeyOptions{side.url, 1000, 5000});
+    side.ticket_prefix = TicketPrefix(*side.admin, side.target);
+    if (side.ticket_prefix.empty()) {
+      state.SkipWithError("state.lua keys failed");
+      return;
+    }
   }
   std::vector<std::string> args = {"", "1", "1", "100", "0", "reconcile", "none", "3600000", "0"};
   for (Side& side : sides) {
@@ -265,7 +290,7 @@ void BM_AdmitCountersPaired(benchmark::State& state) {
     for (Side& side : sides) {
       auto r = side.conn->EvalScript(side.text, {"bp:{" + side.target + "}:state"}, args);
       if (r.ok() && r->elements.size() == 2 && r->elements[0].AsString() == "ADMIT") {
-        side.issued.push_back("bp:{" + side.target + "}:tk:" + r->elements[1].AsString());
+        side.issued.push_back(side.ticket_prefix + r->elements[1].AsString());
       }
       if (side.issued.size() > 1000) {  // the workers' releases, off the clock
         state.PauseTiming();

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "bp/bpctl/bpctl.h"
+#include "bp/decimal.h"
 #include "bp/gate.h"
 #include "bp/gate_admin.h"
 #include "bp/status.h"
@@ -58,11 +59,18 @@ struct Command {
   const char* name;                      // "set cap"
   const char* synopsis;                  // "[--rpm N] [--tpm N] [--burst-s S]"
   const char* summary;                   // one line for `bpctl --help`
-  const char* details;                   // paragraphs and examples for `--help`
+  std::string details;                   // paragraphs and examples for `--help`
   std::vector<const char*> positionals;  // e.g. {"TENANT", "W"}: exactly these
   void (*flags)(po::options_description&);
   int (*run)(const Invocation&);
 };
+
+// update_flags.cpp: the flags of `set cap` and `set adapt`, their help naming
+// the ranges and defaults of bp/gate_ranges.h, and a range as the flags take
+// it ("[0.001, 1000000000]": plain decimals, which the strict parser reads).
+void CapFlags(po::options_description& d);
+void AdaptFlags(po::options_description& d);
+std::string TypedRange(const NumberRange& range);
 
 // The command tables of commands_inspect.cpp, commands_update.cpp,
 // commands_admit.cpp and commands_gc.cpp, in the order `bpctl --help` lists them.

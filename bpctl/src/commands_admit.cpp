@@ -75,10 +75,11 @@ int Admit(const Invocation& in) {
 }
 
 void AdmitFlags(po::options_description& d) {
+  const std::string priority =
+      "priority class, 1 = highest, at most " + std::to_string(kMaxAdmitPriority) + " (default 1)";
   d.add_options()("tenant", po::value<std::string>()->value_name("T"),
                   "tenant id, [A-Za-z0-9_.-]{1,128} (required)")(
-      "priority", po::value<std::string>()->value_name("K"),
-      "priority class, 1 = highest, at most 1000000 (default 1)")(
+      "priority", po::value<std::string>()->value_name("K"), priority.c_str())(
       "requests", po::value<std::string>()->value_name("N"), "requests, integer >= 0 (default 1)")(
       "tokens", po::value<std::string>()->value_name("N"),
       "estimated prompt tokens, integer >= 0 (default 0)")(

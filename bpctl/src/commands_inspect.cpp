@@ -92,8 +92,9 @@ void StatusFlags(po::options_description& d) {
 }
 
 void WatchFlags(po::options_description& d) {
-  d.add_options()("interval", po::value<std::string>()->value_name("S"),
-                  "seconds between refreshes, in [0.05, 86400] (default 1)")(
+  const std::string interval =
+      "seconds between refreshes, in " + TypedRange(kWatchIntervalRange) + " (default 1)";
+  d.add_options()("interval", po::value<std::string>()->value_name("S"), interval.c_str())(
       "count", po::value<std::string>()->value_name("N"),
       "stop after N frames (default 0: until Ctrl-C)")(
       "json", "one status JSON object per line, with rates since the previous frame");

@@ -206,18 +206,6 @@ int SetAdapt(const Invocation& in) {
   return kExitOk;
 }
 
-void AdaptFlags(po::options_description& d) {
-  d.add_options()("beta", po::value<std::string>()->value_name("B"),
-                  "multiplicative decrease, in (0, 1) (default 0.7)")(
-      "recover-ms", po::value<std::string>()->value_name("MS"),
-      "additive recovery: 0 to the configured cap in MS, in (0, 86400000] (24 h; default "
-      "120000)")("window-ms", po::value<std::string>()->value_name("MS"),
-                 "count window and least hold after a decrease, in [0, 3600000] (1 h; default "
-                 "2000)")("min-429", po::value<std::string>()->value_name("N"),
-                          "429s within one window before a decrease, an integer in [1, 1000000] "
-                          "(default 4)");
-}
-
 // All of `stream` (`stream << rdbuf()` fails on empty input; empty input is
 // a bad value, not an OS error); nullopt when reading fails.
 std::optional<std::string> ReadAll(std::istream& stream) {
@@ -259,21 +247,6 @@ int Import(const Invocation& in) {
   return kExitOk;
 }
 
-void CapFlags(po::options_description& d) {
-  d.add_options()("rpm", po::value<std::string>()->value_name("N"),
-                  "requests per minute, in [0.001, 1e9] (the cap is N/60 per second)")(
-      "tpm", po::value<std::string>()->value_name("N"),
-      "tokens per minute, in [0, 1e12] (N/60 per second; 0: no token cap)")(
-      "burst-s", po::value<std::string>()->value_name("S"),
-      "L1 burst in seconds of cap, in [0.001, 3600] (capacity = cap * S)")(
-      "max-cost-requests", po::value<std::string>()->value_name("N"),
-      "largest admissible requests per call (the provider's limit per window), 0 or in [1, "
-      "1e9]; 0: RPM")(
-      "max-cost-tokens", po::value<std::string>()->value_name("N"),
-      "largest admissible tokens per call (the provider's limit per window), 0 or in [1, 1e12]; "
-      "0: TPM");
-}
-
 void ResetFlags(po::options_description& d) {
   d.add_options()("buckets", "drop bucket and queue state, keep the configuration (default)")(
       "all", "delete every key of the target, configuration included")(
@@ -303,22 +276,26 @@ std::vector<Command> UpdateCommands() {
       {"set priority-weights",
        "LIST",
        "set omega_1..omega_K (L2 class weights)",
-       "LIST is omega_1,omega_2,...: one number in [1e-6, 1e6] per priority class\n"
-       "(1 = highest), at most 100. Classes beyond the list are removed (omega 1).\n\n"
-       "Examples:\n"
-       "  bpctl set priority-weights 0.5,0.3,0.2\n"
-       "  bpctl set priority-weights 1\n",
+       "LIST is omega_1,omega_2,...: one number in " +
+           TypedRange({kMinGateWeight, kMaxGateWeight}) +
+           " per priority class\n(1 = highest), at most " + std::to_string(kMaxGateClasses) +
+           ". Classes beyond the list are removed (omega 1).\n\n"
+           "Examples:\n"
+           "  bpctl set priority-weights 0.5,0.3,0.2\n"
+           "  bpctl set priority-weights 1\n",
        {"LIST"},
        nullptr,
        SetPriorityWeights},
       {"set weight",
        "TENANT W",
        "set a tenant's weight w_t",
-       "TENANT is [A-Za-z0-9_.-], 1-128 bytes; W a number in [1e-6, 1e6] (default 1).\n"
-       "The tenant's queues get w_t * omega_k of the backlogged weight.\n\n"
-       "Examples:\n"
-       "  bpctl set weight acme 2\n"
-       "  bpctl --target prod set weight tenant-7 0.5\n",
+       "TENANT is [A-Za-z0-9_.-], 1-128 bytes; W a number in " +
+           TypedRange({kMinGateWeight, kMaxGateWeight}) +
+           " (default 1).\n"
+           "The tenant's queues get w_t * omega_k of the backlogged weight.\n\n"
+           "Examples:\n"
+           "  bpctl set weight acme 2\n"
+           "  bpctl --target prod set weight tenant-7 0.5\n",
        {"TENANT", "W"},
        nullptr,
        SetWeight},

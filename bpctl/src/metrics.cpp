@@ -10,20 +10,18 @@
 #include <numeric>
 #include <set>
 
+#include "bp/decimal.h"
+
 namespace bp::bpctl {
 namespace {
 
-// A sample value: integers exactly, others with 17 significant digits.
+// A sample value, exact: integers as plain digits, others as the shortest
+// text that reads back as the value (bp::FormatNumber).
 std::string Value(double v) {
   if (std::isnan(v)) return "NaN";
   if (std::isinf(v)) return v > 0 ? "+Inf" : "-Inf";
-  char buf[40];
-  if (v == std::floor(v) && std::fabs(v) < 1e15) {
-    std::snprintf(buf, sizeof buf, "%.0f", v);
-  } else {
-    std::snprintf(buf, sizeof buf, "%.17g", v);
-  }
-  return buf;
+  if (v == std::floor(v) && std::fabs(v) < 1e15) return FormatNumber(v, 17, Notation::kPlain);
+  return FormatNumber(v);
 }
 
 // A label value escaped as the format asks (backslash, quote, newline).

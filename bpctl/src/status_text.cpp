@@ -10,6 +10,7 @@
 
 #include "bp/bpctl/status_view.h"
 #include "bp/bpctl/values.h"
+#include "bp/decimal.h"
 
 namespace bp::bpctl {
 namespace {
@@ -29,9 +30,7 @@ double Snap(double v) {
 // A number for people: up to 6 significant digits, "-" when absent.
 std::string Num(const json& j, const char* key) {
   if (!j.contains(key) || !j.at(key).is_number()) return "-";
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.6g", Snap(j.at(key).get<double>()));
-  return buf;
+  return FormatShort(Snap(j.at(key).get<double>()));
 }
 
 std::string Percent(const json& j, const char* key) {

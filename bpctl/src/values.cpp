@@ -1,16 +1,12 @@
-// bpctl value parsers: whole-text numbers via strtod/strtoll, the gate's name
-// rule, and the shortest round-trip formatting of doubles.
+// bpctl value parsers: whole-text numbers by the strict decimal parser
+// (bp/decimal.h), the gate's name rule.
 #include "bp/bpctl/values.h"
 
-#include <cctype>
-#include <cerrno>
-#include <cmath>
-#include <cstdio>
-#include <cstdlib>
 #include <optional>
-#include <tuple>
 
+#include "bp/decimal.h"
 #include "bp/gate.h"
+#include "bp/json_fields.h"
 
 namespace bp::bpctl {
 namespace {
@@ -19,35 +15,24 @@ Status Bad(const std::string& what, const std::string& rule, const std::string& 
   return Status::InvalidArgument(what + ": must be " + rule + ", got '" + text + "'");
 }
 
-// The whole text as a finite double; nullopt on syntax, inf or nan.
-std::optional<double> ReadFinite(const std::string& text) {
-  if (text.empty() || std::isspace(static_cast<unsigned char>(text[0]))) return std::nullopt;
-  // Decimal only: strtod would also take hex ("0x10") and "infinity".
-  if (text.find_first_not_of("0123456789+-.eE") != std::string::npos) return std::nullopt;
-  char* end = nullptr;
-  errno = 0;
-  const double v = std::strtod(text.c_str(), &end);
-  if (*end != '\0' || errno == ERANGE || !std::isfinite(v)) return std::nullopt;
-  return v;
-}
-
 }  // namespace
 
 Result<double> ParsePositive(const std::string& text, const std::string& what) {
-  const auto v = ReadFinite(text);
+  const auto v = ParseDecimal(text);
   if (!v || *v <= 0) return Bad(what, "a positive finite number", text);
   return *v;
 }
 
 Result<double> ParseNonNegative(const std::string& text, const std::string& what) {
-  const auto v = ReadFinite(text);
+  const auto v = ParseDecimal(text);
   if (!v || *v < 0) return Bad(what, "a finite number >= 0", text);
   return *v;
 }
 
 Result<double> ParseNumberIn(const std::string& text, const std::string& what, const Range& r) {
-  const auto v = ReadFinite(text);
-  if (!v || !InGateRange(*v, r)) return Bad(what, "a number in " + RangeText(r), text);
+  const auto v = ParseDecimal(text);
+  if (!v || !InRange(*v, r))
+    return Bad(what, "a number in " + RangeText(r, Notation::kPlain), text);
   return *v;
 }
 
@@ -58,16 +43,11 @@ Result<double> ParseInRange(const std::string& text, const std::string& what, do
 
 Result<int64_t> ParseInteger(const std::string& text, const std::string& what, int64_t min,
                              int64_t max) {
-  const std::string rule =
-      "an integer in [" + std::to_string(min) + ", " + std::to_string(max) + "]";
-  if (text.empty() || std::isspace(static_cast<unsigned char>(text[0]))) {
-    return Bad(what, rule, text);
+  const auto v = ParseDecimalInt(text);
+  if (!v || *v < min || *v > max) {
+    return Bad(what, IntRangeText(min, max).substr(sizeof "must be " - 1), text);
   }
-  char* end = nullptr;
-  errno = 0;
-  const long long v = std::strtoll(text.c_str(), &end, 10);
-  if (*end != '\0' || errno == ERANGE || v < min || v > max) return Bad(what, rule, text);
-  return static_cast<int64_t>(v);
+  return *v;
 }
 
 Result<std::string> ParseTenant(const std::string& text, const std::string& what) {

@@ -1,14 +1,12 @@
 // Parsing and printing of the mockapi JSON config (docs/mockapi-config.md).
-// No exceptions: every value is type-checked before it is read.
+// The fields are read by bp::JsonFields (json_fields.h), whose message shape
+// every refusal takes.
 #include "bp/mockapi/config.h"
 
 #include <cmath>
-#include <filesystem>
-#include <fstream>
 #include <initializer_list>
-#include <sstream>
 
-#include "bp/json_text.h"
+#include "bp/json_fields.h"
 #include "bp/limit_json.h"
 
 namespace bp::mockapi {
@@ -21,95 +19,6 @@ using nlohmann::json;
 // bp/limit_json.h's [kMinLimitSeconds, kMaxLimitSeconds].
 constexpr double kMaxDurationMs = 3.6e6;  // latency.min_ms / max_ms, overload.retry_after_ms
 constexpr double kMaxPerOutputTokenMs = 6e4;
-
-std::string Fmt(double x) {
-  std::ostringstream o;
-  o << x;
-  return o.str();
-}
-
-// Reads typed members of one JSON object, keeping the first error.
-class Reader {
- public:
-  Reader(const json& obj, std::string path) : obj_(obj), path_(std::move(path)) {
-    if (!obj_.is_object())
-      Fail(path_.empty() ? "config must be a JSON object" : path_ + " must be an object");
-  }
-  bool Has(const char* key) const { return status_.ok() && obj_.contains(key); }
-  std::string Path(const char* key) const { return path_.empty() ? key : path_ + "." + key; }
-  void Fail(std::string message) {
-    if (status_.ok()) status_ = Status::InvalidArgument(std::move(message));
-  }
-
-  void Number(const char* key, double* out, double min, double max) {
-    if (!Has(key)) return;
-    const json& v = obj_[key];
-    if (!v.is_number() || !std::isfinite(v.get<double>()) || v.get<double>() < min ||
-        v.get<double>() > max) {
-      Fail(Path(key) + " must be a number in [" + Fmt(min) + ", " + Fmt(max) + "], got " +
-           v.dump());
-      return;
-    }
-    *out = v.get<double>();
-  }
-  template <typename T>
-  void Int(const char* key, T* out, int64_t min, int64_t max) {
-    if (!Has(key)) return;
-    const json& v = obj_[key];
-    if (!v.is_number_integer() || v.get<int64_t>() < min || v.get<int64_t>() > max) {
-      Fail(Path(key) + " must be an integer in [" + std::to_string(min) + ", " +
-           std::to_string(max) + "], got " + v.dump());
-      return;
-    }
-    *out = static_cast<T>(v.get<int64_t>());
-  }
-  void String(const char* key, std::string* out) {
-    if (!Has(key)) return;
-    const json& v = obj_[key];
-    if (!v.is_string() || v.get_ref<const std::string&>().empty()) {
-      Fail(Path(key) + " must be a non-empty string, got " + v.dump());
-      return;
-    }
-    *out = v.get<std::string>();
-  }
-  void Bool(const char* key, bool* out) {
-    if (!Has(key)) return;
-    if (!obj_[key].is_boolean())
-      return Fail(Path(key) + " must be true or false, got " + obj_[key].dump());
-    *out = obj_[key].get<bool>();
-  }
-  // One of `names`; *out is its index.
-  template <typename E>
-  void Enum(const char* key, E* out, std::initializer_list<const char*> names) {
-    std::string s;
-    String(key, &s);
-    if (!Has(key)) return;
-    int i = 0;
-    std::string list;
-    for (const char* n : names) {
-      if (s == n) {
-        *out = static_cast<E>(i);
-        return;
-      }
-      list += (i++ ? " | " : "") + std::string(n);
-    }
-    Fail(Path(key) + " must be " + list + ", got \"" + s + "\"");
-  }
-  Status Finish(std::initializer_list<const char*> known) {
-    if (!status_.ok()) return status_;
-    for (const auto& item : obj_.items()) {
-      bool ok = false;
-      for (const char* k : known) ok = ok || item.key() == k;
-      if (!ok) Fail("unknown field " + Path(item.key().c_str()));
-    }
-    return status_;
-  }
-
- private:
-  const json& obj_;
-  std::string path_;
-  Status status_;
-};
 
 }  // namespace
 
@@ -141,75 +50,70 @@ const char* ProfileName(Profile p) {
 
 Result<MockConfig> ConfigFromJson(const json& j, const MockConfig& base) {
   MockConfig c = base;
-  Reader r(j, "");
-  if (r.Has("listen")) {
+  std::string error;
+  JsonFields r(j, "", &error);
+  r.OnlyKeys({"listen", "threads", "dialect", "profile", "overload", "model", "organization",
+              "scope", "count_rejected", "token_accounting", "stream_disconnect", "limits",
+              "completion_tokens", "latency", "seed", "body_limit_bytes", "read_timeout_ms",
+              "idle_timeout_ms", "stream_tick_ms"});
+  if (r.Has("listen") && r.ok()) {
     MockConfig d;
     c.host = d.host;
     c.port = d.port;
-    Reader l(j["listen"], "listen");
-    l.String("host", &c.host);
-    l.Int("port", &c.port, 0, 65535);
-    if (Status s = l.Finish({"host", "port"}); !s.ok()) return s;
+    JsonFields l(j["listen"], "listen", &error);
+    l.OnlyKeys({"host", "port"});
+    l.String("host", &c.host, Need::kOptional, /*non_empty=*/true);
+    l.Int("port", 0, 65535, &c.port);
   }
-  r.Int("threads", &c.threads, 1, 64);
+  r.Int("threads", 1, 64, &c.threads);
   r.Enum("dialect", &c.dialect, {"openai", "anthropic", "azure"});
   r.Enum("profile", &c.profile, {"openai", "azure", "anthropic", "bare"});
-  if (r.Has("overload")) {
+  if (r.Has("overload") && r.ok()) {
     c.overload = OverloadOptions{};
-    Reader o(j["overload"], "overload");
-    o.Number("share", &c.overload.share, 0, 1);
-    o.Int("status", &c.overload.status, 503, 529);
-    o.Number("retry_after_ms", &c.overload.retry_after_ms, 0, kMaxDurationMs);
-    if (Status s = o.Finish({"share", "status", "retry_after_ms"}); !s.ok()) return s;
-    if (c.overload.status != 503 && c.overload.status != 529) {
-      return Status::InvalidArgument("overload.status must be 503 or 529, got " +
-                                     std::to_string(c.overload.status));
+    JsonFields o(j["overload"], "overload", &error);
+    o.OnlyKeys({"share", "status", "retry_after_ms"});
+    o.NumberIn("share", 0, 1, &c.overload.share);
+    o.Int("status", 503, 529, &c.overload.status);
+    o.NumberIn("retry_after_ms", 0, kMaxDurationMs, &c.overload.retry_after_ms);
+    if (o.ok() && c.overload.status != 503 && c.overload.status != 529) {
+      o.Fail("status", "must be 503 or 529, got " + std::to_string(c.overload.status));
     }
   }
-  r.String("model", &c.model);
-  r.String("organization", &c.organization);
+  r.String("model", &c.model, Need::kOptional, /*non_empty=*/true);
+  r.String("organization", &c.organization, Need::kOptional, /*non_empty=*/true);
   r.Enum("scope", &c.scope, {"global", "api_key"});
   r.Bool("count_rejected", &c.count_rejected);
   r.Enum("token_accounting", &c.token_accounting, {"actual", "max_tokens"});
   r.Enum("stream_disconnect", &c.stream_disconnect, {"generated", "full"});
-  if (r.Has("limits")) {
+  if (r.Has("limits") && r.ok()) {
     auto limits = LimitsFromJson(j["limits"], "limits");  // the reader loadgen uses too
     if (!limits.ok()) return limits.status();
     c.limits = std::move(*limits);
   }
-  if (r.Has("completion_tokens")) {
+  if (r.Has("completion_tokens") && r.ok()) {
     c.completion_tokens = CompletionTokensOptions{};
-    Reader t(j["completion_tokens"], "completion_tokens");
+    JsonFields t(j["completion_tokens"], "completion_tokens", &error);
+    t.OnlyKeys({"distribution", "value", "min", "max", "clamp_to_max_tokens"});
     t.Enum("distribution", &c.completion_tokens.uniform, {"fixed", "uniform"});
-    t.Int("value", &c.completion_tokens.value, 0, 1'000'000);
-    t.Int("min", &c.completion_tokens.min, 0, 1'000'000);
-    t.Int("max", &c.completion_tokens.max, 0, 1'000'000);
+    t.Int("value", 0, 1'000'000, &c.completion_tokens.value);
+    t.Int("min", 0, 1'000'000, &c.completion_tokens.min);
+    t.Int("max", 0, 1'000'000, &c.completion_tokens.max);
     t.Bool("clamp_to_max_tokens", &c.completion_tokens.clamp_to_max_tokens);
-    if (Status s = t.Finish({"distribution", "value", "min", "max", "clamp_to_max_tokens"});
-        !s.ok())
-      return s;
   }
-  if (r.Has("latency")) {
+  if (r.Has("latency") && r.ok()) {
     c.latency = LatencyOptions{};
-    Reader t(j["latency"], "latency");
-    t.Number("min_ms", &c.latency.min_ms, 0, kMaxDurationMs);
-    t.Number("max_ms", &c.latency.max_ms, 0, kMaxDurationMs);
-    t.Number("per_output_token_ms", &c.latency.per_output_token_ms, 0, kMaxPerOutputTokenMs);
-    if (Status s = t.Finish({"min_ms", "max_ms", "per_output_token_ms"}); !s.ok()) return s;
+    JsonFields t(j["latency"], "latency", &error);
+    t.OnlyKeys({"min_ms", "max_ms", "per_output_token_ms"});
+    t.NumberIn("min_ms", 0, kMaxDurationMs, &c.latency.min_ms);
+    t.NumberIn("max_ms", 0, kMaxDurationMs, &c.latency.max_ms);
+    t.NumberIn("per_output_token_ms", 0, kMaxPerOutputTokenMs, &c.latency.per_output_token_ms);
   }
-  r.Int("seed", &c.seed, 0, INT64_MAX);
-  r.Int("body_limit_bytes", &c.body_limit_bytes, 1024, int64_t{1} << 30);
-  r.Number("read_timeout_ms", &c.read_timeout_ms, 1, 3.6e6);
-  r.Number("idle_timeout_ms", &c.idle_timeout_ms, 1, 3.6e6);
-  r.Number("stream_tick_ms", &c.stream_tick_ms, 0.01, 1000);
-  if (Status s =
-          r.Finish({"listen", "threads", "dialect", "profile", "overload", "model", "organization",
-                    "scope", "count_rejected", "token_accounting", "stream_disconnect", "limits",
-                    "completion_tokens", "latency", "seed", "body_limit_bytes", "read_timeout_ms", "idle_timeout_ms",
-                    "stream_tick_ms"});
-      !s.ok()) {
-    return s;
-  }
+  r.Int("seed", 0, INT64_MAX, &c.seed);
+  r.Int("body_limit_bytes", 1024, int64_t{1} << 30, &c.body_limit_bytes);
+  r.NumberIn("read_timeout_ms", 1, 3.6e6, &c.read_timeout_ms);
+  r.NumberIn("idle_timeout_ms", 1, 3.6e6, &c.idle_timeout_ms);
+  r.NumberIn("stream_tick_ms", 0.01, 1000, &c.stream_tick_ms);
+  if (!r.ok()) return r.status();
   if (Status s = ValidateConfig(c); !s.ok()) return s;
   return c;
 }
@@ -223,7 +127,7 @@ Status ValidateConfig(const MockConfig& c) {
   }
   for (size_t i = 0; i < c.limits.size(); ++i) {
     if (Status s = ValidateLimiterOptions(c.limits[i]); !s.ok()) {
-      return Status::InvalidArgument("limits[" + std::to_string(i) + "]: " + s.message());
+      return WithPrefix(s, "limits[" + std::to_string(i) + "]");
     }
   }
   return Status::Ok();
@@ -233,7 +137,7 @@ Result<json> RealTimePatch(json patch) {
   if (!patch.is_object() || !patch.contains("speedup")) return patch;
   const json& v = patch["speedup"];
   if (!v.is_number() || !std::isfinite(v.get<double>()) || !(v.get<double>() > 0)) {
-    return Status::InvalidArgument("speedup must be a finite number > 0, got " + v.dump());
+    return Status::InvalidArgument("speedup: must be a finite number > 0, got " + v.dump());
   }
   const double speedup = v.get<double>();
   patch.erase("speedup");
@@ -254,9 +158,10 @@ Result<json> RealTimePatch(json patch) {
       const double real = sent / speedup;
       if (!std::isfinite(real) || real < d.min || real > d.max) {
         error = Status::InvalidArgument(
-            path + "." + d.key + " must be a number in [" + Fmt(d.min) + ", " + Fmt(d.max) +
-            "] once divided by the speedup " + Fmt(speedup) + ", i.e. in [" + Fmt(d.min * speedup) +
-            ", " + Fmt(d.max * speedup) + "] as sent, got " + (*obj)[d.key].dump());
+            path + "." + d.key + ": " + NumberRangeText({d.min, d.max}) +
+            " once divided by the speedup " + FormatShort(speedup) + ", i.e. in [" +
+            FormatShort(d.min * speedup) + ", " + FormatShort(d.max * speedup) + "] as sent, got " +
+            (*obj)[d.key].dump());
         return;
       }
       (*obj)[d.key] = real;
@@ -330,18 +235,10 @@ json ConfigToJson(const MockConfig& c) {
 }
 
 Result<MockConfig> LoadConfigFile(const std::string& path) {
-  std::error_code ec;
-  if (std::filesystem::is_directory(path, ec)) {
-    return Status::NotFound(path + ": is a directory, not a config file");
-  }
-  std::ifstream in(path);
-  if (!in) return Status::NotFound("cannot read config file " + path);
-  std::stringstream text;
-  text << in.rdbuf();
-  json j = json::parse(text.str(), nullptr, /*allow_exceptions=*/false);
-  if (j.is_discarded()) return Status::InvalidArgument(path + ": " + JsonSyntaxError(text.str()));
-  auto c = ConfigFromJson(j, MockConfig{});
-  if (!c.ok()) return Status::InvalidArgument(path + ": " + c.status().message());
+  auto j = ReadJsonFile(path, "config");
+  if (!j.ok()) return j.status();
+  auto c = ConfigFromJson(*j, MockConfig{});
+  if (!c.ok()) return WithPrefix(c.status(), path);
   return c;
 }
 

@@ -6,7 +6,7 @@
 #include <algorithm>
 #include <unordered_map>
 
-#include "bp/json_text.h"
+#include "bp/json_fields.h"
 #include "bp/token_estimate.h"
 #include "internal.h"
 #include "stats.h"
@@ -362,9 +362,8 @@ void Service::Impl::Chat(const Snapshot& s, const HttpRequest& req, bool anthrop
 void Service::Impl::Admin(const HttpRequest& req, uint64_t id, HttpResponse* r) {
   const Dialect dialect = snap.load()->config.dialect;
   if (req.method == "PUT") {
-    auto patch = nlohmann::json::parse(req.body.begin(), req.body.end(), nullptr, false);
-    Status st = patch.is_discarded() ? Status::InvalidArgument("body " + JsonSyntaxError(req.body))
-                                     : Update(patch);
+    auto patch = ParseJsonText(req.body);
+    Status st = patch.ok() ? Update(*patch) : WithPrefix(patch.status(), "body");
     if (!st.ok()) {
       internal::SetError(dialect, 400, ErrorKind::kInvalidRequest, st.message(), "", id, r);
       return;

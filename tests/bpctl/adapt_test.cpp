@@ -116,19 +116,19 @@ TEST_F(BpctlAdapt, BadValuesChangeNothing) {
            {"--beta", "0", "bpctl: --beta: must be a number in (0, 1), got '0'\n"},
            {"--beta", "nan", "bpctl: --beta: must be a number in (0, 1), got 'nan'\n"},
            {"--recover-ms", "0",
-            "bpctl: --recover-ms: must be a number in (0, 8.64e+07], got '0'\n"},
+            "bpctl: --recover-ms: must be a number in (0, 86400000], got '0'\n"},
            {"--recover-ms", "-1",
-            "bpctl: --recover-ms: must be a number in (0, 8.64e+07], got '-1'\n"},
+            "bpctl: --recover-ms: must be a number in (0, 86400000], got '-1'\n"},
            {"--recover-ms", "1e300",
-            "bpctl: --recover-ms: must be a number in (0, 8.64e+07], got '1e300'\n"},
+            "bpctl: --recover-ms: must be a number in (0, 86400000], got '1e300'\n"},
            {"--recover-ms", "86400001",
-            "bpctl: --recover-ms: must be a number in (0, 8.64e+07], got '86400001'\n"},
+            "bpctl: --recover-ms: must be a number in (0, 86400000], got '86400001'\n"},
            {"--window-ms", "-1",
-            "bpctl: --window-ms: must be a number in [0, 3.6e+06], got '-1'\n"},
+            "bpctl: --window-ms: must be a number in [0, 3600000], got '-1'\n"},
            {"--window-ms", "3600001",
-            "bpctl: --window-ms: must be a number in [0, 3.6e+06], got '3600001'\n"},
+            "bpctl: --window-ms: must be a number in [0, 3600000], got '3600001'\n"},
            {"--window-ms", "inf",
-            "bpctl: --window-ms: must be a number in [0, 3.6e+06], got 'inf'\n"},
+            "bpctl: --window-ms: must be a number in [0, 3600000], got 'inf'\n"},
            {"--min-429", "1.5",
             "bpctl: --min-429: must be an integer in [1, 1000000], got '1.5'\n"},
            {"--min-429", "1e300",
@@ -176,8 +176,9 @@ TEST(BpctlAdaptRanges, PreludeDefaultsAreInside) {
   c.caps.requests_per_s = 1;
   c.tuning = t;
   EXPECT_TRUE(CheckGateConfigRanges(c).ok()) << CheckGateConfigRanges(c).message();
-  EXPECT_TRUE(
-      bpctl::ParseNumberIn(bpctl::FormatNumber(t.adapt_beta), "b", kGateAdaptBetaRange).ok());
+  EXPECT_TRUE(bpctl::ParseNumberIn(FormatNumber(t.adapt_beta, 17, Notation::kPlain), "b",
+                                   kGateAdaptBetaRange)
+                  .ok());
   EXPECT_LE(t.adapt_min_429, kMaxGateAdaptMin429);
 }
 

@@ -92,6 +92,27 @@ TEST_F(BpctlAdmitStatus, StatusJsonHasCapsLevelsClassesAndQueueCounters) {
   EXPECT_NE(text.out.find("1     acme    1       0.4  0    yes"), std::string::npos) << text.out;
 }
 
+TEST_F(BpctlAdmitStatus, StatusRightAfterSetWeightShowsTheNewShare) {
+  // 1 req/s, burst 1: a's first call empties L1; a and b then wait in
+  // class 1 with w = 1 each (W_1 = 2, shares 1/2).
+  ASSERT_EQ(Bpctl({"set", "cap", "--rpm", "60"}).rc, kExitOk);
+  const int64_t t = Future();
+  ASSERT_EQ(Bpctl(AdmitArgs("a", t, 0)).out.rfind("ADMIT", 0), 0u);
+  ASSERT_EQ(Bpctl(AdmitArgs("a", t, 0)).out.rfind("DEFER", 0), 0u);
+  ASSERT_EQ(Bpctl(AdmitArgs("b", t, 0)).out.rfind("DEFER", 0), 0u);
+  // No admission between the weight and the read: the share is w_b's now.
+  ASSERT_EQ(Bpctl({"set", "weight", "b", "3"}).rc, kExitOk);
+  BpctlRun r = Bpctl({"status", "--json"});
+  ASSERT_EQ(r.rc, kExitOk) << r.err;
+  const json s = json::parse(r.out);
+  ASSERT_EQ(s["queues"].size(), 2u);
+  EXPECT_EQ(s["queues"][0]["tenant"], "a");
+  EXPECT_EQ(s["queues"][0]["fair_share"], 0.25);  // 1 / (2 + 3 - 1)
+  EXPECT_EQ(s["queues"][1]["weight"], 3.0);
+  EXPECT_EQ(s["queues"][1]["fair_share"], 0.75);  // 1/2 -> 3/4
+  EXPECT_EQ(s["queues"][1]["fair_requests_per_s"], 0.75);
+}
+
 TEST_F(BpctlAdmitStatus, AdmitPrintsEachVerdict) {
   // 1 req/s, 100 tok/s; the provider serves at most 100 tokens per call.
   ASSERT_EQ(Bpctl({"set", "cap", "--rpm", "60", "--tpm", "6000", "--max-cost-tokens", "100"}).rc,

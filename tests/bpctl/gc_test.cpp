@@ -59,7 +59,7 @@ TEST_F(BpctlGc, DeletesOnlyTargetsIdleLongerThanTheLimit) {
 
   BpctlRun bad = Bpctl({"gc", "--idle-s", "-1"});
   EXPECT_EQ(bad.rc, kExitBadValue);
-  EXPECT_EQ(bad.err, "bpctl: --idle-s: must be a number in [0, 1e+10], got '-1'\n");
+  EXPECT_EQ(bad.err, "bpctl: --idle-s: must be a number in [0, 10000000000], got '-1'\n");
 }
 
 }  // namespace

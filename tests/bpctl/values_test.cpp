@@ -10,9 +10,11 @@ namespace {
 TEST(BpctlValues, PositiveNumbers) {
   EXPECT_EQ(*ParsePositive("60", "--rpm"), 60);
   EXPECT_EQ(*ParsePositive("0.5", "--rpm"), 0.5);
-  EXPECT_EQ(*ParsePositive("1e3", "--rpm"), 1000);
+  EXPECT_EQ(*ParsePositive("1000", "--rpm"), 1000);
+  EXPECT_EQ(*ParsePositive(".5", "--rpm"), 0.5);
+  // The strict decimal parser (bp/decimal.h): no sign, exponent or hex.
   for (const char* bad : {"0", "-1", "-0.5", "abc", "", " 5", "5 ", "5x", "nan", "inf", "-inf",
-                          "1e400", "0x", "--5", "0x10", "0x1p3"}) {
+                          "1e400", "0x", "--5", "0x10", "0x1p3", "1e3", "+5", "1.2.3"}) {
     auto r = ParsePositive(bad, "--rpm");
     ASSERT_FALSE(r.ok()) << bad;
     EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument);
@@ -33,7 +35,9 @@ TEST(BpctlValues, NumbersInARangeNameIt) {
   EXPECT_EQ(RangeText(Range{0, 86'400'000, true}), "(0, 8.64e+07]");
   EXPECT_EQ(RangeText(Range{1e-6, 1e6}), "[1e-06, 1e+06]");
   EXPECT_EQ(*ParseNumberIn("0.5", "--beta", kGateAdaptBetaRange), 0.5);
-  EXPECT_EQ(*ParseNumberIn("1e6", "W", Range{kMinGateWeight, kMaxGateWeight}), 1e6);  // closed end
+  EXPECT_EQ(*ParseNumberIn("1000000", "W", Range{kMinGateWeight, kMaxGateWeight}),
+            1e6);  // closed end
+  EXPECT_EQ(*ParseNumberIn("0.000001", "W", Range{kMinGateWeight, kMaxGateWeight}), 1e-6);
   EXPECT_EQ(*ParseNumberIn("0", "--window-ms", kGateAdaptWindowMsRange), 0);
   for (const char* bad : {"0", "1", "-0.5", "nan", "inf", "", "0.5x", "1e400"}) {
     auto r = ParseNumberIn(bad, "--beta", kGateAdaptBetaRange);
@@ -76,7 +80,7 @@ TEST(BpctlValues, PriorityWeights) {
   auto r = ParsePriorityWeights("0.5,-0.3,0.2");
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.status().message(),
-            "priority weight omega_2: must be a number in [1e-06, 1e+06], got '-0.3'");
+            "priority weight omega_2: must be a number in [0.000001, 1000000], got '-0.3'");
   for (const char* bad : {"", ",", "0.5,", ",0.5", "0.5,,0.2", "0.5;0.3", "0.5, 0.3", "inf"}) {
     EXPECT_FALSE(ParsePriorityWeights(bad).ok()) << bad;
   }

@@ -27,7 +27,7 @@ expect() {
 
 M="$BUILD/apps/mockapi"
 expect 2 "--host must be an IPv4 or IPv6 address" "$M" --host 999.1.1.1
-expect 2 "listen.port must be an integer in [0, 65535]" "$M" --port 70000
+expect 2 "listen.port: must be an integer in [0, 65535]" "$M" --port 70000
 expect 2 "unrecognised option '--colour'" "$M" --colour
 expect 2 "too many positional options" "$M" stray
 expect 2 "--limit has a non-numeric value: requests:fixed_window:60abc:1: LIMIT must be decimal digits, got '60abc'" \
@@ -141,7 +141,7 @@ fi
 # --speedup is checked against what mockapi takes after scaling (overload.json's
 # latency.min_ms 50 paper ms is 5e8 real ms at 1e-7), naming the flag and the
 # range as sent.
-expect 2 "--speedup 1e-07: $W: upstream.latency.min_ms must be a number in [0, 3.6e+06] once divided by the speedup 1e-07, i.e. in [0, 0.36] as sent, got 50" \
+expect 2 "--speedup 1e-07: $W: upstream.latency.min_ms: must be a number in [0, 3.6e+06] once divided by the speedup 1e-07, i.e. in [0, 0.36] as sent, got 50" \
   "$L" --workload "$W" --speedup 1e-7
 # --start-at within 1 h of now: seconds, or an extra digit, are refused.
 NOW_S="$(date +%s)"

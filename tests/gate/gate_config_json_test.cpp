@@ -79,14 +79,15 @@ TEST(GateConfigJson, UnconfiguredExportsNullCapsThatImportRejects) {
 
 TEST(GateConfigJson, RejectsBadDocumentsNamingTheField) {
   const std::vector<std::pair<const char*, const char*>> cases = {
-      {R"([])", "document: must be an object"},
-      {R"({"caps":{"requests_per_s":1}})", "version: must be 1"},
-      {R"({"version":2,"caps":{"requests_per_s":1}})", "version: must be 1"},
-      {R"({"version":1})", "caps: required"},
+      {R"([])", "document: must be a JSON object"},
+      {R"({"caps":{"requests_per_s":1}})", "version: must be 1, got nothing"},
+      {R"({"version":2,"caps":{"requests_per_s":1}})", "version: must be 1, got 2"},
+      {R"({"version":1})", "caps: missing (required; null when not configured)"},
       {R"({"version":1,"caps":{"requests_per_s":1},"extra":1})", "extra: unknown field"},
       {R"({"version":1,"caps":{"rpm":1}})", "caps.rpm: unknown field"},
-      {R"({"version":1,"caps":{"tokens_per_s":1}})", "caps.requests_per_s: required"},
-      {R"({"version":1,"caps":{"requests_per_s":"10"}})", "caps.requests_per_s: must be a number"},
+      {R"({"version":1,"caps":{"tokens_per_s":1}})", "caps.requests_per_s: missing (required)"},
+      {R"({"version":1,"caps":{"requests_per_s":"10"}})",
+       "caps.requests_per_s: must be a number, got \"10\""},
       {R"({"version":1,"caps":{"requests_per_s":0}})",
        "caps: requests_per_s must be a positive finite number, got 0"},
       {R"({"version":1,"caps":{"requests_per_s":1,"burst_s":-1}})",
@@ -94,7 +95,7 @@ TEST(GateConfigJson, RejectsBadDocumentsNamingTheField) {
       {R"({"version":1,"caps":{"requests_per_s":1},"priority_weights":[0.5,0]})",
        "priority weight omega_2 must be a positive finite number, got 0"},
       {R"({"version":1,"caps":{"requests_per_s":1},"priority_weights":["a"]})",
-       "priority_weights[0]: must be a number"},
+       "priority_weights[0]: must be a number, got \"a\""},
       {R"({"version":1,"caps":{"requests_per_s":1},"tenant_weights":{"a":2,"b":-1}})",
        "tenant_weights.b: tenant weight must be a positive finite number, got -1"},
       {R"({"version":1,"caps":{"requests_per_s":1},"tenant_weights":{"a b":2}})",
@@ -102,15 +103,15 @@ TEST(GateConfigJson, RejectsBadDocumentsNamingTheField) {
       {R"({"version":1,"caps":{"requests_per_s":1},"tuning":{"lend_fraction":2}})",
        "tuning: lend_fraction must be in [0, 1]"},
       {R"({"version":1,"caps":{"requests_per_s":1},"tuning":{"ticket_ttl_ms":1.5}})",
-       "tuning.ticket_ttl_ms: must be an integer"},
+       "tuning.ticket_ttl_ms: must be an integer, got 1.5"},
       {R"({"version":1,"caps":{"requests_per_s":1},"tuning":{"adapt":1}})",
-       "tuning.adapt: must be true or false"},
+       "tuning.adapt: must be true or false, got 1"},
       {R"({"version":1,"caps":{"requests_per_s":1},"tuning":{"adapt_min_429":2.5}})",
-       "tuning.adapt_min_429: must be an integer"},
+       "tuning.adapt_min_429: must be an integer, got 2.5"},
       {R"({"version":1,"caps":{"requests_per_s":1},"tuning":{"share_rule":"tree"}})",
-       "tuning.share_rule: must be \"hier\" or \"flat\""},
+       "tuning.share_rule: must be hier | flat, got \"tree\""},
       {R"({"version":1,"caps":{"requests_per_s":1},"tuning":{"class_policy":"lexical"}})",
-       "tuning.class_policy: must be \"fair\" or \"strict\""},
+       "tuning.class_policy: must be fair | strict, got \"lexical\""},
       {R"({"version":1,"caps":{"requests_per_s":1},"tuning":{"slack":1}})",
        "tuning.slack: unknown field"},
   };
@@ -159,7 +160,7 @@ TEST(GateConfigJson, ReadsAFileNamingItInEveryError) {
             null_caps + ": caps: required (the gate needs caps)");
   const std::string bad = write("bad.json", R"({"version":1,"caps":{"requests_per_s":"x"}})");
   EXPECT_EQ(ReadGateConfigFile(bad).status().message(),
-            bad + ": caps.requests_per_s: must be a number");
+            bad + ": caps.requests_per_s: must be a number, got \"x\"");
 }
 
 }  // namespace

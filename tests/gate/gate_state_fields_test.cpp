@@ -20,6 +20,22 @@ class GateStateFields : public GateSuite {
   static int64_t Future(Gate& gate) {
     return static_cast<int64_t>(GateAdmin(gate).State()->server_time_ms) + 3'600'000;
   }
+
+  // omega {0.6, 0.4}; a (class 1, w 1), b (class 2, w 1) and c (class 2,
+  // w 3) backlogged: 1 request per second, burst 1, so a's first call
+  // empties L1 and every later one is deferred.
+  std::unique_ptr<Gate> Backlogged() {
+    auto gate = MakeGate(GateCaps{1, 0, 1}, {0.6, 0.4});
+    GateAdmin admin(*gate);
+    EXPECT_TRUE(admin.SetTenantWeight("c", 3).ok());
+    const int64_t t = Future(*gate);
+    EXPECT_EQ(gate->Admit(AdmitRequest{"a", 1, {1, 0}, 0, t}).verdict, Verdict::kAdmit);
+    for (const char* tenant : {"a", "b", "c"}) {
+      const int k = tenant[0] == 'a' ? 1 : 2;
+      EXPECT_EQ(gate->Admit(AdmitRequest{tenant, k, {1, 0}, 0, t}).verdict, Verdict::kDefer);
+    }
+    return gate;
+  }
 };
 
 TEST_F(GateStateFields, LevelsRatesAndMaxCostsAreTheScriptsView) {
@@ -59,17 +75,8 @@ TEST_F(GateStateFields, LevelsRatesAndMaxCostsAreTheScriptsView) {
 }
 
 TEST_F(GateStateFields, SharesFollowTheShareRule) {
-  // 1 request per second, burst 1: the first call empties L1 and every
-  // later one is deferred (backlogged).
-  auto gate = MakeGate(GateCaps{1, 0, 1}, {0.6, 0.4});
+  auto gate = Backlogged();
   GateAdmin admin(*gate);
-  ASSERT_TRUE(admin.SetTenantWeight("c", 3).ok());
-  const int64_t t = Future(*gate);
-  ASSERT_EQ(gate->Admit(AdmitRequest{"a", 1, {1, 0}, 0, t}).verdict, Verdict::kAdmit);
-  for (const char* tenant : {"a", "b", "c"}) {
-    const int k = tenant[0] == 'a' ? 1 : 2;
-    ASSERT_EQ(gate->Admit(AdmitRequest{tenant, k, {1, 0}, 0, t}).verdict, Verdict::kDefer);
-  }
   auto st = admin.State();
   ASSERT_TRUE(st.ok()) << st.status().ToString();
   EXPECT_EQ(st->class_nominal_share, (std::vector<double>{0.6, 0.4}));
@@ -94,6 +101,31 @@ TEST_F(GateStateFields, SharesFollowTheShareRule) {
   ASSERT_TRUE(summary.ok());
   EXPECT_TRUE(summary->queues.empty());
   EXPECT_DOUBLE_EQ(summary->class_current_share[0], 0.6 / 2.2);
+}
+
+TEST_F(GateStateFields, ASetWeightShowsInTheShareBeforeTheNextAdmission) {
+  // Class 2 backlogged with b (w 1) and c (w 3): W_2 = 4. Setting c's weight
+  // to 1 changes no queue record until c's next admission; the state must
+  // still answer the shares of the new weight.
+  auto gate = Backlogged();
+  GateAdmin admin(*gate);
+  ASSERT_TRUE(admin.SetTenantWeight("c", 1).ok());
+  auto st = admin.State();
+  ASSERT_TRUE(st.ok()) << st.status().ToString();
+  ASSERT_EQ(st->queues.size(), 3u);
+  EXPECT_EQ(st->queues[2].weight, 0.4);      // w_c * omega_2 = 1 x 0.4
+  EXPECT_EQ(st->queues[1].fair_share, 0.2);  // 0.4 x 1 / (4 + 1 - 3)
+  EXPECT_EQ(st->queues[2].fair_share, 0.2);  // was 0.3 with w_c = 3
+  // Flat: w_t omega_k over 0.6 x 1 + 0.4 x (1 + 1) = 1.4.
+  GateTuning flat;
+  flat.share_rule = GateTuning::ShareRule::kFlat;
+  ASSERT_TRUE(admin.SetTuning(flat).ok());
+  ASSERT_TRUE(admin.SetTenantWeight("a", 2).ok());  // 0.6 x 2 + 0.8 = 2
+  st = admin.State();
+  EXPECT_EQ(st->queues[0].fair_share, 0.6);  // 1.2 / 2
+  EXPECT_EQ(st->queues[1].fair_share, 0.2);  // 0.4 / 2
+  EXPECT_EQ(st->queues[2].fair_share, 0.2);
+  EXPECT_EQ(st->class_current_share, (std::vector<double>{0.6, 0.4}));
 }
 
 }  // namespace

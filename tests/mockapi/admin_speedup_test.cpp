@@ -42,7 +42,7 @@ TEST(AdminSpeedup, BadSpeedupsAreRefused) {
   for (const json& v : {json(0), json(-2), json("10"), json(nullptr)}) {
     auto r = RealTimePatch({{"speedup", v}});
     ASSERT_FALSE(r.ok()) << v.dump();
-    EXPECT_EQ(r.status().message(), "speedup must be a finite number > 0, got " + v.dump());
+    EXPECT_EQ(r.status().message(), "speedup: must be a finite number > 0, got " + v.dump());
   }
 }
 
@@ -66,7 +66,7 @@ TEST(AdminSpeedup, ServiceUpdateScalesAndRefusesWithNoChange) {
       {{"speedup", 1000}, {"limits", {{{"dimension", "requests"}, {"window_s", 1e-4}}}}});
   ASSERT_FALSE(bad.ok());
   EXPECT_EQ(bad.message(),
-            "limits[0].window_s must be a number in [1e-06, 1e+07] once divided by the speedup "
+            "limits[0].window_s: must be a number in [1e-06, 1e+07] once divided by the speedup "
             "1000, i.e. in [0.001, 1e+10] as sent, got 0.0001");
   EXPECT_EQ((*s)->config().limits[0].window_s, 0.25);
   EXPECT_FALSE((*s)->UpdateConfig({{"speedup", "x"}}).ok());
@@ -80,20 +80,20 @@ TEST_F(ServiceTest, AdminPutErrorsQuoteTheValuesAsSent) {
   const std::string before = Call("GET", "/admin/config").body;
   const std::vector<std::pair<std::string, std::string>> cases = {
       {R"({"speedup":1000,"limits":[{"dimension":"requests","limit":5,"window_s":0.0001}]})",
-       "limits[0].window_s must be a number in [1e-06, 1e+07] once divided by the speedup 1000, "
+       "limits[0].window_s: must be a number in [1e-06, 1e+07] once divided by the speedup 1000, "
        "i.e. in [0.001, 1e+10] as sent, got 0.0001"},
       {R"({"speedup":0.5,"limits":[{"dimension":"requests","limit":5,"window_s":1,)"
        R"("algorithm":"quantized","quantum_s":6000000}]})",
-       "limits[0].quantum_s must be a number in [1e-06, 1e+07] once divided by the speedup 0.5, "
+       "limits[0].quantum_s: must be a number in [1e-06, 1e+07] once divided by the speedup 0.5, "
        "i.e. in [5e-07, 5e+06] as sent, got 6000000"},
       {R"({"speedup":4,"latency":{"min_ms":0,"max_ms":20000000}})",
-       "latency.max_ms must be a number in [0, 3.6e+06] once divided by the speedup 4, i.e. in "
+       "latency.max_ms: must be a number in [0, 3.6e+06] once divided by the speedup 4, i.e. in "
        "[0, 1.44e+07] as sent, got 20000000"},
       {R"({"speedup":10,"latency":{"min_ms":-5}})",
-       "latency.min_ms must be a number in [0, 3.6e+06] once divided by the speedup 10, i.e. in "
+       "latency.min_ms: must be a number in [0, 3.6e+06] once divided by the speedup 10, i.e. in "
        "[0, 3.6e+07] as sent, got -5"},
       {R"({"speedup":0.01,"overload":{"share":0.1,"retry_after_ms":40000}})",
-       "overload.retry_after_ms must be a number in [0, 3.6e+06] once divided by the speedup "
+       "overload.retry_after_ms: must be a number in [0, 3.6e+06] once divided by the speedup "
        "0.01, i.e. in [0, 36000] as sent, got 40000"},
       // A combination is checked after the division: the note names the speedup.
       {R"({"speedup":10,"limits":[{"dimension":"requests","algorithm":"quantized","limit":5,)"
@@ -110,7 +110,7 @@ TEST_F(ServiceTest, AdminPutErrorsQuoteTheValuesAsSent) {
   EXPECT_EQ(
       json::parse(
           Call("PUT", "/admin/config", R"({"latency":{"min_ms":-5}})").body)["error"]["message"],
-      "latency.min_ms must be a number in [0, 3.6e+06], got -5");
+      "latency.min_ms: must be a number in [0, 3.6e+06], got -5");
   EXPECT_EQ(Call("GET", "/admin/config").body, before);
 }
 

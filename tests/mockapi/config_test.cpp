@@ -54,9 +54,9 @@ TEST(Config, ShippedConfigsLoad) {
 
 TEST(Config, BadValuesFailWithTheirMessage) {
   const std::vector<std::pair<std::string, std::string>> cases = {
-      {R"({"dialect":"gemini"})", "dialect must be openai | anthropic | azure, got \"gemini\""},
-      {R"({"threads":0})", "threads must be an integer in [1, 64], got 0"},
-      {R"({"listen":{"port":70000}})", "listen.port must be an integer in [0, 65535], got 70000"},
+      {R"({"dialect":"gemini"})", "dialect: must be openai | anthropic | azure, got \"gemini\""},
+      {R"({"threads":0})", "threads: must be an integer in [1, 64], got 0"},
+      {R"({"listen":{"port":70000}})", "listen.port: must be an integer in [0, 65535], got 70000"},
       {R"({"latency":{"min_ms":200,"max_ms":100}})", "latency.min_ms must be <= latency.max_ms"},
       {R"({"completion_tokens":{"distribution":"uniform","min":9,"max":3}})",
        "completion_tokens.min must be <= completion_tokens.max"},
@@ -64,11 +64,11 @@ TEST(Config, BadValuesFailWithTheirMessage) {
        "limits[0]: algorithm must be fixed_window, sliding_window, token_bucket or quantized, got "
        "\"leaky\""},
       {R"({"limits":[{"limit":0}]})",
-       "limits[0].limit must be an integer in [1, 1125899906842624], got 0"},
-      {R"({"count_rejected":1})", "count_rejected must be true or false, got 1"},
-      {R"({"stream_tick_ms":0})", "stream_tick_ms must be a number in [0.01, 1000], got 0"},
-      {R"({"stream_tick_ms":"2"})", "stream_tick_ms must be a number in [0.01, 1000], got \"2\""},
-      {R"([])", "config must be a JSON object"},
+       "limits[0].limit: must be an integer in [1, 1125899906842624], got 0"},
+      {R"({"count_rejected":1})", "count_rejected: must be true or false, got 1"},
+      {R"({"stream_tick_ms":0})", "stream_tick_ms: must be a number in [0.01, 1000], got 0"},
+      {R"({"stream_tick_ms":"2"})", "stream_tick_ms: must be a number in [0.01, 1000], got \"2\""},
+      {R"([])", "document: must be a JSON object"},
   };
   for (const auto& [text, message] : cases) {
     auto c = ConfigFromJson(json::parse(text), MockConfig{});
@@ -125,27 +125,27 @@ TEST(CommandLine, FlagsOverrideTheFile) {
        "--host must be an IPv4 or IPv6 address (e.g. 127.0.0.1), got \"999.1.1.1\""},
       {{"mockapi", "--host", "localhost"},
        "--host must be an IPv4 or IPv6 address (e.g. 127.0.0.1), got \"localhost\""},
-      {{"mockapi", "--port", "70000"}, "listen.port must be an integer in [0, 65535], got 70000"},
+      {{"mockapi", "--port", "70000"}, "listen.port: must be an integer in [0, 65535], got 70000"},
       // Not a number at all: the flag's range, not Boost's bare "is invalid".
       {{"mockapi", "--port", "x"},
        "--port must be an integer in [0, 65535] (0: ephemeral), got 'x'"},
-      {{"mockapi", "--threads", "0"}, "threads must be an integer in [1, 64], got 0"},
+      {{"mockapi", "--threads", "0"}, "threads: must be an integer in [1, 64], got 0"},
       // Beyond int: the range, not "the argument is invalid".
       {{"mockapi", "--threads", "99999999999"},
-       "threads must be an integer in [1, 64], got 99999999999"},
+       "threads: must be an integer in [1, 64], got 99999999999"},
       {{"mockapi", "--port", "4294967297"},
-       "listen.port must be an integer in [0, 65535], got 4294967297"},
+       "listen.port: must be an integer in [0, 65535], got 4294967297"},
       {{"mockapi", "--overload-status", "99999999999"},
-       "overload.status must be an integer in [503, 529], got 99999999999"},
+       "overload.status: must be an integer in [503, 529], got 99999999999"},
       {{"mockapi", "--colour"}, "unrecognised option '--colour'"},
       {{"mockapi", "stray"}, "too many positional options have been specified on the command line"},
       {{"mockapi", "--dialect", "gemini"},
-       "dialect must be openai | anthropic | azure, got \"gemini\""},
+       "dialect: must be openai | anthropic | azure, got \"gemini\""},
       {{"mockapi", "--latency-min-ms", "-1"},
-       "latency.min_ms must be a number in [0, 3.6e+06], got -1.0"},
+       "latency.min_ms: must be a number in [0, 3.6e+06], got -1.0"},
       // Read as a signed number, so a negative seed is named as typed (it
       // was read as uint64_t and reported as 18446744073709551615).
-      {{"mockapi", "--seed", "-1"}, "seed must be an integer in [0, 9223372036854775807], got -1"},
+      {{"mockapi", "--seed", "-1"}, "seed: must be an integer in [0, 9223372036854775807], got -1"},
   };
   for (const auto& [args, message] : usage) {
     auto r = ParseCommandLine(static_cast<int>(args.size()), args.data());
@@ -183,7 +183,7 @@ TEST(CommandLine, LimitFlagOutOfRangeGivesTheRange) {
   // The JSON reader states the same range for the same field.
   auto file = ConfigFromJson(json::parse(R"({"limits":[{"limit":1125899906842625}]})"), {});
   EXPECT_EQ(file.status().message(),
-            "limits[0].limit must be " + limit_range + ", got 1125899906842625");
+            "limits[0].limit: must be " + limit_range + ", got 1125899906842625");
   // Leading zeros are not out of range; a 65-digit window is too long a number.
   const char* padded[] = {"mockapi", "--limit", "requests:fixed_window:0000000000000000000060:60"};
   auto ok = ParseCommandLine(3, padded);

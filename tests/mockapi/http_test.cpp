@@ -216,7 +216,7 @@ TEST_F(HttpTest, AdminPutTakesEffectOnTheNextCall) {
   r = client.Send("PUT", "/admin/config", R"({"limits":[{"dimension":"requests","limit":-1}]})");
   EXPECT_EQ(r.status, 400);
   EXPECT_EQ(json::parse(r.body)["error"]["message"],
-            "limits[0].limit must be an integer in [1, 1125899906842624], got -1");
+            "limits[0].limit: must be an integer in [1, 1125899906842624], got -1");
   EXPECT_EQ(client.Send("GET", "/admin/config").body, before);
   EXPECT_EQ(client.Send("POST", "/v1/chat/completions", Chat(1)).status, 429);
 }

@@ -269,15 +269,15 @@ TEST(ProfileConfig, ParsesPrintsAndRefusesBadValues) {
   EXPECT_EQ(d->overload.retry_after_ms, 0);
   EXPECT_EQ(d->profile, Profile::kAzure);
   const std::vector<std::pair<std::string, std::string>> cases = {
-      {R"({"profile":"gcp"})", "profile must be openai | azure | anthropic | bare, got \"gcp\""},
-      {R"({"overload":{"share":1.5}})", "overload.share must be a number in [0, 1], got 1.5"},
+      {R"({"profile":"gcp"})", "profile: must be openai | azure | anthropic | bare, got \"gcp\""},
+      {R"({"overload":{"share":1.5}})", "overload.share: must be a number in [0, 1], got 1.5"},
       {R"({"overload":{"status":500}})",
-       "overload.status must be an integer in [503, 529], got 500"},
-      {R"({"overload":{"status":510}})", "overload.status must be 503 or 529, got 510"},
+       "overload.status: must be an integer in [503, 529], got 500"},
+      {R"({"overload":{"status":510}})", "overload.status: must be 503 or 529, got 510"},
       {R"({"overload":{"retry_after_ms":-1}})",
-       "overload.retry_after_ms must be a number in [0, 3.6e+06], got -1"},
-      {R"({"overload":{"colour":1}})", "unknown field overload.colour"},
-      {R"({"overload":3})", "overload must be an object"},
+       "overload.retry_after_ms: must be a number in [0, 3.6e+06], got -1"},
+      {R"({"overload":{"colour":1}})", "overload.colour: unknown field"},
+      {R"({"overload":3})", "overload: must be an object"},
   };
   for (const auto& [text, message] : cases) {
     EXPECT_EQ(ConfigFromJson(json::parse(text), MockConfig{}).status().message(), message) << text;
@@ -296,7 +296,7 @@ TEST(ProfileConfig, Flags) {
   EXPECT_EQ(cl->config.overload.retry_after_ms, 800);
   const char* bad[] = {"mockapi", "--profile", "gemini"};
   EXPECT_EQ(ParseCommandLine(3, bad).status().message(),
-            "profile must be openai | azure | anthropic | bare, got \"gemini\"");
+            "profile: must be openai | azure | anthropic | bare, got \"gemini\"");
 }
 
 }  // namespace

@@ -232,7 +232,7 @@ TEST_F(ServiceTest, AdminPutTakesEffectOnTheNextCall) {
   }
   EXPECT_EQ(
       json::parse(Call("PUT", "/admin/config", R"({"colour":"blue"})").body)["error"]["message"],
-      "unknown field colour");
+      "colour: unknown field");
   EXPECT_EQ(
       json::parse(Call("PUT", "/admin/config", R"({"limits":[{"dimension":"rpm"}]})")
                       .body)["error"]["message"],

@@ -3,7 +3,9 @@
 #include "bp/decimal.h"
 
 #include <charconv>
+#include <cmath>
 #include <cstdio>
+#include <cstdlib>
 
 namespace bp {
 namespace {
@@ -42,10 +44,40 @@ std::optional<int64_t> ParseDecimalInt(std::string_view text) {
   return v;
 }
 
-std::string FormatShort(double v) {
+std::string FormatNumber(double v, int max_digits, Notation notation) {
+  if (notation == Notation::kPlain && std::isfinite(v)) {
+    std::string text(400, '\0');  // 1e308 has 309 digits
+    for (int decimals = 0; decimals <= 340; ++decimals) {
+      text.resize(400);
+      text.resize(
+          static_cast<size_t>(std::snprintf(text.data(), text.size(), "%.*f", decimals, v)));
+      if (std::strtod(text.c_str(), nullptr) == v) break;
+    }
+    return text;
+  }
+  if (max_digits < 1) max_digits = 1;
+  if (max_digits > 17) max_digits = 17;
   char text[32];
-  std::snprintf(text, sizeof text, "%g", v);
+  // From six digits up, as "%g" writes them: fewer would print 60 as "6e+01".
+  for (int digits = max_digits < 6 ? max_digits : 6; digits <= max_digits; ++digits) {
+    std::snprintf(text, sizeof text, "%.*g", digits, v);
+    if (std::strtod(text, nullptr) == v) return text;
+  }
+  return text;  // rounded to max_digits (or nan, which equals nothing)
+}
+
+std::string RangeText(const NumberRange& r, Notation notation) {
+  const std::string min = FormatNumber(r.min, 17, notation);
+  if (std::isinf(r.max)) return (r.min_open ? "> " : ">= ") + min;
+  std::string text(1, r.min_open ? '(' : '[');
+  text.append(min).append(", ").append(FormatNumber(r.max, 17, notation));
+  text.push_back(r.max_open ? ')' : ']');
   return text;
+}
+
+bool InRange(double v, const NumberRange& r) {
+  return std::isfinite(v) && (r.min_open ? v > r.min : v >= r.min) &&
+         (r.max_open ? v < r.max : v <= r.max);
 }
 
 }  // namespace bp

@@ -50,12 +50,14 @@
 --     1..max(K, 1); class_current_share: per class, its share of the binding cap among
 --     the backlogged queues under share_rule (hier: omega_k / sum of omega
 --     over classes with backlogged tenants; flat: omega_k W_k / sum of
---     omega_j W_j; 0 without backlog; docs/gate.md "The rule").
+--     omega_j W_j; 0 without backlog; docs/gate.md "The rule"; W_k with the
+--     tenants' weights now, as for fair_share below, unless "summary", which
+--     takes W_k as the class records hold it).
 --     Unless "summary": queues, one list per active queue (the seen set) of
 --     tenant, priority, weight (w_t * omega_k now), tag, lag (tag - V),
 --     backlogged ("1"/"0"), admits, defers, lent, and for a backlogged queue
---     fair_share (its class's current share times w_t / W_k). O(active
---     queues).
+--     fair_share (its class's current share times w_t / W_k, with w_t the
+--     tenant's weight now and W_k adjusted to it). O(active queues).
 --   keys: state, backlog, expiry, seen, reservations (the key names), and
 --     ticket_prefix (a ticket n is ticket_prefix .. n): for tools and tests
 --     that read the store itself (prelude.lua owns the names).
@@ -181,6 +183,33 @@ if a and a[5] > 0 then
   put('learned_tokens_decreased_ms', fmt(a[3] < 1 and a[4] / 1000 or 0))
 end
 put('active_queues', fmt(redis.call('ZCARD', SEEN)))
+-- Each active queue (unless "summary"), read before the shares: a backlogged
+-- queue whose tenant weight was set since its last admission counts with the
+-- tenant's weight now (tw:<tenant>), not the w_t its record added to W_k,
+-- so a share read right after `set weight` is the share that weight gives.
+-- W_k is adjusted by the difference (queues outside the seen set keep what
+-- they added), as admit.lua adjusts it at the tenant's next admission.
+local queues, backlogged = {}, {}
+if full then
+  for _, id in ipairs(redis.call('ZRANGE', SEEN, '0', '-1')) do
+    local k, tenant = string.match(id, '^([^:]*):(.*)$')
+    local qv = redis.call('HMGET', H, 'q:' .. id, 'tw:' .. (tenant or ''), 'omega:' .. (k or ''))
+    local F, _, _, _, bl, _, na, nd, nl, qw = rec(QREC, QLEN, qv[1])
+    local kn = tonumber(k)
+    if kn and F then
+      local wt = tenant_weight(qv[2])
+      local entry = {'tenant', tenant, 'priority', k, 'weight',
+        fmt(wt * class_weight(qv[3], no_priority)), 'tag', fmt(F), 'lag', fmt(F - V),
+        'backlogged', bl == 1 and '1' or '0', 'admits', fmt(na), 'defers', fmt(nd), 'lent',
+        fmt(nl)}
+      queues[#queues + 1] = entry
+      if bl == 1 and cW[kn] then
+        cW[kn] = cW[kn] + (wt - qw)  -- qw: the w_t it added to W_k
+        backlogged[#backlogged + 1] = {entry, kn, wt}
+      end
+    end
+  end
+end
 -- The class weights omega_k as admit.lua weighs them (1 beyond K), and the
 -- fluid shares of the share rule over the backlogged queues (docs/gate.md
 -- "The rule"), from the class records admit.lua keeps: hier, class k gets
@@ -230,23 +259,12 @@ for k = 1, #current do cs[k] = fmt(current[k]) end
 put('class_current_share', cs)
 if not full then return out end
 
--- Each active queue, and a backlogged one's part of its class's share.
-local queues = {}
-for _, id in ipairs(redis.call('ZRANGE', SEEN, '0', '-1')) do
-  local k, tenant = string.match(id, '^([^:]*):(.*)$')
-  local qv = redis.call('HMGET', H, 'q:' .. id, 'tw:' .. (tenant or ''), 'omega:' .. (k or ''))
-  local F, _, _, _, bl, _, na, nd, nl, qw = rec(QREC, QLEN, qv[1])
-  if k and F then
-    local wt = tenant_weight(qv[2])
-    local entry = {'tenant', tenant, 'priority', k, 'weight',
-      fmt(wt * class_weight(qv[3], no_priority)), 'tag', fmt(F), 'lag', fmt(F - V), 'backlogged',
-      bl == 1 and '1' or '0', 'admits', fmt(na), 'defers', fmt(nd), 'lent', fmt(nl)}
-    local kn = tonumber(k)
-    if bl == 1 and current[kn] and cW[kn] > 0 then
-      entry[#entry + 1] = 'fair_share'
-      entry[#entry + 1] = fmt(current[kn] * qw / cW[kn])  -- qw: the w_t it added to W_k
-    end
-    queues[#queues + 1] = entry
+-- A backlogged queue's part of its class's share: w_t / W_k of it.
+for _, b in ipairs(backlogged) do
+  local entry, kn, wt = b[1], b[2], b[3]
+  if current[kn] and cW[kn] > 0 then
+    entry[#entry + 1] = 'fair_share'
+    entry[#entry + 1] = fmt(current[kn] * wt / cW[kn])
   end
 end
 put('queues', queues)

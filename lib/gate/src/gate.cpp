@@ -135,12 +135,6 @@ std::string ParseAdmitReply(const Result<ValkeyReply>& r, Decision* d) {
   return "";
 }
 
-std::string FormatDouble(double v) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.17g", v);
-  return buf;
-}
-
 const char* VerdictName(Verdict v) {
   switch (v) {
     case Verdict::kAdmit:
@@ -351,15 +345,15 @@ Status Gate::Release(const std::string& ticket, const Cost& actual, const Upstre
                         : report.bound == UpstreamReport::Bound::kTokens ? "tokens"
                                                                          : "";
     args.insert(args.end(),
-                {"429", bound, FormatDouble(report.retry_after_ms),
-                 std::to_string(report.remaining_requests), FormatDouble(report.reset_requests_ms),
-                 std::to_string(report.remaining_tokens), FormatDouble(report.reset_tokens_ms)});
+                {"429", bound, FormatNumber(report.retry_after_ms),
+                 std::to_string(report.remaining_requests), FormatNumber(report.reset_requests_ms),
+                 std::to_string(report.remaining_tokens), FormatNumber(report.reset_tokens_ms)});
   } else if (report.reset_requests_ms > 0 || report.reset_tokens_ms > 0) {
     // A served call's rate-limit headers feed the adaptive caps' header rule.
     args.insert(args.end(),
                 {"ok", "", "-1", std::to_string(report.remaining_requests),
-                 FormatDouble(report.reset_requests_ms), std::to_string(report.remaining_tokens),
-                 FormatDouble(report.reset_tokens_ms)});
+                 FormatNumber(report.reset_requests_ms), std::to_string(report.remaining_tokens),
+                 FormatNumber(report.reset_tokens_ms)});
   }
   return RunRelease(args);
 }

@@ -92,28 +92,28 @@ Result<std::map<std::string, ValkeyReply>> Gate::Impl::ReadState(
 Status ValidateCaps(const GateCaps& caps) {
   if (!PositiveFinite(caps.requests_per_s)) {
     return Status::InvalidArgument("requests_per_s must be a positive finite number, got " +
-                                   FormatDouble(caps.requests_per_s));
+                                   FormatNumber(caps.requests_per_s));
   }
   if (!std::isfinite(caps.tokens_per_s) || caps.tokens_per_s < 0) {
     return Status::InvalidArgument("tokens_per_s must be a finite number >= 0, got " +
-                                   FormatDouble(caps.tokens_per_s));
+                                   FormatNumber(caps.tokens_per_s));
   }
   if (!PositiveFinite(caps.burst_s)) {
     return Status::InvalidArgument("burst_s must be a positive finite number, got " +
-                                   FormatDouble(caps.burst_s));
+                                   FormatNumber(caps.burst_s));
   }
   if (!std::isfinite(caps.max_cost_requests) ||
       (caps.max_cost_requests != 0 && caps.max_cost_requests < 1)) {
     return Status::InvalidArgument(
         "max_cost_requests must be 0 (default) or a finite number >= 1, got " +
-        FormatDouble(caps.max_cost_requests));
+        FormatNumber(caps.max_cost_requests));
   }
   // As for requests: a fraction would REJECT every call of one token or more.
   if (!std::isfinite(caps.max_cost_tokens) ||
       (caps.max_cost_tokens != 0 && caps.max_cost_tokens < 1)) {
     return Status::InvalidArgument(
         "max_cost_tokens must be 0 (default) or a finite number >= 1, got " +
-        FormatDouble(caps.max_cost_tokens));
+        FormatNumber(caps.max_cost_tokens));
   }
   return Status::Ok();
 }
@@ -124,7 +124,7 @@ Status ValidateOmega(const std::vector<double>& omega) {
     if (!PositiveFinite(omega[i])) {
       return Status::InvalidArgument("priority weight omega_" + std::to_string(i + 1) +
                                      " must be a positive finite number, got " +
-                                     FormatDouble(omega[i]));
+                                     FormatNumber(omega[i]));
     }
   }
   return Status::Ok();
@@ -137,7 +137,7 @@ Status ValidateTenantWeight(const std::string& tenant, double weight) {
   }
   if (!PositiveFinite(weight)) {
     return Status::InvalidArgument("tenant weight must be a positive finite number, got " +
-                                   FormatDouble(weight));
+                                   FormatNumber(weight));
   }
   return Status::Ok();
 }

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "bp/circuit_breaker.h"
+#include "bp/decimal.h"
 #include "bp/gate.h"
 #include "bp/gate_admin.h"
 #include "bp/gate_config_json.h"
@@ -112,9 +113,6 @@ struct Gate::Impl {
 // Whether interval_ms has passed from last_us to now_us; a clock that went
 // back (an injected wall clock stepped) counts as passed, so nothing waits.
 bool IntervalPassed(int64_t last_us, int64_t now_us, int interval_ms);
-
-// "%.17g": round-trips a double through Valkey's string storage.
-std::string FormatDouble(double v);
 
 // Admission helpers shared by Admit and DryRunAdmit (gate.cpp):
 // a REJECT decision for a malformed request, or nullopt if it is well formed;

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <limits>
 
+#include "bp/decimal.h"  // FormatShort: printf's "%g", as Lua's string.format writes the reason
 #include "bp/gate_model.h"
 
 namespace bp::gate_model {
@@ -14,12 +15,6 @@ constexpr double kInf = std::numeric_limits<double>::infinity();
 // How far ahead the L1 line is seen, in bucket refills (burst_s each): 16,
 // 8 in reservation mode; why: admit_decision.lua, where the rule is explained.
 double LineBursts(Mode mode) { return mode == Mode::kReservation ? 8 : 16; }
-
-std::string Fmt(const char* fmt, double v) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, fmt, v);
-  return buf;
-}
 
 // E_d of a class (its part of eq. (1)'s D_d): omega_k A_d / W_k, or
 // omega_k A_d under the flat rule; 0 without backlogged tenants.
@@ -79,17 +74,17 @@ AdmitOutput Model::Admit(const AdmitInput& in) {
   if (maxt <= 0) maxt = std::max(Ct * 60, capt);
   if (creq > maxr) {
     out.verdict = Verdict::kReject;
-    out.reason = "request too large: " + Fmt("%g", creq) + " requests exceed max_cost_requests " +
-                 Fmt("%g", maxr) + " (the provider's limit per window) by " +
-                 Fmt("%g", creq - maxr);
+    out.reason = "request too large: " + FormatShort(creq) + " requests exceed max_cost_requests " +
+                 FormatShort(maxr) + " (the provider's limit per window) by " +
+                 FormatShort(creq - maxr);
     return out;
   }
   if (Ct > 0 && tdebit > maxt) {
     out.verdict = Verdict::kReject;
-    out.reason = "request too large: " + Fmt("%g", tdebit) + " tokens" +
+    out.reason = "request too large: " + FormatShort(tdebit) + " tokens" +
                  (in.mode == Mode::kReservation ? " (prompt + max_tokens)" : "") +
-                 " exceed max_cost_tokens " + Fmt("%g", maxt) +
-                 " (the provider's limit per window) by " + Fmt("%g", tdebit - maxt);
+                 " exceed max_cost_tokens " + FormatShort(maxt) +
+                 " (the provider's limit per window) by " + FormatShort(tdebit - maxt);
     return out;
   }
   // Adaptive caps: refill and eq. (1) at the learned caps; capacity stays.

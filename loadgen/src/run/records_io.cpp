@@ -1,13 +1,16 @@
-// Records files (records_io.h): RunRecords as compact JSON and back.
+// Records files (records_io.h): RunRecords as compact JSON and back. Read
+// through bp::ReadJsonFile and the field reader's wording (json_fields.h):
+// "FILE: FIELD: must be an integer in [lo, hi], got V".
 #include "bp/loadgen/records_io.h"
 
 #include <fstream>
 #include <limits>
 #include <nlohmann/json.hpp>
-#include <sstream>
 #include <stdexcept>
 #include <string>
 #include <type_traits>
+
+#include "bp/json_fields.h"
 
 namespace bp::loadgen {
 namespace {
@@ -41,16 +44,9 @@ json AttemptsJson(const std::vector<AttemptRecord>& v) {
 // such a value is refused instead.
 template <typename T>
 T Whole(const json& v) {
-  const bool fits = v.is_number_unsigned()
-                        ? v.get<uint64_t>() <= static_cast<uint64_t>(std::numeric_limits<T>::max())
-                        : v.is_number_integer() &&
-                              v.get<int64_t>() >= std::numeric_limits<T>::min() &&
-                              v.get<int64_t>() <= std::numeric_limits<T>::max();
-  if (!fits) {
-    throw std::invalid_argument(
-        "must be an integer in [" + std::to_string(std::numeric_limits<T>::min()) + ", " +
-        std::to_string(std::numeric_limits<T>::max()) + "], got " + v.dump());
-  }
+  constexpr int64_t kMin = std::numeric_limits<T>::min(), kMax = std::numeric_limits<T>::max();
+  if (!JsonIntIn(v, kMin, kMax))
+    throw std::invalid_argument(IntRangeText(kMin, kMax) + ", got " + v.dump());
   return static_cast<T>(v.get<int64_t>());
 }
 
@@ -229,14 +225,9 @@ Status WriteRecordsFile(const std::filesystem::path& path, const ShardRecords& p
 }
 
 Result<ShardRecords> ReadRecordsFile(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return Status::NotFound("cannot read records file " + path.string());
-  std::stringstream text;
-  text << in.rdbuf();
-  json doc = json::parse(text.str(), nullptr, /*allow_exceptions=*/false);
-  if (doc.is_discarded()) {
-    return Status::InvalidArgument(path.string() + ": not JSON (a loadgen records file?)");
-  }
+  auto read = ReadJsonFile(path.string(), "records");
+  if (!read.ok()) return read.status();
+  const json& doc = *read;
   std::string where = "format";
   ShardRecords part;
   RunRecords& r = part.records;
@@ -264,11 +255,8 @@ Result<ShardRecords> ReadRecordsFile(const std::filesystem::path& path) {
     auto integer = [&](const char* field, int64_t lo, int64_t hi, const char* note) -> int64_t {
       where = field;
       const json& v = doc.at(field);
-      const bool fits = v.is_number_unsigned() ? v.get<uint64_t>() <= static_cast<uint64_t>(hi)
-                                               : v.is_number_integer() && v.get<int64_t>() <= hi;
-      if (!fits || v.get<int64_t>() < lo) {
-        throw std::invalid_argument("must be an integer in [" + std::to_string(lo) + ", " +
-                                    std::to_string(hi) + "]" + note + ", got " + v.dump());
+      if (!JsonIntIn(v, lo, hi)) {
+        throw std::invalid_argument(IntRangeText(lo, hi) + note + ", got " + v.dump());
       }
       return v.get<int64_t>();
     };

@@ -7,17 +7,15 @@
 #include <set>
 
 #include "bp/decimal.h"
+#include "bp/json_fields.h"
 #include "bp/limit_json.h"
 #include "bp/limiter.h"
 #include "bp/loadgen/workload.h"
-#include "field_reader.h"
 
 namespace bp::loadgen {
 namespace {
 
 using nlohmann::json;
-
-using internal::FieldReader;
 
 const std::map<std::string, EventType>& TypeNames() {
   static const std::map<std::string, EventType> names = {
@@ -109,10 +107,10 @@ Result<std::vector<ScenarioEvent>> ParseEvents(const json& events,
     const std::string path = "events[" + std::to_string(i) + "]";
     const json& e = events[i];
     if (!e.is_object()) return Status::InvalidArgument(path + ": must be an object");
-    FieldReader r(e, path);
+    JsonFields r(e, path);
     ScenarioEvent ev;
     std::string type;
-    r.String("type", &type, true);
+    r.String("type", &type, Need::kRequired);
     if (!r.ok()) return Status::InvalidArgument(r.error());
     auto it = TypeNames().find(type);
     if (it == TypeNames().end()) {
@@ -123,28 +121,28 @@ Result<std::vector<ScenarioEvent>> ParseEvents(const json& events,
     }
     ev.type = it->second;
     r.OnlyKeys(KeysOf(ev.type), " for type " + type);
-    r.Number("at_s", 0, true, &ev.at_s, true);
+    r.Number("at_s", AtLeast(0), &ev.at_s, Need::kRequired);
     if (r.ok() && ev.at_s >= run_length_cap_s) {
       r.Fail("at_s", "must be before the run length cap (" + FormatShort(run_length_cap_s) +
                          " s), got " + FormatShort(ev.at_s));
     }
-    r.String("label", &ev.label, false);
-    r.Number("window_s", 0, false, &ev.window_s, false);
-    r.Number("settle_s", 0, true, &ev.settle_s, false);
+    r.String("label", &ev.label);
+    r.Number("window_s", Above(0), &ev.window_s);
+    r.Number("settle_s", AtLeast(0), &ev.settle_s);
     if (!r.ok()) return Status::InvalidArgument(r.error());
 
     switch (ev.type) {
       case EventType::kJoin:
       case EventType::kLeave:
       case EventType::kTenantWeight: {
-        r.String("tenant", &ev.tenant, true);
+        r.String("tenant", &ev.tenant, Need::kRequired);
         if (!r.ok()) return Status::InvalidArgument(r.error());
         for (size_t t = 0; t < tenants.size(); ++t) {
           if (tenants[t].id == ev.tenant) ev.tenant_index = static_cast<int>(t);
         }
         if (ev.tenant_index < 0) r.Fail("tenant", "no tenant with id " + ev.tenant);
         if (ev.type == EventType::kTenantWeight)
-          r.NumberIn("weight", kMinGateWeight, kMaxGateWeight, &ev.weight, true);
+          r.NumberIn("weight", kMinGateWeight, kMaxGateWeight, &ev.weight, Need::kRequired);
         if (r.ok() && ev.type == EventType::kJoin) {
           if (joined_at.count(ev.tenant)) r.Fail("tenant", ev.tenant + " already joins earlier");
           joined_at[ev.tenant] = ev.at_s;
@@ -162,9 +160,9 @@ Result<std::vector<ScenarioEvent>> ParseEvents(const json& events,
       }
       case EventType::kClassOmega: {
         int64_t k = 0;
-        r.Int("priority", 1, priority_classes, &k, true);
+        r.Int("priority", 1, priority_classes, &k, Need::kRequired);
         ev.priority = static_cast<int>(k);
-        r.NumberIn("omega", kMinGateWeight, kMaxGateWeight, &ev.omega, true);
+        r.NumberIn("omega", kMinGateWeight, kMaxGateWeight, &ev.omega, Need::kRequired);
         break;
       }
       case EventType::kUpstreamLimits: {
@@ -179,17 +177,17 @@ Result<std::vector<ScenarioEvent>> ParseEvents(const json& events,
         break;
       }
       case EventType::kOutsideTraffic: {
-        r.Number("share", 0, true, &ev.share, true);
+        r.Number("share", AtLeast(0), &ev.share, Need::kRequired);
         if (r.ok() && ev.share >= 1)
           r.Fail("share", "must be below 1, got " + FormatShort(ev.share));
-        r.Int("prompt_tokens", 1, 1000000, &ev.prompt_tokens, false);
-        r.Int("max_tokens", 1, 1000000, &ev.max_tokens, false);
+        r.Int("prompt_tokens", 1, 1000000, &ev.prompt_tokens);
+        r.Int("max_tokens", 1, 1000000, &ev.max_tokens);
         break;
       }
       case EventType::kStateOutage: {
-        r.Number("duration_s", 0, false, &ev.duration_s, true);
+        r.Number("duration_s", Above(0), &ev.duration_s, Need::kRequired);
         std::string mode = "pause";
-        r.String("mode", &mode, false);
+        r.String("mode", &mode);
         if (r.ok() && mode == "stop") ev.mode = OutageMode::kStop;
         if (r.ok() && mode != "stop" && mode != "pause") {
           r.Fail("mode", "must be pause|stop, got " + mode);

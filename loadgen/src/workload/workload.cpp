@@ -1,26 +1,20 @@
-// Workload parsing and validation (workload.h). A small field reader keeps
-// every message in the form "FILE: FIELD: what is wrong".
+// Workload parsing and validation (workload.h). bp::JsonFields
+// (json_fields.h) keeps every message in the form "FILE: FIELD: what is wrong".
 #include "bp/loadgen/workload.h"
 
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <filesystem>
-#include <fstream>
 #include <set>
-#include <sstream>
 
 #include "bp/gate.h"
 #include "bp/gate_config_json.h"
-#include "bp/json_text.h"
-#include "field_reader.h"
+#include "bp/json_fields.h"
 
 namespace bp::loadgen {
 namespace {
 
 using nlohmann::json;
-
-using internal::FieldReader;
 
 void ParseTenant(const json& t, const std::string& path, int classes, TenantSpec* out, int* count,
                  std::string* error) {
@@ -28,28 +22,28 @@ void ParseTenant(const json& t, const std::string& path, int classes, TenantSpec
     *error = path + ": must be an object";
     return;
   }
-  FieldReader r(t, path, error);
+  JsonFields r(t, path, error);
   r.OnlyKeys({"id", "priority", "weight", "concurrency", "workflows", "activities_per_workflow",
               "prompt_tokens", "max_tokens", "count", "stream", "stream_share", "cancel_share",
               "cancel_after_events"});
-  r.Int("count", 1, 1000000, count, false);
-  r.String("id", &out->id, true);
+  r.Int("count", 1, 1000000, count);
+  r.String("id", &out->id, Need::kRequired);
   if (error->empty() && !bp::ValidTenantName(out->id))
     r.Fail("id", "must match [A-Za-z0-9_.-]{1,128}");
-  r.Int("priority", 1, classes, &out->priority, true);
-  r.NumberIn("weight", kMinGateWeight, kMaxGateWeight, &out->weight, false);
-  r.Int("concurrency", 1, 100000, &out->concurrency, true);
-  r.Int("workflows", 1, 10000000, &out->workflows, true);
-  r.Int("activities_per_workflow", 1, 100000, &out->activities_per_workflow, false);
-  r.Int("prompt_tokens", 1, 1000000, &out->prompt_tokens, true);
-  r.Int("max_tokens", 1, 1000000, &out->max_tokens, true);
+  r.Int("priority", 1, classes, &out->priority, Need::kRequired);
+  r.NumberIn("weight", kMinGateWeight, kMaxGateWeight, &out->weight);
+  r.Int("concurrency", 1, 100000, &out->concurrency, Need::kRequired);
+  r.Int("workflows", 1, 10000000, &out->workflows, Need::kRequired);
+  r.Int("activities_per_workflow", 1, 100000, &out->activities_per_workflow);
+  r.Int("prompt_tokens", 1, 1000000, &out->prompt_tokens, Need::kRequired);
+  r.Int("max_tokens", 1, 1000000, &out->max_tokens, Need::kRequired);
   bool stream = false;
   r.Bool("stream", &stream);
   if (stream && r.Has("stream_share")) r.Fail("stream", "give stream or stream_share, not both");
   if (stream) out->stream_share = 1;
-  r.NumberIn("stream_share", 0, 1, &out->stream_share, false);
-  r.NumberIn("cancel_share", 0, 1, &out->cancel_share, false);
-  r.Int("cancel_after_events", 1, 1000000, &out->cancel_after_events, false);
+  r.NumberIn("stream_share", 0, 1, &out->stream_share);
+  r.NumberIn("cancel_share", 0, 1, &out->cancel_share);
+  r.Int("cancel_after_events", 1, 1000000, &out->cancel_after_events);
   if (error->empty() && out->cancel_share > 0 && out->stream_share == 0)
     r.Fail("cancel_share", "cancels streamed calls only; set stream or stream_share too");
 }
@@ -61,7 +55,7 @@ void ParseUpstream(const json& u, UpstreamCaps* caps, std::string* error) {
     *error = "upstream: must be an object";
     return;
   }
-  FieldReader r(u, "upstream", error);
+  JsonFields r(u, "upstream", error);
   r.OnlyKeys({"limits", "completion_tokens", "latency", "count_rejected", "token_accounting",
               "dialect", "scope", "model", "profile", "overload", "stream_disconnect"});
   if (!error->empty()) return;
@@ -111,18 +105,18 @@ Result<Workload> ParseWorkload(const json& doc, const std::string& source) {
   std::string error;
   auto fail = [&](const std::string& e) { return Status::InvalidArgument(source + ": " + e); };
   if (!doc.is_object()) return fail("the document must be a JSON object");
-  FieldReader r(doc, "", &error);
+  JsonFields r(doc, "", &error);
   r.OnlyKeys({"name", "description", "tenants", "upstream", "slots", "run_length_cap_s",
               "dispatch_latency_ms", "priority_weights", "gate", "events"});
-  r.String("name", &w.name, true);
+  r.String("name", &w.name, Need::kRequired);
   // The name becomes a results folder and part of a gate target.
   if (error.empty() && (!bp::ValidTenantName(w.name) || w.name == "." || w.name == "..")) {
     r.Fail("name", "must match [A-Za-z0-9_.-]{1,128}");
   }
-  r.String("description", &w.description, false);
-  r.Int("slots", 1, 100000, &w.slots, true);
-  r.Number("run_length_cap_s", 0, false, &w.run_length_cap_s, true);
-  r.Number("dispatch_latency_ms", 0, true, &w.dispatch_latency_ms, false);
+  r.String("description", &w.description);
+  r.Int("slots", 1, 100000, &w.slots, Need::kRequired);
+  r.Number("run_length_cap_s", Above(0), &w.run_length_cap_s, Need::kRequired);
+  r.Number("dispatch_latency_ms", AtLeast(0), &w.dispatch_latency_ms);
   if (!error.empty()) return fail(error);
 
   if (doc.contains("priority_weights")) {
@@ -137,7 +131,7 @@ Result<Workload> ParseWorkload(const json& doc, const std::string& source) {
       if (!v.is_number() ||
           !(v.get<double>() >= kMinGateWeight && v.get<double>() <= kMaxGateWeight)) {
         return fail("priority_weights[" + std::to_string(k) + "]: " +
-                    FieldReader::RangeText(kMinGateWeight, kMaxGateWeight) + ", got " + v.dump());
+                    NumberRangeText({kMinGateWeight, kMaxGateWeight}) + ", got " + v.dump());
       }
       w.priority_weights.push_back(v.get<double>());
     }
@@ -146,39 +140,23 @@ Result<Workload> ParseWorkload(const json& doc, const std::string& source) {
   if (doc.contains("gate")) {
     const json& g = doc["gate"];
     if (!g.is_object()) return fail("gate: must be an object");
-    FieldReader gr(g, "gate", &error);
+    JsonFields gr(g, "gate", &error);
     gr.OnlyKeys({"mode", "burst_s", "cap_factor", "adapt", "adapt_beta", "adapt_recover_s",
                  "adapt_window_s", "adapt_min_429", "adapt_headers", "queue_ttl_s", "share_rule",
                  "class_policy"});
     std::string mode = "reconcile";
-    gr.String("mode", &mode, false);
-    gr.Number("burst_s", 0, false, &w.gate_burst_s, false);
-    gr.Number("queue_ttl_s", 0, false, &w.gate_queue_ttl_s, false);
-    gr.Number("cap_factor", 0, false, &w.gate_cap_factor, false);
-    if (g.contains("adapt") && !g["adapt"].is_boolean()) gr.Fail("adapt", "must be true or false");
-    if (g.contains("adapt") && g["adapt"].is_boolean()) w.gate_adapt = g["adapt"].get<bool>();
-    if (g.contains("adapt_headers") && !g["adapt_headers"].is_boolean()) {
-      gr.Fail("adapt_headers", "must be true or false");
-    }
-    if (g.contains("adapt_headers") && g["adapt_headers"].is_boolean()) {
-      w.gate_adapt_headers = g["adapt_headers"].get<bool>();
-    }
-    gr.Number("adapt_beta", 0, false, &w.gate_adapt_beta, false);
-    if (error.empty() && w.gate_adapt_beta >= 1) gr.Fail("adapt_beta", "must be in (0, 1)");
-    gr.Number("adapt_recover_s", 0, false, &w.gate_adapt_recover_s, false);
-    gr.Number("adapt_window_s", 0, true, &w.gate_adapt_window_s, false);
-    gr.Int("adapt_min_429", 1, 1000000, &w.gate_adapt_min_429, false);
-    std::string share_rule = "hier", class_policy = "fair";
-    gr.String("share_rule", &share_rule, false);
-    gr.String("class_policy", &class_policy, false);
-    if (error.empty() && share_rule != "hier" && share_rule != "flat") {
-      gr.Fail("share_rule", "must be hier or flat, got " + share_rule);
-    }
-    if (error.empty() && class_policy != "fair" && class_policy != "strict") {
-      gr.Fail("class_policy", "must be fair or strict, got " + class_policy);
-    }
-    w.gate_flat_share = share_rule == "flat";
-    w.gate_strict_classes = class_policy == "strict";
+    gr.String("mode", &mode);
+    gr.Number("burst_s", Above(0), &w.gate_burst_s);
+    gr.Number("queue_ttl_s", Above(0), &w.gate_queue_ttl_s);
+    gr.Number("cap_factor", Above(0), &w.gate_cap_factor);
+    gr.Bool("adapt", &w.gate_adapt);
+    gr.Bool("adapt_headers", &w.gate_adapt_headers);
+    gr.Number("adapt_beta", kGateAdaptBetaRange, &w.gate_adapt_beta);
+    gr.Number("adapt_recover_s", Above(0), &w.gate_adapt_recover_s);
+    gr.Number("adapt_window_s", AtLeast(0), &w.gate_adapt_window_s);
+    gr.Int("adapt_min_429", 1, 1000000, &w.gate_adapt_min_429);
+    gr.Enum("share_rule", &w.gate_flat_share, {"hier", "flat"});
+    gr.Enum("class_policy", &w.gate_strict_classes, {"fair", "strict"});
     if (!error.empty()) return fail(error);
     const auto m = ParseGateMode(mode);
     if (!m) return fail(std::string("gate.mode: must be ") + kGateModeNames + ", got " + mode);
@@ -222,17 +200,9 @@ Result<Workload> ParseWorkload(const json& doc, const std::string& source) {
 }
 
 Result<Workload> LoadWorkload(const std::string& path) {
-  std::error_code ec;
-  if (std::filesystem::is_directory(path, ec)) {
-    return Status::NotFound(path + ": is a directory, not a workload file");
-  }
-  std::ifstream in(path);
-  if (!in) return Status::NotFound(path + ": cannot read the workload file");
-  std::stringstream text;
-  text << in.rdbuf();
-  json doc = json::parse(text.str(), nullptr, /*allow_exceptions=*/false);
-  if (doc.is_discarded()) return Status::InvalidArgument(path + ": " + JsonSyntaxError(text.str()));
-  return ParseWorkload(doc, path);
+  auto doc = ReadJsonFile(path, "workload");
+  if (!doc.ok()) return doc.status();
+  return ParseWorkload(*doc, path);
 }
 
 }  // namespace bp::loadgen

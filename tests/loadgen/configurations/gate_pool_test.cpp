@@ -11,11 +11,16 @@
 
 #include <future>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "bp/gate_admin.h"
 #include "bp/valkey.h"
 #include "support/valkey_server.h"
+
+namespace bp::lua {
+extern const std::string_view kStateLua;  // lib/gate's embedded prelude.lua + state.lua
+}  // namespace bp::lua
 
 namespace bp::loadgen {
 namespace {
@@ -43,7 +48,16 @@ class GatePoolTest : public ::testing::Test {
   // Ticket keys of the target in the server (KEYS: a test-sized db).
   int64_t TicketsInServer() {
     ValkeyConnection c(ValkeyOptions{server_.url(), 1000, 2000});
-    auto r = c.Command({"KEYS", "bp:{" + options_.target + "}:tk:*"});
+    // The ticket key prefix from state.lua's "keys" (prelude.lua owns the names).
+    auto names = c.EvalScript(lua::kStateLua, {"bp:{" + options_.target + "}:state"}, {"keys"},
+                              ValkeyConnection::ScriptText::kStatic);
+    std::string prefix;
+    for (size_t i = 0; names.ok() && i + 1 < names->elements.size(); i += 2) {
+      if (names->elements[i].AsString() == "ticket_prefix")
+        prefix = names->elements[i + 1].AsString();
+    }
+    EXPECT_FALSE(prefix.empty());
+    auto r = c.Command({"KEYS", prefix + "*"});
     EXPECT_TRUE(r.ok() && r->type == ValkeyReply::Type::kArray);
     return r.ok() ? static_cast<int64_t>(r->elements.size()) : -1;
   }

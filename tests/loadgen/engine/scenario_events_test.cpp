@@ -127,16 +127,16 @@ TEST(ScenarioEvents, BadEventsNameTheField) {
             "token_bucket or quantized, got \"x\"");
   l = requests;
   l["foo"] = 1;
-  EXPECT_EQ(limit_error(l), "s.json: unknown field events[0].limits[0].foo");
+  EXPECT_EQ(limit_error(l), "s.json: events[0].limits[0].foo: unknown field");
   l = requests;
   l["limit"] = 0.5;
   EXPECT_EQ(limit_error(l),
-            "s.json: events[0].limits[0].limit must be an integer in [1, "
+            "s.json: events[0].limits[0].limit: must be an integer in [1, "
             "1125899906842624], got 0.5");
   l = requests;
   l["limit"] = 1e300;
   EXPECT_EQ(limit_error(l),
-            "s.json: events[0].limits[0].limit must be an integer in [1, "
+            "s.json: events[0].limits[0].limit: must be an integer in [1, "
             "1125899906842624], got 1e+300");
   l = requests;
   l["algorithm"] = "quantized";

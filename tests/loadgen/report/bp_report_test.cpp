@@ -111,17 +111,19 @@ TEST(BpReport, GateSectionAdaptFields) {
   ASSERT_TRUE(w.ok()) << w.status().message();
   EXPECT_FALSE(w->gate_adapt_headers);
   for (auto [field, value, message] :
-       {std::tuple{"adapt", nlohmann::json("yes"), "x.json: gate.adapt: must be true or false"},
+       {std::tuple{"adapt", nlohmann::json("yes"),
+                   "x.json: gate.adapt: must be true or false, got \"yes\""},
         std::tuple{"adapt_headers", nlohmann::json(1),
-                   "x.json: gate.adapt_headers: must be true or false"},
-        std::tuple{"adapt_beta", nlohmann::json(1), "x.json: gate.adapt_beta: must be in (0, 1)"},
+                   "x.json: gate.adapt_headers: must be true or false, got 1"},
+        std::tuple{"adapt_beta", nlohmann::json(1),
+                   "x.json: gate.adapt_beta: must be a number in (0, 1), got 1"},
         std::tuple{"cap_factor", nlohmann::json(0),
                    "x.json: gate.cap_factor: must be a finite number > 0, got 0"},
         std::tuple{"adapt_min_429", nlohmann::json(0), "x.json: gate.adapt_min_429: must be"},
         std::tuple{"share_rule", nlohmann::json("tree"),
-                   "x.json: gate.share_rule: must be hier or flat, got tree"},
+                   "x.json: gate.share_rule: must be hier | flat, got \"tree\""},
         std::tuple{"class_policy", nlohmann::json("lexical"),
-                   "x.json: gate.class_policy: must be fair or strict, got lexical"}}) {
+                   "x.json: gate.class_policy: must be fair | strict, got \"lexical\""}}) {
     doc["gate"] = {{field, value}};
     auto bad = ParseWorkload(doc, "x.json");
     ASSERT_FALSE(bad.ok()) << field;

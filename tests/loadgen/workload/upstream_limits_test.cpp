@@ -90,7 +90,7 @@ TEST(UpstreamLimits, WhatMockapiRefusesLoadgenRefusesWithTheSameReason) {
   auto w = ParseWorkload(doc, "w.json");
   ASSERT_FALSE(w.ok());
   EXPECT_EQ(w.status().message(),
-            "w.json: events[0].limits[0].limit must be an integer in [1, 1125899906842624], "
+            "w.json: events[0].limits[0].limit: must be an integer in [1, 1125899906842624], "
             "got 1.5");
 }
 
@@ -102,7 +102,7 @@ TEST(UpstreamLimits, LoadgenAlsoRequiresWhatItsCapsNeed) {
     l.erase(key);
     EXPECT_EQ(MockapiError(json::array({l})), "");
     EXPECT_EQ(LoadgenError(json::array({l})),
-              std::string("w.json: upstream.limits[0].") + key + " missing (required)");
+              std::string("w.json: upstream.limits[0].") + key + ": missing (required)");
   }
   EXPECT_EQ(LoadgenError(json::array()), "w.json: upstream.limits: must be a non-empty array");
 }

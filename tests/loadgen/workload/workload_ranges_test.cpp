@@ -67,7 +67,7 @@ TEST(WorkloadSpeedup, WhatMockapiRefusesAfterScalingIsRefusedNamingTheFlag) {
   EXPECT_TRUE(ValidateSpeedupFor(*w, 1000).ok());
   // window 60 s / 1e-5 = 6e6 s (fits), latency 50 ms / 1e-5 = 5e6 ms > 3.6e6.
   EXPECT_EQ(ValidateSpeedupFor(*w, 1e-5).message(),
-            "--speedup 1e-05: w.json: upstream.latency.min_ms must be a number in [0, 3.6e+06] "
+            "--speedup 1e-05: w.json: upstream.latency.min_ms: must be a number in [0, 3.6e+06] "
             "once divided by the speedup 1e-05, i.e. in [0, 36] as sent, got 50");
   json d = Doc();
   d["upstream"].erase("latency");
@@ -76,7 +76,7 @@ TEST(WorkloadSpeedup, WhatMockapiRefusesAfterScalingIsRefusedNamingTheFlag) {
   EXPECT_TRUE(ValidateSpeedupFor(*w, 1e-5).ok());
   // 60 s / 1e-7 = 6e8 s: above the 1e7 s windows mockapi takes.
   const std::string m = ValidateSpeedupFor(*w, 1e-7).message();
-  EXPECT_EQ(m.substr(0, 53), "--speedup 1e-07: w.json: upstream.limits[0].window_s ");
+  EXPECT_EQ(m.substr(0, 54), "--speedup 1e-07: w.json: upstream.limits[0].window_s: ");
   EXPECT_NE(m.find("i.e. in [1e-13, 1] as sent, got 60"), std::string::npos) << m;
   // An upstream_limits event's limits are PUT scaled as well.
   d["events"] = {{{"type", "upstream_limits"},

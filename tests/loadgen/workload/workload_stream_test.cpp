@@ -44,7 +44,8 @@ TEST(WorkloadStream, FieldsBecomeSharesAndCut) {
 }
 
 TEST(WorkloadStream, BadValuesNameTheField) {
-  EXPECT_EQ(Error({{"stream", "yes"}}), "w.json: tenants[0].stream: must be true or false");
+  EXPECT_EQ(Error({{"stream", "yes"}}),
+            "w.json: tenants[0].stream: must be true or false, got \"yes\"");
   EXPECT_EQ(Error({{"stream", true}, {"stream_share", 0.5}}),
             "w.json: tenants[0].stream: give stream or stream_share, not both");
   EXPECT_EQ(Error({{"stream_share", 1.5}}),

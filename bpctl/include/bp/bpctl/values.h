@@ -16,14 +16,14 @@
 
 namespace bp::bpctl {
 
-// A decimal number (strtod syntax, the whole text) that is finite and > 0.
+// A plain decimal number (bp::ParseDecimal, decimal.h: digits and one dot, the
+// whole text; no sign, exponent, hex, "inf" or "nan") that is > 0.
 Result<double> ParsePositive(const std::string& text, const std::string& what);
 // The same, >= 0.
 Result<double> ParseNonNegative(const std::string& text, const std::string& what);
-// An interval of accepted numbers (bp::GateRange, gate_config_json.h).
-using Range = GateRange;
-// "[0.001, 1e+09]", "(0, 1)", "(0, 86400000]".
-inline std::string RangeText(const Range& range) { return GateRangeText(range); }
+// An interval of accepted numbers (bp::NumberRange, decimal.h; bp::RangeText
+// writes it: "[0.001, 1e+09]", "(0, 1)", "(0, 86400000]").
+using Range = NumberRange;
 // A number (the syntax above) inside `range`. Every failure names the range:
 // "--rpm: must be a number in [0.001, 1e+09], got '1e300'" for 1e300, 0,
 // -60, nan, inf or 60x alike.
@@ -50,8 +50,5 @@ Result<std::string> ParseTarget(const std::string& text);
 // "0.5,0.3,0.2": omega_1..omega_K, each in [kMinGateWeight, kMaxGateWeight];
 // 1..kMaxGateClasses of them.
 Result<std::vector<double>> ParsePriorityWeights(const std::string& text);
-
-// "60", "0.5", "1.6666666666666667": the shortest text that reads back as v.
-inline std::string FormatNumber(double v) { return FormatGateNumber(v); }
 
 }  // namespace bp::bpctl

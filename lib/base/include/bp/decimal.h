@@ -20,8 +20,36 @@ std::optional<double> ParseDecimal(std::string_view text);
 // anything else ("1.0", "+1", "0x1F90", " 1") -> nullopt.
 std::optional<int64_t> ParseDecimalInt(std::string_view text);
 
-// The shortest readable form of a number for messages and labels, printf's
-// "%g": "20", "0.25", "1e+06", "1e-07".
-std::string FormatShort(double v);
+// The one number formatter: printf's "%g" at the fewest significant digits,
+// from six (or `max_digits` when below) up to `max_digits` (1..17), that reads
+// back as v; when even `max_digits` do not, v rounded to them. Default 17: exact, for
+// values a user may type back or a script receives ("60", "0.5",
+// "1.6666666666666667", "1e-06", "8.64e+07"; "inf", "nan").
+// With Notation::kPlain, the fewest decimals (no exponent, `max_digits`
+// unused) that read back as v: what ParseDecimal takes, for the ranges and
+// values a user types into a flag ("1000000000", "0.000001", "0.001").
+enum class Notation { kShortest, kPlain };
+std::string FormatNumber(double v, int max_digits = 17, Notation notation = Notation::kShortest);
+
+// A number for labels and progress lines, rounded to six significant digits
+// (printf's "%g"): "20", "0.25", "1e+06", "16.6667".
+inline std::string FormatShort(double v) { return FormatNumber(v, 6); }
+
+// An interval of accepted numbers; an open end refuses the bound itself, an
+// infinite end is no bound.
+struct NumberRange {
+  double min = 0;
+  double max = 0;
+  bool min_open = false;  // (min, ...
+  bool max_open = false;  // ..., max)
+};
+// Half-open ranges with no upper bound: >= min, and > min.
+constexpr NumberRange AtLeast(double min) { return {min, __builtin_inf()}; }
+constexpr NumberRange Above(double min) { return {min, __builtin_inf(), true}; }
+// "[0.001, 1e+09]", "(0, 1)", "(0, 86400000]"; with an infinite max, "> 0" or
+// ">= 0".
+std::string RangeText(const NumberRange& range, Notation notation = Notation::kShortest);
+// Whether v is finite and inside `range`.
+bool InRange(double v, const NumberRange& range);
 
 }  // namespace bp

@@ -34,19 +34,17 @@
 
 namespace bp {
 
-// "60", "0.5", "1.6666666666666667": the shortest text that reads back as v.
-std::string FormatGateNumber(double v);
-
 // InvalidArgument naming the field ("tenant_weights.acme: must be in
-// [1e-06, 1e+06], got 1e+300") when a value of `config` is outside the ranges
-// tools accept (bp/gate_ranges.h: caps, weights, classes, adaptive tuning).
+// [1e-06, 1e+06], got 1e+300"; numbers by bp::FormatNumber) when a value of `config` is outside the
+// ranges tools accept (bp/gate_ranges.h: caps, weights, classes, adaptive tuning).
 Status CheckGateConfigRanges(const GateConfig& config);
 
 nlohmann::ordered_json GateConfigToJson(const GateConfig& config);
 
-// The configuration in `j`, validated as a whole (bp::ValidateGateConfig,
-// then CheckGateConfigRanges): InvalidArgument ("tenant_weights.acme: must be
-// a number") on any error.
+// The configuration in `j`, read by bp::OrderedJsonFields (json_fields.h)
+// and validated as a whole (bp::ValidateGateConfig, then
+// CheckGateConfigRanges): InvalidArgument ("tenant_weights.acme: must be a
+// number, got \"x\"") on any error.
 Result<GateConfig> GateConfigFromJson(const nlohmann::ordered_json& j);
 
 // The text of a configuration file as JSON: InvalidArgument for an empty (or
@@ -56,8 +54,8 @@ Result<nlohmann::ordered_json> ParseGateConfigText(std::string_view text);
 
 // The configured target's configuration in the file at `path` (the two steps
 // above): NotFound when it cannot be read, InvalidArgument when its content
-// is bad (a null "caps" too: "caps: required"); each message starts with
-// the path.
+// is bad (a null "caps" too: "caps.requests_per_s: missing (required)");
+// each message starts with the path (bp::ReadJsonFile's shape).
 Result<GateConfig> ReadGateConfigFile(const std::string& path);
 
 }  // namespace bp

@@ -25,19 +25,13 @@
 #include <cstdint>
 #include <string>
 
+#include "bp/decimal.h"
+
 namespace bp {
 
-// An interval of accepted numbers; an open end refuses the bound itself.
-struct GateRange {
-  double min = 0;
-  double max = 0;
-  bool min_open = false;  // (min, ...
-  bool max_open = false;  // ..., max)
-};
-// "[0.001, 1e+09]", "(0, 1)", "(0, 86400000]".
-std::string GateRangeText(const GateRange& range);
-// Whether v is finite and inside `range`.
-bool InGateRange(double v, const GateRange& range);
+// An interval of accepted numbers (bp::NumberRange: bp::RangeText writes
+// it, "[0.001, 1e+09]", "(0, 1)"; bp::InRange checks a value).
+using GateRange = NumberRange;
 
 // ---------------------------------------------------------------- ranges
 // Tenant weights w_t and class weights omega_k.

@@ -12,9 +12,10 @@
 // Absent fields take LimiterOptions' defaults, unless `require` asks for them;
 // then ValidateLimiterOptions (limiter.h) checks the combination.
 //
-// Errors: InvalidArgument, the message starting with the entry's path, e.g.
-// "limits[0].limit must be an integer in [1, 1125899906842624], got 0.5" or
-// "limits[0]: quantum_s must be in (0, window_s], got 5.000000".
+// Errors: InvalidArgument in bp::JsonFields' shape (json_fields.h), the
+// message starting with the entry's path, e.g. "limits[0].limit: must be an
+// integer in [1, 1125899906842624], got 0.5", "limits[0].foo: unknown
+// field" or "limits[0]: quantum_s must be in (0, window_s], got 5.000000".
 // Thread-safety: pure functions.
 #pragma once
 
@@ -44,7 +45,7 @@ Result<LimiterOptions> LimitFromJson(const nlohmann::json& j, const std::string&
                                      LimitFields fields = LimitFields::kDefaults);
 
 // A whole list; `path` names it ("limits"), entries are "path[i]".
-// "PATH must be an array" when it is not one; an empty array is valid.
+// "PATH: must be an array, got V" when it is not one; an empty array is valid.
 Result<std::vector<LimiterOptions>> LimitsFromJson(const nlohmann::json& j, const std::string& path,
                                                    LimitFields fields = LimitFields::kDefaults);
 

@@ -12,9 +12,9 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
-#include <cstdio>
 #include <string>
 
+#include "bp/decimal.h"
 #include "bp/status.h"
 
 namespace bp::loadgen {
@@ -29,9 +29,8 @@ class TimeScale {
   // finite, in (0, kMaxSpeedup]. InvalidArgument otherwise.
   static Result<TimeScale> Of(double speedup) {
     if (!std::isfinite(speedup) || !(speedup > 0) || speedup > kMaxSpeedup) {
-      char got[32];
-      std::snprintf(got, sizeof got, "%g", speedup);
-      return Status::InvalidArgument(std::string("speedup must be in (0, 1000], got ") + got);
+      return Status::InvalidArgument("speedup must be in " + RangeText({0, kMaxSpeedup, true}) +
+                                     ", got " + FormatShort(speedup));
     }
     return TimeScale(speedup);
   }
