@@ -122,7 +122,9 @@ Result<Workload> ParseWorkload(const json& doc, const std::string& source) {
   r.String("description", &w.description, false);
   r.Int("slots", 1, 100000, &w.slots, true);
   r.Number("run_length_cap_s", 0, false, &w.run_length_cap_s, true);
-  r.Number("dispatch_latency_ms", 0, true, &w.dispatch_latency_ms, false);
+  // Bounded as mockapi's latency is (one hour): beyond, no call could start
+  // within any run, and the run would idle to its cap with nothing to say why.
+  r.NumberIn("dispatch_latency_ms", 0, kMaxDispatchLatencyMs, &w.dispatch_latency_ms, false);
   if (!error.empty()) return fail(error);
 
   if (doc.contains("priority_weights")) {
@@ -153,7 +155,9 @@ Result<Workload> ParseWorkload(const json& doc, const std::string& source) {
     std::string mode = "reconcile";
     gr.String("mode", &mode, false);
     gr.Number("burst_s", 0, false, &w.gate_burst_s, false);
-    gr.Number("queue_ttl_s", 0, false, &w.gate_queue_ttl_s, false);
+    // At most a day: the gate takes it as whole milliseconds (int64), and a
+    // TTL beyond int64 milliseconds would wrap to the 100 ms floor.
+    gr.NumberIn("queue_ttl_s", kMinQueueTtlS, kMaxQueueTtlS, &w.gate_queue_ttl_s, false);
     gr.Number("cap_factor", 0, false, &w.gate_cap_factor, false);
     if (g.contains("adapt") && !g["adapt"].is_boolean()) gr.Fail("adapt", "must be true or false");
     if (g.contains("adapt") && g["adapt"].is_boolean()) w.gate_adapt = g["adapt"].get<bool>();
