@@ -65,7 +65,7 @@ export function seedPairs(config) {
   pairs.push("omega_sum", omega.length ? fmt(omega.reduce((a, b) => a + b, 0)) : "",
     "classes", omega.length ? String(omega.length) : "");
   const tuning = config.tuning ?? {};
-  only(tuning, "tuning", [...Object.keys(TUNING), "adapt", "share_rule"]);
+  only(tuning, "tuning", [...Object.keys(TUNING), "adapt", "share_rule", "class_policy"]);
   for (const [key, range] of Object.entries(TUNING)) {
     if (!(key in tuning)) { pairs.push(key, ""); continue; }
     const v = number(tuning[key], `tuning.${key}`, range);
@@ -76,7 +76,9 @@ export function seedPairs(config) {
   if (typeof adapt !== "boolean") throw new Error("tuning.adapt: must be true or false");
   const share = tuning.share_rule ?? "hier";
   if (share !== "hier" && share !== "flat") throw new Error('tuning.share_rule: must be "hier" or "flat"');
-  pairs.push("adapt", adapt ? "1" : "0", "share_rule", share, "class_policy", "fair");
+  const policy = tuning.class_policy ?? "fair";
+  if (policy !== "fair" && policy !== "strict") throw new Error('tuning.class_policy: must be "fair" or "strict"');
+  pairs.push("adapt", adapt ? "1" : "0", "share_rule", share, "class_policy", policy);
   const weights = config.tenant_weights ?? {};
   only(weights, "tenant_weights", Object.keys(weights));
   for (const [tenant, w] of Object.entries(weights)) {

@@ -175,9 +175,20 @@ Status Parse(std::string_view body, bool anthropic, ChatCall* call) {
   if (!j.is_object()) return Invalid(call, "", "Invalid request body: expected a JSON object.");
   if (Status s = ParseCommon(j, anthropic, call); !s.ok()) return s;
   if (!anthropic) {
+    // Mistyped options are refused as OpenAI refuses them: accepting
+    // `"include_usage": "yes"` would stream without usage and hide the
+    // client's mistake until it met the real API. Unknown keys pass.
     auto options = j.find("stream_options");
-    if (options != j.end() && options->is_object()) {
+    if (options != j.end() && !options->is_null()) {
+      if (!options->is_object()) {
+        return Invalid(call, "stream_options",
+                       "Invalid type for 'stream_options': expected an object.");
+      }
       auto usage = options->find("include_usage");
+      if (usage != options->end() && !usage->is_null() && !usage->is_boolean()) {
+        return Invalid(call, "stream_options.include_usage",
+                       "Invalid type for 'stream_options.include_usage': expected a boolean.");
+      }
       call->include_usage = usage != options->end() && usage->is_boolean() && usage->get<bool>();
     }
   }

@@ -333,7 +333,9 @@ bool FastReadChat(std::string_view body, bool anthropic, ChatCall* call) {
         if (!r.Eat(']')) return false;
       } else if (key == "system" && anthropic) {
         if (!first(kSystem) || !Content(r, &bytes)) return false;
-      } else if (key == "stream_options" && !anthropic && r.Peek() == '{') {
+      } else if (key == "stream_options" && !anthropic && r.Peek() != '{') {
+        if (!first(kOptions) || !r.Literal("null")) return false;  // else mistyped: a 400
+      } else if (key == "stream_options" && !anthropic) {
         if (!first(kOptions)) return false;
         r.Eat('{');
         bool seen_usage = false;
@@ -344,17 +346,16 @@ bool FastReadChat(std::string_view body, bool anthropic, ChatCall* call) {
             if (option == "include_usage") {
               if (seen_usage) return false;
               seen_usage = true;
-              include_usage = r.Peek() == 't';
-              if (!include_usage && !r.Skip(2)) return false;
-              if (include_usage && !r.Literal("true")) return false;
+              include_usage = r.Literal("true");
+              if (!include_usage && !r.Literal("false") && !r.Literal("null")) return false;
             } else if (!r.Skip(2)) {
               return false;
             }
           } while (r.Eat(','));
           if (!r.Eat('}')) return false;
         }
-      } else {
-        if ((key == "stream_options" && !first(kOptions)) || !r.Skip(1)) return false;
+      } else if (!r.Skip(1)) {
+        return false;
       }
     } while (r.Eat(','));
     if (!r.Eat('}')) return false;

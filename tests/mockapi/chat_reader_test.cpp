@@ -35,9 +35,11 @@ const std::vector<Body>& Bodies() {
        false, true},
       {R"({"model":"m","messages":[{"role":"user","content":"hi"}],"max_tokens":null,"max_completion_tokens":7})",
        false, true},
-      {R"({"model":"m","messages":[{"role":"developer","content":""}],"stream":null,"stream_options":5})",
+      {R"({"model":"m","messages":[{"role":"developer","content":""}],"stream":null,"stream_options":null})",
        false, true},
-      {R"({"model":"m","messages":[{"role":"user","content":"hi"}],"stream_options":{"include_usage":1}})",
+      {R"({"model":"m","messages":[{"role":"user","content":"hi"}],"stream_options":{"include_usage":null}})",
+       false, true},
+      {R"({"model":"m","messages":[{"role":"user","content":"hi"}],"stream_options":{"include_usage":false}})",
        false, true},
       {R"({"model":"m","messages":[{"role":"user","content":"hi"}],"max_tokens":9007199254740992})",
        false, true},
@@ -67,6 +69,10 @@ const std::vector<Body>& Bodies() {
       {R"({"model":"m","messages":[{"role":"user","content":[{"text":"a"}]}]})", false, false},
       {R"({"model":"m","messages":[{"role":"user","content":[{"type":"text"}]}]})", false, false},
       {R"({"model":"m","messages":[{"role":"user","content":"hi"}],"stream":"yes"})", false, false},
+      {R"({"model":"m","messages":[{"role":"user","content":"hi"}],"stream_options":5})", false,
+       false},
+      {R"({"model":"m","messages":[{"role":"user","content":"hi"}],"stream_options":{"include_usage":1}})",
+       false, false},
       {R"({"model":"m","messages":[{"role":"system","content":"hi"}],"max_tokens":3})", true,
        false},
       {R"({"model":"m","messages":[{"role":"user","content":"hi"}]})", true, false},
@@ -121,7 +127,7 @@ TEST(ChatReader, ReadsTheFieldsTheCostModelNeeds) {
   EXPECT_TRUE(call.include_usage);
   EXPECT_EQ(call.prompt_bytes, 6 + 2 + 1);  // a"b\c<LF> + xy + r
   ChatCall anthropic;
-  ASSERT_TRUE(FastReadChat(Bodies()[8].text, true, &anthropic));
+  ASSERT_TRUE(FastReadChat(Bodies()[9].text, true, &anthropic));
   EXPECT_EQ(anthropic.max_tokens, 5);
   EXPECT_EQ(anthropic.prompt_bytes, 1 + 3 + 2);
   ChatCall completion;
@@ -131,7 +137,7 @@ TEST(ChatReader, ReadsTheFieldsTheCostModelNeeds) {
   ASSERT_TRUE(FastReadChat(Bodies()[3].text, false, &null_max));
   EXPECT_EQ(null_max.max_tokens, 0);
   ChatCall escaped;
-  ASSERT_TRUE(FastReadChat(Bodies()[9].text, false, &escaped));
+  ASSERT_TRUE(FastReadChat(Bodies()[10].text, false, &escaped));
   EXPECT_EQ(escaped.model, "m/x\t");
 }
 

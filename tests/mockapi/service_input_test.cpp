@@ -70,6 +70,16 @@ TEST_F(ServiceTest, MalformedInputIsAProviderShaped400) {
        "max_tokens"},
       {R"({"model":"m","messages":[{"role":"user","content":"x"}],"stream":"yes"})",
        "Invalid type for 'stream': expected a boolean.", "stream"},
+      // Mistyped stream options: silently streaming without usage would hide
+      // the client's mistake.
+      {R"({"model":"m","messages":[{"role":"user","content":"x"}],"stream":true,"stream_options":"x"})",
+       "Invalid type for 'stream_options': expected an object.", "stream_options"},
+      {R"({"model":"m","messages":[{"role":"user","content":"x"}],"stream_options":5})",
+       "Invalid type for 'stream_options': expected an object.", "stream_options"},
+      {R"({"model":"m","messages":[{"role":"user","content":"x"}],"stream":true,)"
+       R"("stream_options":{"include_usage":"yes"}})",
+       "Invalid type for 'stream_options.include_usage': expected a boolean.",
+       "stream_options.include_usage"},
   };
   for (const Case& k : cases) {
     HttpResponse r = Post("/v1/chat/completions", k.body);
@@ -111,6 +121,15 @@ TEST_F(ServiceTest, MalformedInputIsAProviderShaped400) {
                                    R"({"role":"assistant","content":null}]})")
           .status,
       200);
+  // Null options and unknown option keys pass (OpenAI adds keys over time).
+  EXPECT_EQ(Post("/v1/chat/completions", R"({"model":"m","messages":[{"role":"user","content":"x"}],)"
+                                         R"("stream_options":null})")
+                .status,
+            200);
+  EXPECT_EQ(Post("/v1/chat/completions", R"({"model":"m","messages":[{"role":"user","content":"x"}],)"
+                                         R"("stream_options":{"include_usage":null,"z":1}})")
+                .status,
+            200);
   r = Call("GET", "/v1/chat/completions");
   EXPECT_EQ(r.status, 405);
   EXPECT_EQ(Header(r, "allow"), "POST");

@@ -89,6 +89,7 @@ test("the declared configuration is parsed strictly", () => {
     [{ ...base, tenant_weights: { a: 1e300 } }, /tenant_weights.a: must be in \[0.000001, 1000000\], got 1e\+300/],
     [{ ...base, priority_weights: [1, 0] }, /priority_weights\[1\]: must be in/],
     [{ ...base, tuning: { share_rule: "tree" } }, /tuning.share_rule: must be "hier" or "flat"/],
+    [{ ...base, tuning: { class_policy: "first" } }, /tuning.class_policy: must be "fair" or "strict"/],
     [{ ...base, tuning: { adapt_beta: 1 } }, /tuning.adapt_beta: must be in \(0, 1\)/],
   ];
   for (const [config, message] of bad) assert.throws(() => readDeclaredConfig(config), message);
@@ -112,6 +113,21 @@ test("a seed writes the declared configuration once", async () => {
       "tw:acme", "share_rule", "lend_fraction");
     assert.deepEqual(raw, ["10", "1000", "3", "0.2", "2", "flat", null]);  // lend_fraction: the script's default
   } finally { await g.close(); await racer.close(); await server.stop(); }
+});
+
+// `bpctl export` always prints tuning.class_policy; a worker given that file
+// must seed it, strict included, not refuse it as unknown.
+test("the class policy of bpctl export is read and seeded", async () => {
+  const fair = readDeclaredConfig({ caps: { requests_per_s: 1 } });
+  assert.equal(fair[fair.indexOf("class_policy") + 1], "fair");  // absent: the default
+  const server = await Server.create();
+  const config = { ...DECLARED, tuning: { ...DECLARED.tuning, class_policy: "strict" } };
+  const g = new Gate("strict-seed", { url: server.url, timeoutMs: 2000, declaredConfig: config });
+  try {
+    assert.equal(await g.reseed(T0), null);
+    assert.equal(g.counters.reseeds, 1);
+    assert.equal(await g.client.hget(g.key, "class_policy"), "strict");
+  } finally { await g.close(); await server.stop(); }
 });
 
 test("a killed server replaced by an empty one is re-seeded and gating resumes", async () => {

@@ -8,7 +8,7 @@ configure.lua's "seed" mode writes (docs/store-restart.md).
      "priority_weights": [0.5, 0.3, 0.2],
      "tenant_weights": {"acme": 2},
      "tuning": {"slack_ms": 50, "lend_fraction": 0.5, "grace_ms": 200,
-                "ticket_ttl_ms": 600000, "share_rule": "hier"}}
+                "ticket_ttl_ms": 600000, "share_rule": "hier", "class_policy": "fair"}}
 
 Parsing is strict as in C++: unknown fields, wrong types and values outside
 the ranges tools accept are a ValueError naming the field, so an invalid
@@ -102,7 +102,7 @@ def seed_pairs(config):
     pairs += ["omega_sum", fmt(sum(omega)) if omega else "",
               "classes", str(len(omega)) if omega else ""]
     tuning = config.get("tuning", {})
-    _only(tuning, "tuning", (*_TUNING, "adapt", "share_rule"))
+    _only(tuning, "tuning", (*_TUNING, "adapt", "share_rule", "class_policy"))
     for key, rng in _TUNING.items():
         if key not in tuning:
             pairs += [key, ""]
@@ -117,7 +117,10 @@ def seed_pairs(config):
     share = tuning.get("share_rule", "hier")
     if share not in ("hier", "flat"):
         raise ValueError('tuning.share_rule: must be "hier" or "flat"')
-    pairs += ["adapt", "1" if adapt else "0", "share_rule", share, "class_policy", "fair"]
+    policy = tuning.get("class_policy", "fair")
+    if policy not in ("fair", "strict"):
+        raise ValueError('tuning.class_policy: must be "fair" or "strict"')
+    pairs += ["adapt", "1" if adapt else "0", "share_rule", share, "class_policy", policy]
     weights = config.get("tenant_weights", {})
     _only(weights, "tenant_weights", weights)
     for tenant, w in weights.items():

@@ -109,6 +109,8 @@ def test_unconfigured_without_declared_config_fails_open_with_its_cause(server):
      r"priority_weights\[1\]: must be in"),
     ({"caps": {"requests_per_s": 1}, "tuning": {"share_rule": "tree"}},
      'tuning.share_rule: must be "hier" or "flat"'),
+    ({"caps": {"requests_per_s": 1}, "tuning": {"class_policy": "first"}},
+     'tuning.class_policy: must be "fair" or "strict"'),
     ({"caps": {"requests_per_s": 1}, "tuning": {"adapt_beta": 1}},
      r"tuning.adapt_beta: must be in \(0, 1\)"),
 ])
@@ -124,6 +126,18 @@ def test_declared_config_from_a_file_and_its_errors_name_the_path(tmp_path):
     f.write_text('{"caps": {"requests_per_s": 1}, "caps": {"requests_per_s": 2}}')
     with pytest.raises(ValueError, match=f'{f}: duplicate key "caps"'):
         Gate("t", declared_config=str(f))
+
+
+def test_class_policy_of_bpctl_export_is_read_and_seeded(server):
+    # `bpctl export` always prints tuning.class_policy; a worker given that
+    # file must seed it, strict included, not refuse it as unknown.
+    config = {**DECLARED, "tuning": {**DECLARED["tuning"], "class_policy": "strict"}}
+    g = Gate("strict-seed", url=server.url, timeout_s=2.0, declared_config=config)
+    g._redis().delete(g.key)
+    assert g._reseed(T0) is None and g.counters["reseeds"] == 1
+    assert g._redis().hget(g.key, "class_policy") == "strict"
+    fair = read_declared_config({"caps": {"requests_per_s": 1}})
+    assert fair[fair.index("class_policy") + 1] == "fair"  # absent: the default
 
 
 def test_seed_writes_the_declared_config_once(server):

@@ -116,7 +116,9 @@ Result<Workload> ParseWorkload(const json& doc, const std::string& source) {
   r.String("description", &w.description);
   r.Int("slots", 1, 100000, &w.slots, Need::kRequired);
   r.Number("run_length_cap_s", Above(0), &w.run_length_cap_s, Need::kRequired);
-  r.Number("dispatch_latency_ms", AtLeast(0), &w.dispatch_latency_ms);
+  // Bounded as mockapi's latency is (one hour): beyond, no call could start
+  // within any run, and the run would idle to its cap with nothing to say why.
+  r.Number("dispatch_latency_ms", NumberRange{0, kMaxDispatchLatencyMs}, &w.dispatch_latency_ms);
   if (!error.empty()) return fail(error);
 
   if (doc.contains("priority_weights")) {
@@ -147,7 +149,9 @@ Result<Workload> ParseWorkload(const json& doc, const std::string& source) {
     std::string mode = "reconcile";
     gr.String("mode", &mode);
     gr.Number("burst_s", Above(0), &w.gate_burst_s);
-    gr.Number("queue_ttl_s", Above(0), &w.gate_queue_ttl_s);
+    // At most a day: the gate takes it as whole milliseconds (int64), and a
+    // TTL beyond int64 milliseconds would wrap to the 100 ms floor.
+    gr.Number("queue_ttl_s", NumberRange{kMinQueueTtlS, kMaxQueueTtlS}, &w.gate_queue_ttl_s);
     gr.Number("cap_factor", Above(0), &w.gate_cap_factor);
     gr.Bool("adapt", &w.gate_adapt);
     gr.Bool("adapt_headers", &w.gate_adapt_headers);

@@ -148,5 +148,27 @@ TEST(WorkloadGateRanges, DerivedCapsOutsideBpctlsRangesAreRefusedWithTheField) {
   EXPECT_EQ(GateCapsOf(*w, 10).max_cost_requests, 60.0);
 }
 
+// Durations beyond what a run can use are refused, not run: a dispatch latency
+// of 1e300 ms idled every run to its cap, and a queue TTL of 1e300 s wrapped
+// to the gate's 100 ms floor when taken as int64 milliseconds.
+TEST(WorkloadDurations, BeyondTheirRangeAreRefusedWithTheField) {
+  json d = Doc();
+  d["dispatch_latency_ms"] = 1e300;
+  EXPECT_EQ(Error(d), "w.json: dispatch_latency_ms: must be a number in [0, 3.6e+06], got 1e+300");
+  d["dispatch_latency_ms"] = -1;
+  EXPECT_EQ(Error(d), "w.json: dispatch_latency_ms: must be a number in [0, 3.6e+06], got -1");
+  d["dispatch_latency_ms"] = 3.6e6;  // the bounds are in
+  EXPECT_EQ(Error(d), "");
+  d["dispatch_latency_ms"] = 0;
+  EXPECT_EQ(Error(d), "");
+  d = Doc();
+  d["gate"] = {{"queue_ttl_s", 1e300}};
+  EXPECT_EQ(Error(d), "w.json: gate.queue_ttl_s: must be a number in [0.001, 86400], got 1e+300");
+  d["gate"] = {{"queue_ttl_s", 0}};
+  EXPECT_EQ(Error(d), "w.json: gate.queue_ttl_s: must be a number in [0.001, 86400], got 0");
+  d["gate"] = {{"queue_ttl_s", 86400}};
+  EXPECT_EQ(Error(d), "");
+}
+
 }  // namespace
 }  // namespace bp::loadgen

@@ -48,6 +48,11 @@ struct TenantSpec {
   int64_t cancel_after_events = 8;
 };
 
+// Ranges of workload fields the parser checks (paper units).
+inline constexpr double kMaxDispatchLatencyMs = 3.6e6;  // dispatch_latency_ms: one hour
+inline constexpr double kMinQueueTtlS = 1e-3;           // gate.queue_ttl_s
+inline constexpr double kMaxQueueTtlS = 86400;          // gate.queue_ttl_s: one day
+
 struct Workload {
   std::string name;
   std::string description;
@@ -55,7 +60,7 @@ struct Workload {
   std::vector<TenantSpec> tenants;
   int slots = 32;                   // worker slots S of the one worker
   double run_length_cap_s = 300;    // the run stops here even if work is left
-  double dispatch_latency_ms = 20;  // task queue -> worker (schedule-to-start)
+  double dispatch_latency_ms = 20;  // task queue -> worker (schedule-to-start), [0, 3.6e6]
   std::vector<double> priority_weights = {0.5, 0.3, 0.2};  // omega_1..omega_K, each in
                                                            // [kMinGateWeight, kMaxGateWeight]
   GateMode gate_mode = GateMode::kReconcile;
@@ -63,6 +68,7 @@ struct Workload {
   // A queue idle this long (paper s) is evicted from the gate (GateOptions::
   // queue_ttl_ms = this * 1000 / speedup); it must exceed the longest fair
   // wait of a backlogged tenant, or its tag is dropped while it waits.
+  // In [kMinQueueTtlS, kMaxQueueTtlS].
   double gate_queue_ttl_s = 10;
   // The gate's caps are the upstream caps times this (> 0): 2 models a
   // provider that halved its limits without telling the operator.
