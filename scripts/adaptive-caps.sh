@@ -66,7 +66,7 @@ if [ "$ANALYZE_ONLY" -eq 1 ] && [ ! -d "$OUT" ]; then
 fi
 [ -n "$OUT" ] || OUT="results/adaptive-$(date -u +%Y%m%dT%H%M%SZ)"
 if [ "$ANALYZE_ONLY" -eq 1 ]; then CASES=""; SETUP=0; fi
-if [ "$SETUP" -eq 1 ]; then BP_WERROR="${BP_WERROR:-ON}" ./scripts/setup.sh; fi
+if [ "$SETUP" -eq 1 ]; then BP_WERROR="${BP_WERROR:-ON}" ./scripts/setup.sh --apps; fi
 for b in build/apps/loadgen build/apps/mockapi; do
   [ -x "$b" ] || { echo "$b is not built (run scripts/setup.sh)" >&2; exit 1; }
 done

@@ -129,8 +129,9 @@ done
 [ -n "$OUT" ] || OUT="results/experiment-$(date -u +%Y%m%dT%H%M%SZ)"
 
 if [ "$SETUP" -eq 1 ]; then
-  # same warning flags as scripts/test.sh, so switching commands does not rebuild
-  BP_WERROR="${BP_WERROR:-ON}" ./scripts/setup.sh
+  # same warning flags as scripts/test.sh, so switching commands does not
+  # rebuild; only the three binaries (the tests are most of the build)
+  BP_WERROR="${BP_WERROR:-ON}" ./scripts/setup.sh --apps
 fi
 for b in build/apps/loadgen build/apps/mockapi; do
   [ -x "$b" ] || die "$b is not built (run scripts/setup.sh)"

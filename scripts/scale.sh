@@ -59,7 +59,7 @@ for L in $LIGHTS; do  # every light count must leave each process a tenant
 done
 
 if [ "$SETUP" -eq 1 ]; then
-  BP_WERROR="${BP_WERROR:-ON}" ./scripts/setup.sh
+  BP_WERROR="${BP_WERROR:-ON}" ./scripts/setup.sh --apps
 fi
 for b in build/apps/loadgen build/apps/mockapi; do
   [ -x "$b" ] || die "$b is not built (run scripts/setup.sh)"

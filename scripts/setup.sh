@@ -5,11 +5,22 @@
 # installs nothing, reuses the Valkey build and rebuilds only what changed.
 #
 #   scripts/setup.sh            # install packages + Valkey 9 + configure + build
+#   scripts/setup.sh --apps     # the same, building only mockapi, loadgen and bpctl
+#                               # (what the experiment and the quick start run;
+#                               # the test executables are most of the build)
 #   BP_SKIP_BUILD=1 scripts/setup.sh   # packages and Valkey 9 only
 #   BP_WERROR=ON scripts/setup.sh      # warnings as errors (CI)
 #   BP_VALKEY_REBUILD=1 scripts/setup.sh  # fetch and build Valkey 9 again
 set -euo pipefail
 cd "$(dirname "$0")/.."
+
+targets=()
+case "${1:-}" in
+  "") ;;
+  --apps) targets=(--target mockapi loadgen bpctl) ;;
+  -h|--help) sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+  *) echo "setup: unknown argument '$1' (known: --apps, --help)" >&2; exit 2 ;;
+esac
 
 packages=(
   build-essential cmake pkg-config ccache
@@ -71,5 +82,5 @@ if [ "${BP_SKIP_BUILD:-0}" != 1 ]; then
     launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_C_COMPILER_LAUNCHER=ccache)
   fi
   cmake -S . -B build -DCMAKE_BUILD_TYPE=Release -DBP_WERROR="${BP_WERROR:-OFF}" "${launcher[@]}" >/dev/null
-  cmake --build build -j "$(nproc)"
+  cmake --build build -j "$(nproc)" "${targets[@]}"
 fi

@@ -40,7 +40,7 @@ done
 [ "$DURATION" -le 7200 ] || die "--duration is at most 7200 s (bounded soak)"
 [ "$INTERVAL" -lt "$DURATION" ] || die "--interval must be below --duration"
 [ -n "$OUT" ] || OUT="results/soak-$(date -u +%Y%m%dT%H%M%SZ)"
-if [ "$SETUP" -eq 1 ]; then BP_WERROR="${BP_WERROR:-ON}" ./scripts/setup.sh; fi
+if [ "$SETUP" -eq 1 ]; then BP_WERROR="${BP_WERROR:-ON}" ./scripts/setup.sh --apps; fi
 command -v wrk >/dev/null || die "wrk not found (scripts/setup.sh installs it)"
 for b in build/apps/loadgen build/apps/mockapi; do [ -x "$b" ] || die "$b is not built"; done
 
