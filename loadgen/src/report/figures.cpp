@@ -47,6 +47,24 @@ size_t LabelWidth(const std::vector<std::string>& labels) {
 
 const char* kClassColors[] = {"#1f77b4", "#ff7f0e", "#2ca02c", "#9467bd", "#8c564b"};
 
+// The classes k with a metric "class.P<k>.<metric>" in any configuration;
+// *repeats becomes the most repeats any configuration ran.
+std::set<int> ClassesWith(const WorkloadSummary& summary, const std::string& metric,
+                          int* repeats) {
+  std::set<int> classes;
+  for (const ConfigurationSummary& c : summary.configurations) {
+    *repeats = std::max(*repeats, c.repeats);
+    for (const auto& [name, ci] : c.metrics) {
+      int k = 0;
+      if (std::sscanf(name.c_str(), "class.P%d.", &k) == 1 &&
+          name == "class.P" + std::to_string(k) + "." + metric) {
+        classes.insert(k);
+      }
+    }
+  }
+  return classes;
+}
+
 }  // namespace
 
 bool RunGnuplot(const std::filesystem::path& script, const ReportOptions& options) {
@@ -142,18 +160,8 @@ Status HeatmapFigure(const std::filesystem::path& dir, const std::string& stem,
 
 Status ThroughputFigure(const std::filesystem::path& dir, const std::string& stem,
                         const WorkloadSummary& summary, const ReportOptions& options) {
-  std::set<int> classes;
   int repeats = 0;
-  for (const ConfigurationSummary& c : summary.configurations) {
-    repeats = std::max(repeats, c.repeats);
-    for (const auto& [name, ci] : c.metrics) {
-      int k = 0;
-      if (std::sscanf(name.c_str(), "class.P%d.ok_rps", &k) == 1 &&
-          name == "class.P" + std::to_string(k) + ".ok_rps") {
-        classes.insert(k);
-      }
-    }
-  }
+  const std::set<int> classes = ClassesWith(summary, "ok_rps", &repeats);
   if (classes.empty() || summary.configurations.empty()) return Status::Ok();
   std::ostringstream dat;
   double top = 1;  // highest bar + CI, for headroom above the value labels
@@ -211,18 +219,8 @@ Status ThroughputFigure(const std::filesystem::path& dir, const std::string& ste
 
 Status TtftFigure(const std::filesystem::path& dir, const std::string& stem,
                   const WorkloadSummary& summary, const ReportOptions& options) {
-  std::set<int> classes;
   int repeats = 0;
-  for (const ConfigurationSummary& c : summary.configurations) {
-    repeats = std::max(repeats, c.repeats);
-    for (const auto& [name, ci] : c.metrics) {
-      int k = 0;
-      if (std::sscanf(name.c_str(), "class.P%d.ttft_p95_ms", &k) == 1 &&
-          name == "class.P" + std::to_string(k) + ".ttft_p95_ms") {
-        classes.insert(k);
-      }
-    }
-  }
+  const std::set<int> classes = ClassesWith(summary, "ttft_p95_ms", &repeats);
   if (classes.empty()) return Status::Ok();  // no streamed answer in any run
   static const char* kPercentiles[] = {"p50", "p95", "p99"};
   std::ostringstream dat;

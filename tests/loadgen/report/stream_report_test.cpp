@@ -10,11 +10,13 @@
 #include <sstream>
 
 #include "bp/loadgen/report.h"
+#include "metrics_fixture.h"
 
 namespace bp::loadgen {
 namespace {
 
 namespace fs = std::filesystem;
+using testing::StreamRun;
 
 fs::path FreshDir(const std::string& name) {
   const fs::path dir = fs::path(BP_BINARY_DIR) / "test-output" / "stream_report" / name;
@@ -27,57 +29,6 @@ std::string Slurp(const fs::path& p) {
   std::stringstream s;
   s << in.rdbuf();
   return s.str();
-}
-
-AttemptRecord Streamed(int64_t activity, int tenant, int64_t send, int stream, int64_t ttft,
-                       int64_t itl, int status = 200) {
-  AttemptRecord a;
-  a.activity_id = activity;
-  a.tenant_index = tenant;
-  a.send_us = send;
-  a.done_us = send + 100'000;
-  a.status = status;
-  a.stream = stream;
-  a.ttft_us = ttft;
-  a.itl_us = itl;
-  return a;
-}
-
-// Speedup 2 (paper ms = 2 x real ms). Tenant a (P1) has two streamed
-// answers, tenant b (P2) one. Every token event comes ttft_factor times
-// later than in the base run; inter-token gaps stay.
-//   a: scheduled 0, sent 100 ms, first token 30 ms later:  TTFT 130 real (base)
-//   a: scheduled 50 ms, a 429 at 60 ms, then a stream cut short, sent 300 ms,
-//      first token 10 ms later:                             TTFT 260 real (base)
-//   b: scheduled 0, sent 0, first token 5 ms later:          TTFT 5 real (base)
-RunRecords StreamRun(const std::string& config, int repeat, int64_t ttft_factor) {
-  RunRecords r;
-  r.workload = "token-bound-streaming";
-  r.configuration = config;
-  r.repeat = repeat;
-  r.speedup = 2;
-  r.cap_requests_per_s = 60;
-  r.slots = 2;
-  r.end_us = 1'000'000;
-  r.tenants = {{"a", 1, 1.0, 0.6, 2, 0, 500'000}, {"b", 2, 1.0, 0.4, 1, 0, 500'000}};
-  r.workflows = {{0, 0}, {1, 1}};
-  for (int64_t id = 0; id < 3; ++id) {
-    ActivityRecord a;
-    a.id = id;
-    a.workflow_id = id < 2 ? 0 : 1;
-    a.tenant_index = id < 2 ? 0 : 1;
-    a.scheduled_us = id == 1 ? 50'000 : 0;
-    a.ok = true;
-    a.completed_us = 400'000;
-    r.activities.push_back(a);
-  }
-  r.attempts = {
-      Streamed(0, 0, 100'000, 1, 30'000 * ttft_factor, 2'000),
-      Streamed(1, 0, 60'000, 1, -1, -1, 429),
-      Streamed(1, 0, 300'000, 2, 10'000 * ttft_factor, -1),
-      Streamed(2, 1, 0, 1, 5'000 * ttft_factor, 1'000),
-  };
-  return r;
 }
 
 // naive: one repeat of the base timings. bp: the base and a repeat with
