@@ -21,7 +21,7 @@ import { parseArgs } from "node:util";
 import OpenAI from "openai";
 import { Gate, rateLimitsFromHeaders } from "../gate.mjs";
 
-const { values: opt } = parseArgs({ options: {
+const options = {
   tenant: { type: "string", default: "node-worker" },
   priority: { type: "string", default: "1" },
   calls: { type: "string", default: "20" },
@@ -37,11 +37,40 @@ const { values: opt } = parseArgs({ options: {
   "start-at": { type: "string", default: "0" },  // unix ms to start at (0: now)
   summary: { type: "string" },  // also write the totals and OK answers per second here
   "declared-config": { type: "string" },  // the target's `bpctl export` JSON, to re-seed it
-} });
+  help: { type: "boolean", short: "h" },
+};
+const usage = `usage: node worker.mjs [--${Object.keys(options).filter((k) => k !== "help").join(" V] [--")} V]
+(defaults and meanings: clients/node/examples/worker.mjs, docs/clients.md)`;
+// A bad flag is refused by name, before any call, with exit 2: a worker that
+// ran no call and exited 0 would look like a finished one.
+function refuse(message) {
+  console.error(`worker.mjs: ${message}\n${usage}`);
+  process.exit(2);
+}
+let opt;
+try {
+  ({ values: opt } = parseArgs({ options }));
+} catch (e) {
+  refuse(e.message);
+}
+if (opt.help) { console.log(usage); process.exit(0); }
+for (const [flag, low] of [["calls", 1], ["slots", 1], ["priority", 1], ["prompt-words", 0],
+  ["max-tokens", 1], ["timeout-ms", 1], ["seconds", 0], ["start-at", 0]]) {
+  const v = Number(opt[flag]);
+  if (opt[flag].trim() === "" || !Number.isFinite(v) || v < low ||
+      (flag !== "seconds" && !Number.isInteger(v))) {
+    refuse(`--${flag} must be ${flag === "seconds" ? "a number" : "an integer"} >= ${low}, got ${JSON.stringify(opt[flag])}`);
+  }
+}
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
-const gate = new Gate(opt.target, { url: opt.valkey, timeoutMs: Number(opt["timeout-ms"]),
-  declaredConfig: opt["declared-config"] });
+let gate;
+try {
+  gate = new Gate(opt.target, { url: opt.valkey, timeoutMs: Number(opt["timeout-ms"]),
+    declaredConfig: opt["declared-config"] });
+} catch (e) {
+  refuse(opt["declared-config"] === undefined ? e.message : `--declared-config: ${e.message}`);
+}
 const openai = new OpenAI({ baseURL: `${opt.mockapi.replace(/\/$/, "")}/v1`, apiKey: "sk-example", maxRetries: 0 });
 const totals = { ok: 0, throttled: 0, defers: 0, rejects: 0, errors: 0, tokens: 0 };
 const admitted = { admits: 0, admitted_tokens: 0 };

@@ -31,7 +31,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from backpressure import (Admit, Defer, Gate, Reject, Upstream429,  # noqa: E402
-                          rate_limits_from_headers)
+                          rate_limits_from_headers, read_declared_config)
 
 
 def call_api(base, model, prompt, max_tokens):
@@ -126,8 +126,24 @@ def main():
     p.add_argument("--summary", help="also write the totals and OK answers per second here")
     p.add_argument("--declared-config", help="the target's `bpctl export` JSON, to re-seed it")
     args = p.parse_args()
-    gate = Gate(args.target, url=args.valkey, timeout_s=args.timeout_ms / 1000,
-                declared_config=args.declared_config)
+    # A bad flag is refused by name, before any call: a worker that ran no
+    # call and exited 0 would look like a finished one.
+    for flag, low in (("calls", 1), ("slots", 1), ("priority", 1), ("prompt_words", 0),
+                      ("max_tokens", 1), ("timeout_ms", 1), ("start_at", 0)):
+        if getattr(args, flag) < low:
+            p.error(f"--{flag.replace('_', '-')} must be >= {low}, got {getattr(args, flag)}")
+    if not 0 <= args.seconds < float("inf"):
+        p.error(f"--seconds must be a number >= 0, got {args.seconds}")
+    if args.declared_config is not None:
+        try:
+            read_declared_config(args.declared_config)
+        except (OSError, ValueError) as e:
+            p.error(f"--declared-config {args.declared_config}: {e}")
+    try:
+        gate = Gate(args.target, url=args.valkey, timeout_s=args.timeout_ms / 1000,
+                    declared_config=args.declared_config)
+    except ValueError as e:
+        p.error(str(e))
     totals = Totals(ok=0, throttled=0, defers=0, rejects=0, errors=0, tokens=0, admits=0,
                     admitted_tokens=0)
     if args.start_at:
