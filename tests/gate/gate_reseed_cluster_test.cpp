@@ -63,18 +63,28 @@ TEST(GateReseedCluster, RestartedEmptyPrimaryIsReseededAndGatesAgain) {
   // which this connection watches for while the gate admits.
   ValkeyConnection node(ValkeyOptions{cluster.node_url(1), 1000, 2000});
   const std::string state_key = "bp:{" + restarted.options().target + "}:state";
+  // The node can start serving between a probe that saw an error and the
+  // gate's next call; then the time of that probe bounds the start from
+  // below, so the measured resumption is never shorter than the true one.
   SteadyTime::time_point serving{};
+  SteadyTime::time_point last_refused_probe{};
   Decision d;
   for (int i = 0; i < 500; ++i) {
     if (serving == SteadyTime::time_point{}) {
+      const auto probed = SteadyTime::now();
       auto r = node.Command({"EXISTS", state_key});
-      if (r.ok() && !r->is_error()) serving = SteadyTime::now();
+      if (r.ok() && !r->is_error()) {
+        serving = probed;
+      } else {
+        last_refused_probe = probed;
+      }
     }
     d = restarted.Admit(Req());
     if (d.verdict != Verdict::kFailOpen) break;
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
   ASSERT_EQ(d.verdict, Verdict::kAdmit) << d.reason;
+  if (serving == SteadyTime::time_point{}) serving = last_refused_probe;
   ASSERT_NE(serving, SteadyTime::time_point{});
   const auto resumed_ms =
       std::chrono::duration_cast<std::chrono::milliseconds>(SteadyTime::now() - serving).count();
