@@ -24,6 +24,15 @@ double ClassPart(bool flat, double o, double n, double W, double A) {
   return o * A / W;
 }
 
+// The REJECT of a cost above the largest one (admit.lua's reason text).
+AdmitOutput TooLarge(double cost, const char* unit, const char* dim, double max) {
+  AdmitOutput out;
+  out.verdict = Verdict::kReject;
+  out.reason = "request too large: " + FormatShort(cost) + unit + " exceed max_cost_" + dim + " " +
+               FormatShort(max) + " (the provider's limit per window) by " + FormatShort(cost - max);
+  return out;
+}
+
 }  // namespace
 
 AdmitOutput Model::Admit(const AdmitInput& in) {
@@ -54,7 +63,6 @@ AdmitOutput Model::Admit(const AdmitInput& in) {
   const double slack_us = cf.slack_ms * 1000, grace_us = cf.grace_ms * 1000;
   double omega_sum = 0;
   for (double o : cf.omega) omega_sum += o;
-  if (cf.omega.empty()) omega_sum = 0;
   std::optional<double> omega;
   if (k <= static_cast<int64_t>(cf.omega.size())) omega = cf.omega[static_cast<size_t>(k - 1)];
   if (!omega && omega_sum > 0) {
@@ -72,20 +80,10 @@ AdmitOutput Model::Admit(const AdmitInput& in) {
   double maxr = cf.max_cost_requests, maxt = cf.max_cost_tokens;
   if (maxr <= 0) maxr = std::max(Cr * 60, capr);
   if (maxt <= 0) maxt = std::max(Ct * 60, capt);
-  if (creq > maxr) {
-    out.verdict = Verdict::kReject;
-    out.reason = "request too large: " + FormatShort(creq) + " requests exceed max_cost_requests " +
-                 FormatShort(maxr) + " (the provider's limit per window) by " +
-                 FormatShort(creq - maxr);
-    return out;
-  }
+  if (creq > maxr) return TooLarge(creq, " requests", "requests", maxr);
   if (Ct > 0 && tdebit > maxt) {
-    out.verdict = Verdict::kReject;
-    out.reason = "request too large: " + FormatShort(tdebit) + " tokens" +
-                 (in.mode == Mode::kReservation ? " (prompt + max_tokens)" : "") +
-                 " exceed max_cost_tokens " + FormatShort(maxt) +
-                 " (the provider's limit per window) by " + FormatShort(tdebit - maxt);
-    return out;
+    const bool rsv_mode = in.mode == Mode::kReservation;
+    return TooLarge(tdebit, rsv_mode ? " tokens (prompt + max_tokens)" : " tokens", "tokens", maxt);
   }
   // Adaptive caps: refill and eq. (1) at the learned caps; capacity stays.
   if (cf.adapt && st.learned) {
@@ -96,10 +94,9 @@ AdmitOutput Model::Admit(const AdmitInput& in) {
 
   // ---- L1 refill (the token level tops out at capt + O in reservation mode)
   Bucket g;
-  bool had_evt = false;
+  const bool had_evt = st.g.has_value();
   if (st.g) {
     g = *st.g;
-    had_evt = true;
   } else {
     g.r = capr, g.t = capt, g.ts_us = now;
   }
@@ -239,8 +236,7 @@ AdmitOutput Model::Admit(const AdmitInput& in) {
   std::string hold_q;  // "" = nobody holds L1
   if (st.hold) {
     hold_us = st.hold->until_us, hold_f = st.hold->F;
-    hold_r = st.hold->need_r, hold_t = st.hold->need_t;
-    hold_q = st.hold->queue;
+    hold_r = st.hold->need_r, hold_t = st.hold->need_t, hold_q = st.hold->queue;
     if (hold_us > now + 61000000 + grace_us) hold_us = 0;
   }
   // The L1 line's end per dimension (none beyond 61 s + grace: a clock that went back).
@@ -263,18 +259,16 @@ AdmitOutput Model::Admit(const AdmitInput& in) {
         (Ct == 0 || (g.t - tdebit) >= lend * capt || (g.t >= capt + rsv - 1e-9 && tdebit <= capt));
   }
 
-  if (l1_ok && (fair || lent)) {
-    // ---- admit
+  // ---- admit (start_in_ms > 0: ahead of the refill, into a bounded debt)
+  auto admit = [&](int64_t start_in_ms) {
     g.r = g.r - creq;
     if (Ct > 0) g.t = g.t - tdebit;
     F = Fnext;
     if (Db > 0) g.V = g.V + cb / Db;
     if (in_bl) {
       st.backlog.Add(qid, F);
-      double m = F;
-      if (first.empty()) {
-        m = F;  // (the store's backlog always holds a backlogged queue)
-      } else if (first[0].first != qid) {
+      double m = F;  // the least backlogged tag (the backlog holds this queue)
+      if (!first.empty() && first[0].first != qid) {
         m = first[0].second;
       } else if (first.size() == 2) {
         m = std::min(F, first[1].second);
@@ -306,8 +300,10 @@ AdmitOutput Model::Admit(const AdmitInput& in) {
     st.queues[qid] = nq;
     out.verdict = Verdict::kAdmit;
     out.ticket = ticket;
+    out.start_in_ms = start_in_ms;
     return out;
-  }
+  };
+  if (l1_ok && (fair || lent)) return admit(0);
 
   if (blocked) {
     // ---- defer, blocked by a higher class: until its latest promise ends;
@@ -334,12 +330,14 @@ AdmitOutput Model::Admit(const AdmitInput& in) {
   if (S - g.V > slack && X < kInf) delta = (S - g.V - slack) / X * 1e6;
   // The L1 line: this call's need after those promised up to line_d (seen at most
   // LineBursts refills ahead); the holder takes the next refill, and extends the line.
-  double lr_us = 0, lt_us = 0;  // this call's place in the line, from now
+  double lr_us = 0, lt_us = 0;    // this call's place in the line, from now
+  double dr_own = 0, dt_own = 0;  // and its own refill
   bool joins_line = false;
   if (!l1_ok) {
     const double dr_us = std::max(0.0, (needr + keepr - g.r) / Cr * 1e6);
     double dt_us = 0;
     if (Ct > 0) dt_us = std::max(0.0, (needt + keept - g.t) / Ct * 1e6);
+    dr_own = dr_us, dt_own = dt_us;
     const double ahead_us = LineBursts(in.mode) * burst * 1e6;
     lr_us = dr_us, lt_us = dt_us;
     if (needr > 0 && line_r > now)
@@ -361,6 +359,13 @@ AdmitOutput Model::Admit(const AdmitInput& in) {
   const double behind = line && *line > now && X < kInf ? *line - now + quantum / X * 1e6 : 0;
   if (behind > delta) delta = behind, joins_line = false;  // sent behind its queue's line
   const double delta_ms = std::max(1.0, std::min(60000.0, std::ceil(delta / 1000 - 1e-6)));
+  // Admit ahead: due, only L1 short, at the head of the line (not behind the holder) and its
+  // refill within a: the debit leaves a debt of at most C_d * a, which no later caller can take.
+  const bool at_head = holds || (!kept_out && lr_us <= dr_own + 1e-6 && lt_us <= dt_own + 1e-6);
+  const double ahead_us = AdmitAheadUs(cf);
+  if (ahead_us > 0 && fair && !l1_ok && !oversized && at_head && delta <= ahead_us) {
+    return admit(static_cast<int64_t>(delta_ms));
+  }
   if (holds) st.hold = Hold{now + delta_ms * 1000 + grace_us, Fnext, needr, needt, qid};
   if (joins_line) {
     // Each dimension's line ends at this call's place in it (at most 60 s ahead).

@@ -100,7 +100,17 @@ struct Config {
   // call of class k is served only while no configured class j < k is
   // eligibly backlogged: docs/gate.md "Strict priority").
   enum class ClassPolicy { kFair, kStrict } class_policy = ClassPolicy::kFair;
+  // Admit ahead (off at 0): a due call that only L1 holds back and whose
+  // place at the head of the L1 line comes within a = min(admit_ahead_ms,
+  // kAdmitAheadBursts * burst_s) is admitted now with start_in_ms, the
+  // level going into a debt of at most C_d * a (AdmitAheadUs).
+  double admit_ahead_ms = 0;
 };
+
+// The longest admit-ahead wait, in bucket refills (burst_s each).
+inline constexpr double kAdmitAheadBursts = 0.5;
+// The admit-ahead wait a of a configuration, microseconds (0 = off).
+double AdmitAheadUs(const Config& c);
 
 enum class Mode { kEstimate, kReconcile, kReservation };
 enum class Ablation { kNone, kNoDrf, kNoPriority };
@@ -240,6 +250,7 @@ struct AdmitOutput {
   int64_t delta_ms = 0;  // DEFER: 1..60000
   std::string binding;   // DEFER: "fair", "l1:requests", "l1:tokens" or "strict"
   std::string reason;    // REJECT / ERROR
+  int64_t start_in_ms = 0;  // ADMIT ahead: wait this long before calling the provider
 };
 
 // One release's arguments, as release.lua's ARGV (the report's numbers:
