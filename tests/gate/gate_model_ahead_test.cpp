@@ -48,9 +48,9 @@ TEST(GateModelAhead, ARefillWithinAIsAdmittedNowIntoDebt) {
   const AdmitOutput d = Call(m, "a", 250, kT0 + 100);
   EXPECT_EQ(d.verdict, Verdict::kAdmit);
   EXPECT_EQ(d.ticket, "2");
-  EXPECT_EQ(d.start_in_ms, 50);   // when the level would have held 250
-  EXPECT_EQ(m.state.g->t, -50);   // 200 -> -50 tokens: a debt of 50 <= 1 000 x 0.1 s
-  EXPECT_EQ(m.state.g->r, 9);     // 9 + 1 (refill, capped at 10) -> 9 requests
+  EXPECT_EQ(d.start_in_ms, 50);  // when the level would have held 250
+  EXPECT_EQ(m.state.g->t, -50);  // 200 -> -50 tokens: a debt of 50 <= 1 000 x 0.1 s
+  EXPECT_EQ(m.state.g->r, 9);    // 9 + 1 (refill, capped at 10) -> 9 requests
   EXPECT_EQ(m.state.queues.at("1:a").admits, 2);
   // The next call waits for the debt and its own need: (50 + 100) / 1 000 s.
   const AdmitOutput e = Call(m, "a", 100, kT0 + 100);

@@ -10,8 +10,8 @@
 #include <gtest/gtest.h>
 
 #include <cstdio>
-#include <map>
 #include <cstdlib>
+#include <map>
 #include <queue>
 #include <random>
 #include <string>
@@ -38,7 +38,7 @@ struct Outcome {
   double calls_per_admission = 0, admissions_per_s = 0;
   double l1_defers = 0, fair_defers = 0, ahead = 0;  // per admission
   double mean_start_in_ms = 0;                       // over the admissions ahead
-  double mean_wait_ms = 0;  // from a call's first Admit to its admission
+  double mean_wait_ms = 0;                           // from a call's first Admit to its admission
 };
 
 // Runs `seconds` of the workload after a 5 s warm-up: a worker calls Admit,
@@ -93,7 +93,8 @@ Outcome RunWorkers(const Config& c, const std::vector<Tenant>& ts, Mode mode, in
   o.calls_per_admission = static_cast<double>(calls) / static_cast<double>(admissions);
   o.admissions_per_s = static_cast<double>(admissions) / static_cast<double>(seconds);
   const double a = static_cast<double>(admissions);
-  o.l1_defers = static_cast<double>(l1_defers) / a, o.fair_defers = static_cast<double>(fair_defers) / a;
+  o.l1_defers = static_cast<double>(l1_defers) / a;
+  o.fair_defers = static_cast<double>(fair_defers) / a;
   o.ahead = static_cast<double>(ahead) / a;
   o.mean_wait_ms = static_cast<double>(waited) / a;
   if (ahead > 0) o.mean_start_in_ms = static_cast<double>(start_in) / static_cast<double>(ahead);
@@ -184,16 +185,15 @@ TEST(GateModelLineProps, AdmitAheadLeavesReservationAboveThree) {
   const int workers[3] = {8, 8, 8};
   Config c = PaperCaps(true);
   c.admit_ahead_ms = 10;
-  const Outcome o =
-      RunWorkers(c, TwoPerClass(workers, 400, 600, 400, 940), Mode::kReservation, 60);
+  const Outcome o = RunWorkers(c, TwoPerClass(workers, 400, 600, 400, 940), Mode::kReservation, 60);
   Print("reservation, admit ahead 10 ms", o);
-  std::printf("  L1 DEFERs %.3f, fair %.3f, ahead %.3f per admission, wait %.1f ms\n",
-              o.l1_defers, o.fair_defers, o.ahead, o.mean_wait_ms);
+  std::printf("  L1 DEFERs %.3f, fair %.3f, ahead %.3f per admission, wait %.1f ms\n", o.l1_defers,
+              o.fair_defers, o.ahead, o.mean_wait_ms);
   EXPECT_LT(o.l1_defers, 2.1);            // 1.96 (2.26 without)
   EXPECT_GT(o.calls_per_admission, 3.3);  // 3.49 (3.85 without): the goal of 3 is missed
   EXPECT_LT(o.calls_per_admission, 3.6);
-  EXPECT_GE(o.admissions_per_s, 81);      // 81.5 (82.2 without)
-  EXPECT_GT(o.mean_wait_ms, 500);         // 561 ms from a call's first Admit to its admission
+  EXPECT_GE(o.admissions_per_s, 81);  // 81.6 (82.2 without)
+  EXPECT_GT(o.mean_wait_ms, 500);     // 561 ms from a call's first Admit to its admission
 }
 
 // The four workloads by admit_ahead_ms (0 = off), both seeds: the table of
@@ -223,10 +223,11 @@ TEST(GateModelLineProps, AdmitAheadSweep) {
         Config c = k.c;
         c.admit_ahead_ms = a;
         const Outcome o = RunWorkers(c, k.ts, k.mode, 60, seed);
-        std::printf("%s a=%g seed %u: %.3f calls/adm, %.1f adm/s, l1 %.3f fair %.3f, ahead %.3f "
-                    "(mean start_in %.2f ms), wait %.1f ms\n",
-                    k.name, a, static_cast<unsigned>(seed), o.calls_per_admission,
-                    o.admissions_per_s, o.l1_defers, o.fair_defers, o.ahead, o.mean_start_in_ms, o.mean_wait_ms);
+        std::printf(
+            "%s a=%g seed %u: %.3f calls/adm, %.1f adm/s, l1 %.3f fair %.3f, ahead %.3f "
+            "(mean start_in %.2f ms), wait %.1f ms\n",
+            k.name, a, static_cast<unsigned>(seed), o.calls_per_admission, o.admissions_per_s,
+            o.l1_defers, o.fair_defers, o.ahead, o.mean_start_in_ms, o.mean_wait_ms);
       }
     }
   }

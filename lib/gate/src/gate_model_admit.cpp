@@ -26,11 +26,9 @@ double ClassPart(bool flat, double o, double n, double W, double A) {
 
 // The REJECT of a cost above the largest one (admit.lua's reason text).
 AdmitOutput TooLarge(double cost, const char* unit, const char* dim, double max) {
-  AdmitOutput out;
-  out.verdict = Verdict::kReject;
-  out.reason = "request too large: " + FormatShort(cost) + unit + " exceed max_cost_" + dim + " " +
-               FormatShort(max) + " (the provider's limit per window) by " + FormatShort(cost - max);
-  return out;
+  std::string reason = "request too large: " + FormatShort(cost) + unit + " exceed max_cost_";
+  reason += std::string(dim) + " " + FormatShort(max) + " (the provider's limit per window) by ";
+  return {Verdict::kReject, "", 0, "", reason + FormatShort(cost - max)};
 }
 
 }  // namespace
