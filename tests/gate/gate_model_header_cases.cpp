@@ -244,11 +244,12 @@ std::vector<Case> HeaderCases() {
     // instant against the answer's arrival, a 100 ms call) would read the
     // first answer as 9.5 / 0.85 = 11.2 req/s and the ninth as 1.5 / 0.05
     // = 30.
-    Case c{"header rule: a window filled evenly at the provider's limit reads the limit at every "
-           "answer",
-           Adaptive(30, 0, 50),
-           Mode::kReconcile,
-           {}};
+    Case c{
+        "header rule: a window filled evenly at the provider's limit reads the limit at every "
+        "answer",
+        Adaptive(30, 0, 50),
+        Mode::kReconcile,
+        {}};
     for (int i = 1; i <= 10; ++i) c.calls.push_back(Admit(0, 1, std::to_string(i)));
     for (int i = 1; i <= 10; ++i) {
       c.calls.push_back(Served(100 * i - 50, std::to_string(i), 10 - i, 1050 - 100 * i));
