@@ -59,8 +59,12 @@ export function rfc3339Ms(value) {
 
 // The release's rate limits ({remainingRequests, resetRequestsMs,
 // remainingTokens, resetTokensMs}, -1 = absent) of an answer's headers: a
-// fetch Headers object or a plain object (names matched in lower case);
-// nowMs is the wall clock in Unix ms (default Date.now()).
+// fetch Headers object or a plain object (names matched in lower case).
+// nowMs: the wall clock in Unix ms when the request was sent, which an
+// Anthropic reset instant is read against (the provider counted the
+// remaining budget as the call arrived; read against the answer, R / T
+// overstates the rate left by the call's service time). Default Date.now(),
+// for a caller that did not keep the send time.
 export function rateLimitsFromHeaders(headers, nowMs = Date.now()) {
   const h = new Map();
   const entries = typeof headers?.entries === "function" ? headers.entries() : Object.entries(headers ?? {});

@@ -232,6 +232,41 @@ std::vector<Case> HeaderCases() {
     out.push_back(c);
   }
   {
+    // The fixed point, with R and T as of the provider's count (C_r = 30,
+    // the provider allows 10 calls a 1 s window; adapt window 50 ms, so
+    // every answer here has weight 1). The tenants fill the window evenly:
+    // call i (1..10) is counted at 100 i - 50 ms and leaves R = 10 - i with
+    // T = 1050 - 100 i ms, so (R + 1 / 2) * 1000 / T = 10 req/s exactly at
+    // every answer, g = 10 / 30. The pairs with the anchor (R_a = 9, T_a =
+    // 950) see the budget fall by exactly the gate's own calls (x_o = 0) at
+    // 10 req/s, faster than the 9 / 0.95 that would empty it at the reset
+    // (the margin stays 1). A T read later than the count (an RFC 3339
+    // instant against the answer's arrival, a 100 ms call) would read the
+    // first answer as 9.5 / 0.85 = 11.2 req/s and the ninth as 1.5 / 0.05
+    // = 30.
+    Case c{
+        "header rule: a window filled evenly at the provider's limit reads the limit at every "
+        "answer",
+        Adaptive(30, 0, 50),
+        Mode::kReconcile,
+        {}};
+    for (int i = 1; i <= 10; ++i) c.calls.push_back(Admit(0, 1, std::to_string(i)));
+    for (int i = 1; i <= 10; ++i) {
+      c.calls.push_back(Served(100 * i - 50, std::to_string(i), 10 - i, 1050 - 100 * i));
+    }
+    c.check = [](const Model& m) {
+      const HeaderWindow& h = (*m.state.header)[0];
+      EXPECT_EQ(h.ra, 9);  // the window's first answer
+      EXPECT_EQ(h.rsta_ms, 950);
+      EXPECT_EQ(h.u, 9);  // calls 2..10
+      EXPECT_EQ(h.xo, 0);
+      EXPECT_EQ(h.k, 1);
+      EXPECT_EQ(m.state.learned->fr, 10.0 / 30);  // 1 -> 1/3 at the first answer, kept
+      EXPECT_EQ(m.state.learned->tr_us, kT0us + 950000);
+    };
+    out.push_back(c);
+  }
+  {
     // The margin's floor (C_r = 8): at 0.5 s R = 2, T = 0.5 s after the
     // anchor's R = 8 with 1 s left: the budget fell at 12 req/s, faster
     // than the 8 req/s that empty it at the reset: k towards 8 / 12, never

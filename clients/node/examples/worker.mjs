@@ -85,6 +85,7 @@ async function oneCall() {
     if (d.kind === "defer") { totals.defers++; await sleep(d.deltaMs); continue; }  // a durable timer in a workflow engine
     if (d.kind === "reject") { totals.rejects++; return; }
     if (!d.failOpen) { admitted.admits++; admitted.admitted_tokens += estimate; }
+    const sentMs = Date.now();  // Anthropic's reset instants are read against the send
     try {
       const { data: r, response } = await openai.chat.completions.create({ model: opt.model,
         max_tokens: maxTokens, messages: [{ role: "user", content: prompt }] }).withResponse();
@@ -92,7 +93,7 @@ async function oneCall() {
       totals.ok++; totals.tokens += used;
       const cell = (okPerS[Math.floor(Date.now() / 1000)] ??= [0, 0]);
       cell[0]++; cell[1] += used;
-      await gate.release(d.ticket, used, { rateLimits: rateLimitsFromHeaders(response.headers) });
+      await gate.release(d.ticket, used, { rateLimits: rateLimitsFromHeaders(response.headers, sentMs) });
       return;
     } catch (e) {
       if (e?.status !== 429) { totals.errors++; await gate.release(d.ticket, 0); return; }
@@ -102,7 +103,7 @@ async function oneCall() {
       const retryMs = Number(h.get("retry-after-ms") ?? 1000 * Number(h.get("retry-after") ?? 1));
       await gate.release(d.ticket, estimate, { upstream429: {
         bound: ["requests", "tokens"].includes(bound) ? bound : "", retryAfterMs: retryMs,
-        ...rateLimitsFromHeaders(h) } });
+        ...rateLimitsFromHeaders(h, sentMs) } });
       if (h.get("x-should-retry") === "false") return;  // "Request too large": it can never pass
       await sleep(retryMs);
     }

@@ -74,7 +74,11 @@ def rfc3339_ms(value):
 
 def rate_limits_from_headers(headers, now_ms=None):
     """RateLimits of an answer's headers (a mapping; names matched in lower
-    case); now_ms is the wall clock in Unix ms (default: time.time())."""
+    case). now_ms: the wall clock in Unix ms when the request was sent, which
+    an Anthropic reset instant is read against (the provider counted the
+    remaining budget as the call arrived; read against the answer, R / T
+    overstates the rate left by the call's service time). Default:
+    time.time(), for a caller that did not keep the send time."""
     h = {str(k).lower(): v for k, v in dict(headers).items()}
     if now_ms is None:
         now_ms = time.time() * 1000

@@ -76,6 +76,7 @@ def one_call(gate, args, totals):
         if isinstance(d, Reject):
             totals.add("rejects")
             return
+        sent_ms = time.time() * 1000  # Anthropic's reset instants are read against the send
         status, body, headers = call_api(args.mockapi, args.model, prompt, args.max_tokens)
         if not d.fail_open:
             totals.add("admits")
@@ -85,14 +86,14 @@ def one_call(gate, args, totals):
             used = body.get("usage", {}).get("total_tokens", estimate)
             totals.add("tokens", used)
             totals.tick(used)
-            gate.release(d.ticket, used, rate_limits=rate_limits_from_headers(headers))
+            gate.release(d.ticket, used, rate_limits=rate_limits_from_headers(headers, sent_ms))
             return
         if status == 429:
             totals.add("throttled")
             err = body.get("error", {}) if isinstance(body, dict) else {}
             bound = headers.get("x-mockapi-bound") or err.get("type") or ""
             retry_ms = float(headers.get("retry-after-ms") or 1000 * float(headers.get("retry-after") or 1))
-            rl = rate_limits_from_headers(headers)
+            rl = rate_limits_from_headers(headers, sent_ms)
             gate.release(d.ticket, estimate, upstream=Upstream429(
                 bound=bound if bound in ("requests", "tokens") else "",
                 retry_after_ms=retry_ms,

@@ -60,6 +60,9 @@ struct HttpClient::Impl : std::enable_shared_from_this<HttpClient::Impl> {
     // The parser keeps a reference to its chunk callback: it lives here.
     std::function<size_t(uint64_t, beast::string_view, beast::error_code&)> on_chunk;
     bool cancelled = false;
+    // The wall clock as the request is written (Unix ms): what Anthropic's
+    // reset instants are read against (HttpClientOptions::unix_now_ms).
+    double sent_unix_ms = 0;
   };
 
   Impl(asio::io_context& io_in, HttpClientOptions o)
@@ -114,12 +117,21 @@ struct HttpClient::Impl : std::enable_shared_from_this<HttpClient::Impl> {
     if (call->body) req->body() = *call->body;
     req->prepare_payload();
     call->req = req;
+    call->sent_unix_ms = UnixNowMs();
     call->conn->stream.expires_after(timeout());
     http::async_write(call->conn->stream, *req,
                       [self = shared_from_this(), call](beast::error_code ec, size_t) {
                         if (ec) return self->Fail(call, "write: " + ec.message(), true);
                         self->DoRead(call);
                       });
+  }
+
+  double UnixNowMs() const {
+    if (options.unix_now_ms) return options.unix_now_ms();
+    return static_cast<double>(std::chrono::duration_cast<std::chrono::microseconds>(
+                                   std::chrono::system_clock::now().time_since_epoch())
+                                   .count()) /
+           1000;
   }
 
   int64_t Now() const {
@@ -220,11 +232,9 @@ struct HttpClient::Impl : std::enable_shared_from_this<HttpClient::Impl> {
       if (it == res.end()) return std::nullopt;
       return std::string_view(it->value().data(), it->value().size());
     };
-    const double unix_now_ms =
-        static_cast<double>(std::chrono::duration_cast<std::chrono::milliseconds>(
-                                std::chrono::system_clock::now().time_since_epoch())
-                                .count());  // Anthropic's resets are instants on the wall clock
-    out.ratelimit = ParseRateLimitHeaders(header, unix_now_ms);
+    // The remaining budget was counted as the request arrived: its reset
+    // instant is read against the send, not this answer's arrival.
+    out.ratelimit = ParseRateLimitHeaders(header, call->sent_unix_ms);
     if (auto it = res.find("x-should-retry"); it != res.end()) {
       std::string_view v(it->value().data(), it->value().size());
       if (v == "true") out.should_retry = true;

@@ -27,8 +27,18 @@ namespace bp::loadgen {
 // milliseconds. OpenAI: x-ratelimit-remaining-{requests,tokens} and
 // x-ratelimit-reset-{requests,tokens} (a Go duration such as "19.75s",
 // "750ms", "6m0s"); Anthropic: anthropic-ratelimit-{requests,tokens}-remaining
-// and -reset (an RFC 3339 instant of full replenishment, minus now; one in
-// the past reads 0). Where both dialects name a dimension, OpenAI's wins.
+// and -reset (an RFC 3339 instant of full replenishment, minus the wall clock
+// when the request was sent; one in the past reads 0). Where both dialects
+// name a dimension, OpenAI's wins.
+//
+// Both resets are taken as of the moment the provider counted the call,
+// which is when the remaining count was read too: OpenAI's duration is
+// computed there, and HttpClient reads an instant against the request's
+// send (the nearest moment the client knows before that count). Read
+// against the answer's arrival instead, an instant would pair the budget
+// left at the count with the time left after the call's service time, and
+// R / T would overstate the rate left (at a 1 s window with 50-150 ms
+// calls, by 10-30 % in the middle of the window and more near its end).
 struct RateLimitHeaders {
   std::optional<int64_t> remaining_requests, remaining_tokens;
   std::optional<double> reset_requests_ms, reset_tokens_ms;
@@ -45,7 +55,8 @@ std::optional<double> ParseRfc3339Ms(std::string_view value);
 
 // The rate-limit headers of an answer, read through `header` (a name in
 // lower case -> its value, nullopt when absent), with `unix_now_ms` the
-// wall clock for Anthropic's resets. A malformed or negative value reads as
+// wall clock Anthropic's reset instants are read against (HttpClient passes
+// the request's send time, above). A malformed or negative value reads as
 // absent. Pure: the conformance cases tests/conformance/headers.json hold
 // it and the Python and Node clients' parsers to the same answers.
 RateLimitHeaders ParseRateLimitHeaders(
@@ -95,6 +106,10 @@ struct HttpClientOptions {
   // The clock of a stream's event times (StreamStats), microseconds;
   // empty: the steady clock. Called on the io thread.
   std::function<int64_t()> now_us;
+  // The wall clock, Unix milliseconds, read as each request is written
+  // (Anthropic's reset instants are read against it, RateLimitHeaders);
+  // empty: std::chrono::system_clock. Called on the io thread.
+  std::function<double()> unix_now_ms;
 };
 
 class HttpClient {
