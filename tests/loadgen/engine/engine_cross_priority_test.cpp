@@ -40,6 +40,9 @@ TEST(EngineCrossPriority, NaiveInvertsPriorityBpRestoresIt) {
     o.speedup = 10;
     o.upstream_url = mockapi.url();
     o.valkey_url = valkey.url();
+    // The test box is loaded: a gate call held past the default 100 ms would
+    // fail open, ungating the call (asserted below not to happen).
+    o.gate_command_timeout_ms = 2000;
     auto r = RunOnce(*w, o);
     ASSERT_TRUE(r.ok()) << r.status().message();
     int64_t ok = 0;
