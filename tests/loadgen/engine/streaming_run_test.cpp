@@ -228,6 +228,9 @@ class StreamingRun : public Streaming {
     o.speedup = 1;
     o.upstream_url = mockapi_.url();
     o.valkey_url = valkey_.url();
+    // A loaded test box can hold a gate call past the default 100 ms: it
+    // would fail open, and bp's release totals below would miss its call.
+    o.gate_command_timeout_ms = 2000;
     auto r = RunOnce(w, o);
     EXPECT_TRUE(r.ok()) << r.status().message();
     return r.ok() ? std::move(*r) : RunRecords{};
