@@ -104,9 +104,9 @@ CliParse ParseLoadgenArgs(const std::vector<std::string>& args, int64_t now_unix
   cli_internal::FileArgs files;
   std::string config_list = "naive,tn,litellm,bp";
   // Integer flags are read as text and checked here (IntegerFlag).
-  std::string repeats_text = "1", seed_text = "1", threads_text = "4", breaker_text = "1000", timeout_text = "100",
-              pid_text = "0", processes_text = "1", start_text, speedup_text = "1",
-              tn_rps_text = "0";
+  std::string repeats_text = "1", seed_text = "1", threads_text = "4", breaker_text = "1000",
+              timeout_text = "100", pid_text = "0", processes_text = "1", start_text,
+              speedup_text = "1", tn_rps_text = "0";
   bool no_figures = false;
   bool quiet = false;
   std::string sdk_bound = "inclusive";
