@@ -58,6 +58,9 @@ BI="--gate-breaker-ms must be an integer in [0, 60000] ms (0 = no circuit breake
 expect 2 "$BI '2147483648'" "$L" --workload "$W" --gate-breaker-ms 2147483648
 expect 2 "$BI '1e9'" "$L" --workload "$W" --gate-breaker-ms 1e9
 expect 2 "$BI '0.5'" "$L" --workload "$W" --gate-breaker-ms 0.5
+expect 2 "--gate-timeout-ms must be in [1, 60000] ms, got 0" "$L" --workload "$W" --gate-timeout-ms 0
+expect 2 "--gate-timeout-ms must be an integer in [1, 60000] ms, got 'x'" \
+  "$L" --workload "$W" --gate-timeout-ms x
 expect 2 "--repeats must be an integer in [1, 1000], got '1.5'" "$L" --workload "$W" --repeats 1.5
 expect 2 "--repeats must be in [1, 1000], got 0" "$L" --workload "$W" --repeats 0
 expect 2 "--gate-threads must be an integer in [1, 256], got '99999999999'" \

@@ -12,9 +12,12 @@ if [ ! -d "$here/node_modules/openai" ]; then
   exit 77
 fi
 command -v node >/dev/null || { echo "node not found: run scripts/setup.sh" >&2; exit 1; }
-port="$(node -e "const s=require('net').createServer().listen(0,'127.0.0.1',()=>{console.log(s.address().port);s.close()})")"
 log="$(mktemp -t bp-node-mockapi.XXXXXX)"
-"$binary" --port "$port" --no-limits --latency-min-ms 5 --latency-max-ms 10 >"$log" 2>&1 &
+# Port 0: mockapi binds a port the kernel picks and names it in its
+# "listening on" line, so no other process can take the port between a
+# lookup and the bind, and the tests start once it listens.
+"$binary" --host 127.0.0.1 --port 0 --no-limits --latency-min-ms 5 --latency-max-ms 10 \
+  >"$log" 2>&1 &
 pid=$!
 cleanup() {
   kill -TERM "$pid" 2>/dev/null || true
@@ -22,10 +25,13 @@ cleanup() {
   rm -f "$log"
 }
 trap cleanup EXIT
-for _ in $(seq 1 100); do
-  (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null && break
+port=""
+for _ in $(seq 1 600); do
+  port="$(sed -n 's|.*mockapi listening on http://127\.0\.0\.1:\([0-9]*\) .*|\1|p' "$log")"
+  [ -n "$port" ] && break
   kill -0 "$pid" 2>/dev/null || { echo "mockapi exited:" >&2; cat "$log" >&2; exit 1; }
   sleep 0.05
 done
+[ -n "$port" ] || { echo "mockapi did not listen within 30 s:" >&2; cat "$log" >&2; exit 1; }
 cd "$here"
 MOCKAPI_URL="http://127.0.0.1:$port" node --test client.test.mjs

@@ -83,8 +83,11 @@ for _ in $(seq 150); do
 done
 [ "$scraped" = 1 ] || { fail "prometheus did not scrape bpctl in 30 s"; exit 1; }
 
+# --gate-timeout-ms 2000: on a loaded test box a gate call can take longer
+# than the default 100 ms; it would fail open, and the run's admissions
+# would no longer be its OK calls.
 timeout 120 "$BUILD/apps/loadgen" --workload "$SRC/tests/prometheus/workload.json" --config bp \
-  --upstream "$BP_MOCKAPI_URL" --valkey "$BP_VALKEY_URL" --out "$work/out" \
+  --upstream "$BP_MOCKAPI_URL" --valkey "$BP_VALKEY_URL" --out "$work/out" --gate-timeout-ms 2000 \
   >"$work/loadgen.out" 2>&1 || { tail -20 "$work/loadgen.out"; fail "loadgen exited $?"; exit 1; }
 summary=$(find "$work/out" -name summary.json -path '*bp*' | head -1)
 [ -n "$summary" ] || { fail "no summary.json"; exit 1; }

@@ -154,6 +154,7 @@ bool ValkeyServer::Start() {
                                    "--save", "", "--appendonly", "no",
                                    "--daemonize", "no", "--loglevel", "warning",
                                    "--logfile", ""};
+  last_unanswered_ping_ = std::chrono::steady_clock::now();
   pid_t pid = ::fork();
   if (pid == 0) {
     std::vector<char*> argv;
@@ -169,7 +170,9 @@ bool ValkeyServer::Start() {
   pid_ = pid;
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
   while (std::chrono::steady_clock::now() < deadline) {
+    const auto probed = std::chrono::steady_clock::now();
     if (Pong(port_)) return true;
+    last_unanswered_ping_ = probed;
     int status = 0;
     if (::waitpid(pid_, &status, WNOHANG) == pid_) {
       pid_ = -1;

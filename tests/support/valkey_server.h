@@ -13,6 +13,7 @@
 
 #include <sys/types.h>
 
+#include <chrono>
 #include <string>
 
 namespace bp::test {
@@ -52,6 +53,13 @@ class ValkeyServer {
   bool running() const { return pid_ > 0; }
   int port() const { return port_; }
   pid_t pid() const { return pid_; }  // -1 when not running
+  // When the last Start() sent its last PING that got no answer (its fork,
+  // if the first was answered): the server began answering after this
+  // instant, so a time measured from it bounds one measured from the real
+  // start from above, however long the loaded box took to start the server.
+  std::chrono::steady_clock::time_point last_unanswered_ping() const {
+    return last_unanswered_ping_;
+  }
   std::string url() const { return "redis://127.0.0.1:" + std::to_string(port_); }
   const std::string& error() const { return error_; }
 
@@ -59,6 +67,7 @@ class ValkeyServer {
   pid_t pid_ = -1;
   int port_ = 0;
   std::string error_;
+  std::chrono::steady_clock::time_point last_unanswered_ping_{};
 };
 
 }  // namespace bp::test

@@ -82,8 +82,10 @@ Status ValidateRunOptions(const RunOptions& o) {
     return Status::InvalidArgument("--gate-threads must be in [1, 256], got " +
                                    std::to_string(o.gate_threads));
   }
-  if (o.gate_command_timeout_ms < 1) {
-    return Status::InvalidArgument("gate command timeout must be >= 1 ms");
+  if (o.gate_command_timeout_ms < 1 || o.gate_command_timeout_ms > kMaxGateTimeoutMs) {
+    return Status::InvalidArgument("--gate-timeout-ms must be in [1, " +
+                                   std::to_string(kMaxGateTimeoutMs) + "] ms, got " +
+                                   std::to_string(o.gate_command_timeout_ms));
   }
   if (o.gate_breaker_cool_off_ms < 0 || o.gate_breaker_cool_off_ms > kMaxGateBreakerMs) {
     return Status::InvalidArgument(

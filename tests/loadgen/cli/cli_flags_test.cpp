@@ -31,7 +31,7 @@ CliParse Parse(std::vector<std::string> args) {
 
 TEST(LoadgenCli, GoodCommandLineGivesThePlan) {
   CliParse p = Parse({"-w", kCross, "-c", "naive,bp", "-r", "3", "-s", "10", "--seed", "7",
-                      "--gate-threads", "8", "--no-figures", "-q"});
+                      "--gate-threads", "8", "--gate-timeout-ms", "2000", "--no-figures", "-q"});
   ASSERT_EQ(p.kind, Kind::kRun) << p.text;
   ASSERT_EQ(p.plan.workloads.size(), 1u);
   EXPECT_EQ(p.plan.workloads[0].name, "cross-priority");
@@ -40,6 +40,7 @@ TEST(LoadgenCli, GoodCommandLineGivesThePlan) {
   EXPECT_EQ(p.plan.run.speedup, 10.0);
   EXPECT_EQ(p.plan.run.seed, 7u);
   EXPECT_EQ(p.plan.run.gate_threads, 8);
+  EXPECT_EQ(p.plan.run.gate_command_timeout_ms, 2000);
   EXPECT_FALSE(p.plan.figures);
   EXPECT_FALSE(p.plan.run.progress);
   EXPECT_FALSE(p.plan.shard.has_value());
@@ -59,6 +60,10 @@ TEST(LoadgenCli, IntegerFlagsNameTheirRange) {
             "--repeats must be an integer in [1, 1000], got '2.5'");
   EXPECT_EQ(Parse({"-w", kCross, "--gate-breaker-ms", "60001"}).text,
             "--gate-breaker-ms must be in [0, 60000] ms (0 = no circuit breaker), got 60001");
+  EXPECT_EQ(Parse({"-w", kCross, "--gate-timeout-ms", "0"}).text,
+            "--gate-timeout-ms must be in [1, 60000] ms, got 0");
+  EXPECT_EQ(Parse({"-w", kCross, "--gate-timeout-ms", "1.5"}).text,
+            "--gate-timeout-ms must be an integer in [1, 60000] ms, got '1.5'");
   EXPECT_EQ(Parse({"-w", kCross, "--processes", "-1"}).text,
             "--processes must be in [1, 256], got -1");
 }

@@ -43,6 +43,9 @@ RunRecords RunAgainst(const Workload& w, const std::string& config, const std::s
   o.speedup = 4;
   o.upstream_url = url;
   o.valkey_url = valkey;
+  // A loaded test box can hold a gate call past the default 100 ms: it
+  // would fail open (bp's runs here assert none do).
+  o.gate_command_timeout_ms = 2000;
   auto r = RunOnce(w, o);
   EXPECT_TRUE(r.ok()) << r.status().message();
   return r.ok() ? std::move(*r) : RunRecords{};

@@ -37,6 +37,9 @@ RunRecords RunConfig(const Workload& w, const std::string& config, const std::st
   o.upstream_url = url;
   o.valkey_url = valkey;
   o.configure_upstream = false;  // the scripted upstream has no admin API
+  // A loaded test box can hold a gate call past the default 100 ms: it
+  // would fail open (bp's runs here assert none do).
+  o.gate_command_timeout_ms = 2000;
   auto r = RunOnce(w, o);
   EXPECT_TRUE(r.ok()) << r.status().message();
   return r.ok() ? std::move(*r) : RunRecords{};

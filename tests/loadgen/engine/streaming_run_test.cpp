@@ -23,11 +23,14 @@
 namespace bp::loadgen {
 namespace {
 
-// mockapi's config: 12 completion tokens a call, 2 ms a token (a paced,
-// chunked stream: one token an event), no base latency.
+// mockapi's config: 12 completion tokens a call, 20 ms a token (a paced,
+// chunked stream: one token an event), no base latency. The pace is slow
+// enough that a stall of the loaded test box (tens of ms) cannot squeeze
+// the stream's timing checks below: mockapi times every event from the
+// first write, so a late wake sends what is due at once.
 const char kUpstream[] =
     R"({"completion_tokens":{"distribution":"fixed","value":12},)"
-    R"("latency":{"min_ms":0,"max_ms":0,"per_output_token_ms":2},)"
+    R"("latency":{"min_ms":0,"max_ms":0,"per_output_token_ms":20},)"
     R"("limits":[{"dimension":"requests","algorithm":"fixed_window","limit":1000,"window_s":1}]})";
 
 const char kStreamBody[] =
@@ -81,9 +84,10 @@ TEST_F(Streaming, ClientReadsAPacedStreamToDoneWithItsUsage) {
     EXPECT_EQ(a.stream.completion_tokens, 12);
     EXPECT_EQ(a.stream.malformed, 0);
     EXPECT_TRUE(a.body.empty());  // a chunked stream is not buffered
-    // 13 paced events after the first (12 tokens + the finish chunk + usage +
-    // [DONE] over 15 events, 24 ms): the token events span at least 10 gaps.
-    EXPECT_GE(a.stream.last_token_us - a.stream.first_token_us, 10 * 1000);
+    // 240 ms spread over 16 events (role, 12 tokens, finish, usage, [DONE]),
+    // 15 ms apart: the token events are due over 11 gaps, 165 ms; read chunk
+    // by chunk, they span at least 100 ms of it (one read at the end: 0).
+    EXPECT_GE(a.stream.last_token_us - a.stream.first_token_us, 100 * 1000);
   }
 }
 
@@ -224,6 +228,9 @@ class StreamingRun : public Streaming {
     o.speedup = 1;
     o.upstream_url = mockapi_.url();
     o.valkey_url = valkey_.url();
+    // A loaded test box can hold a gate call past the default 100 ms: it
+    // would fail open, and bp's release totals below would miss its call.
+    o.gate_command_timeout_ms = 2000;
     auto r = RunOnce(w, o);
     EXPECT_TRUE(r.ok()) << r.status().message();
     return r.ok() ? std::move(*r) : RunRecords{};
@@ -247,7 +254,7 @@ TEST_F(StreamingRun, EveryConfigurationFinishesAStreamingWorkload) {
     for (const AttemptRecord& a : r.attempts) {
       EXPECT_EQ(a.stream, 1);
       EXPECT_GE(a.ttft_us, 0);
-      EXPECT_GE(a.itl_us, 1000);  // 2 ms a token, paced
+      EXPECT_GE(a.itl_us, 10 * 1000);  // 15 ms between token events, paced
     }
   }
 }

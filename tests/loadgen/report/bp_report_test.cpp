@@ -180,6 +180,9 @@ void RunAgainstScript(bool adapt, const std::string& valkey_url) {
   o.upstream_url = up.url();
   o.valkey_url = valkey_url;
   o.configure_upstream = false;
+  // A loaded test box can hold a gate call past the default 100 ms: it
+  // would fail open (bp's runs here assert none do).
+  o.gate_command_timeout_ms = 2000;
   auto r = RunOnce(AdaptWorkload(adapt), o);
   ASSERT_TRUE(r.ok()) << r.status().message();
   ASSERT_EQ(r->activities.size(), 1u);

@@ -29,6 +29,10 @@ TEST(RunOptions, BadValuesNameTheFlag) {
       {[](RunOptions* o) { o->gate_threads = 0; }, "--gate-threads must be in [1, 256], got 0"},
       {[](RunOptions* o) { o->gate_threads = -3; }, "--gate-threads must be in [1, 256], got -3"},
       {[](RunOptions* o) { o->gate_threads = 257; }, "--gate-threads must be in [1, 256], got 257"},
+      {[](RunOptions* o) { o->gate_command_timeout_ms = 0; },
+       "--gate-timeout-ms must be in [1, 60000] ms, got 0"},
+      {[](RunOptions* o) { o->gate_command_timeout_ms = 60001; },
+       "--gate-timeout-ms must be in [1, 60000] ms, got 60001"},
       {[](RunOptions* o) { o->gate_breaker_cool_off_ms = -1; },
        "--gate-breaker-ms must be in [0, 60000] ms (0 = no circuit breaker), got -1"},
       // Above the range, INT_MAX would leave the rest of a run ungated after one pause.

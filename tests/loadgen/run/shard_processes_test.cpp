@@ -33,7 +33,14 @@ using nlohmann::json;
 
 constexpr double kCap = 40;      // paper req/s
 constexpr double kBurstS = 0.1;  // gate burst, paper s
-constexpr double kSpeedup = 5;
+// A light tenant's two workflows need a call every 200 paper ms each for
+// its 10 req/s and spend about 120 on one (dispatch 20, upstream 50-150):
+// the 80 ms left are the loaded test box's share of every call cycle, 40
+// real ms at speedup 2 (16 at speedup 5, less than such a box can take).
+constexpr int kSpeedup = 2;
+// Real ms a gate call may take before it fails open: a loaded test box can
+// hold a gate thread longer than loadgen's default 100 ms.
+constexpr int kGateTimeoutMs = 2000;
 
 std::string LoadgenBinary() { return BP_BINARY_DIR "/apps/loadgen"; }
 
@@ -123,9 +130,21 @@ class ShardProcesses : public ::testing::Test {
   void TearDown() override { fs::remove_all(dir_); }
 
   std::vector<std::string> Common(const std::string& config) const {
-    return {LoadgenBinary(), "--workload", workload_.string(), "--config",      config,
-            "--speedup",     "5",          "--upstream",       mockapi_->url(), "--valkey",
-            valkey_.url(),   "--quiet",    "--no-figures"};
+    return {LoadgenBinary(),
+            "--workload",
+            workload_.string(),
+            "--config",
+            config,
+            "--speedup",
+            std::to_string(kSpeedup),
+            "--gate-timeout-ms",
+            std::to_string(kGateTimeoutMs),
+            "--upstream",
+            mockapi_->url(),
+            "--valkey",
+            valkey_.url(),
+            "--quiet",
+            "--no-figures"};
   }
 
   std::unique_ptr<bp::test::MockapiProcess> mockapi_;

@@ -31,6 +31,9 @@ namespace bp::loadgen {
 // ungates a minute of the run after one gate timeout; INT_MAX would let
 // one pause ungate the rest of the run. 0 = no breaker.
 inline constexpr int kMaxGateBreakerMs = 60000;
+// --gate-timeout-ms's upper bound, real ms: a gate call is one Valkey round
+// trip, so a minute is already far past any answer worth waiting for.
+inline constexpr int kMaxGateTimeoutMs = 60000;
 // --valkey-pid's upper bound: Linux's PID_MAX_LIMIT (2^22).
 inline constexpr int kMaxValkeyPid = 4194304;
 
@@ -44,7 +47,8 @@ struct RunOptions {
   bool configure_upstream = true;       // false: leave mockapi's config alone (tests)
   bool progress = false;                // live line on stderr once a second
   int gate_threads = 4;                 // bp: threads (and Valkey connections) for gate calls
-  int gate_command_timeout_ms = 100;    // bp: real ms before Admit fails open
+  int gate_command_timeout_ms = 100;    // bp: real ms before Admit fails open, in
+                                        // [1, kMaxGateTimeoutMs] (--gate-timeout-ms)
   int gate_breaker_cool_off_ms = 1000;  // bp: real ms in [0, kMaxGateBreakerMs]
                                         // (BpOptions::breaker_cool_off_ms)
   SdkRetryAfterBound sdk_retry_after_bound = SdkRetryAfterBound::kInclusive60s;
@@ -83,7 +87,7 @@ Status ConfigureUpstream(const Workload& workload, const RunOptions& options);
 
 // Checks what can be checked before any run starts: speedup in (0, 1000],
 // upstream_url (ParseHttpUrl) and valkey_url (bp::ParseValkeyUrl) well formed,
-// gate_threads in [1, 256], gate_command_timeout_ms >= 1,
+// gate_threads in [1, 256], gate_command_timeout_ms in [1, kMaxGateTimeoutMs],
 // gate_breaker_cool_off_ms in [0, kMaxGateBreakerMs]. InvalidArgument
 // naming the flag ("--upstream: ...") otherwise. Does not connect.
 Status ValidateRunOptions(const RunOptions& options);
