@@ -4,9 +4,10 @@
 // :seen, :rsv and tickets bp:{T}:tk:<n> (tickets expire on their own). A target's
 // last use is the server time of its last admission (GateState::l1_at_ms,
 // read with bp::GateAdmin::State on the node holding it); a target never admitted
-// to (configured only) is kept.
+// to (configured only, or reset and not admitted to since) is kept.
 #include <algorithm>
 #include <cstdio>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -40,11 +41,12 @@ int GcCmd(const Invocation& in) {
     if (!st.ok()) {
       return in.env.Fail(kExitServer, "state of " + t.target + ": " + st.status().ToString());
     }
-    if (!st->has_bucket_state) {
-      ++kept;  // never admitted to: a configuration waiting for its workers
+    const std::optional<double> last_ms = st->last_admission_ms();
+    if (!last_ms) {
+      ++kept;  // never admitted to (or not since a reset): a configuration waiting for its workers
       continue;
     }
-    const double idle_s = (st->server_time_ms - st->l1_at_ms) / 1e3;
+    const double idle_s = (st->server_time_ms - *last_ms) / 1e3;
     if (idle_s >= *idle) {
       idle_targets.push_back({t.target, idle_s});
     } else {
@@ -87,7 +89,8 @@ std::vector<Command> GcCommands() {
        "Scans every target of the Valkey database (--target is ignored; a cluster\n"
        "URL: every primary of its slot map) and deletes\n"
        "all keys of each target whose last admission (server time) is at least S\n"
-       "seconds old, default one day. Targets never admitted to are kept. Each\n"
+       "seconds old, default one day. Targets never admitted to (or not since a\n"
+       "`bpctl reset`) are kept. Each\n"
        "loadgen run makes a fresh target; run gc on a shared Valkey now and then.\n\n"
        "Examples:\n"
        "  bpctl gc --dry-run\n"

@@ -5,6 +5,7 @@
 // redis+cluster:// URL is scanned on every primary of its slot map.
 #include <algorithm>
 #include <cstdio>
+#include <optional>
 #include <nlohmann/json.hpp>
 
 #include "bp/bpctl/values.h"
@@ -83,8 +84,10 @@ int TargetsCmd(const Invocation& in) {
     }
     const int64_t backlogged = std::count_if(st->queues.begin(), st->queues.end(),
                                              [](const GateQueueState& q) { return q.backlogged; });
-    // Idle time by the server's clock; never admitted to: none.
-    const double idle_s = st->has_bucket_state ? (st->server_time_ms - st->l1_at_ms) / 1e3 : -1;
+    // Idle time by the server's clock; never admitted to (or not since a
+    // reset): none.
+    const std::optional<double> last_ms = st->last_admission_ms();
+    const double idle_s = last_ms ? (st->server_time_ms - *last_ms) / 1e3 : -1;
     nlohmann::ordered_json j = {
         {"target", t.target},
         {"configured", st->configured},
@@ -191,7 +194,8 @@ std::vector<Command> TargetsCommands() {
        "Lists the targets of the Valkey database (--target is ignored; a cluster URL:\n"
        "every primary of its slot map), sorted by name: whether caps are configured,\n"
        "the number of active queues and of backlogged ones, and how long ago the last\n"
-       "admission was (server time; never: configured but not admitted to yet).\n\n"
+       "admission was (server time; never: configured but not admitted to yet, or\n"
+       "not since a `bpctl reset`).\n\n"
        "Examples:\n"
        "  bpctl targets\n"
        "  bpctl --valkey redis+cluster://127.0.0.1:7000 targets --json\n",

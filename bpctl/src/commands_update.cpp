@@ -100,7 +100,9 @@ int SetPriorityWeights(const Invocation& in) {
   if (Status s = gate->SetPriorityWeights(*omega); !s.ok()) return in.env.Fail(s);
   in.env.out << "target " << in.env.target << ": priority weights";
   for (size_t k = 0; k < omega->size(); ++k) {
-    in.env.out << (k ? ", " : " ") << "omega_" << k + 1 << " = " << FormatNumber((*omega)[k]);
+    // Plain decimals, as the flag takes them: the echo can be typed back.
+    in.env.out << (k ? ", " : " ") << "omega_" << k + 1 << " = "
+               << FormatNumber((*omega)[k], 17, Notation::kPlain);
   }
   in.env.out << "\n";
   return kExitOk;
@@ -116,7 +118,7 @@ int SetWeight(const Invocation& in) {
   if (int rc = RequireExistingTarget(in, "set weight"); rc >= 0) return rc;
   if (Status s = gate->SetTenantWeight(*tenant, *weight); !s.ok()) return in.env.Fail(s);
   in.env.out << "target " << in.env.target << ": tenant " << *tenant << " weight "
-             << FormatNumber(*weight) << "\n";
+             << FormatNumber(*weight, 17, Notation::kPlain) << "\n";  // as typed: "1000000", not "1e+06"
   return kExitOk;
 }
 

@@ -1,6 +1,8 @@
 // bpctl gc: targets whose last admission (server time) is older than
 // --idle-s lose every key; recently used and never-admitted targets stay.
 #include <chrono>
+#include <nlohmann/json.hpp>
+#include <string>
 
 #include "bp/valkey.h"
 #include "bpctl/bpctl_fixture.h"
@@ -60,6 +62,47 @@ TEST_F(BpctlGc, DeletesOnlyTargetsIdleLongerThanTheLimit) {
   BpctlRun bad = Bpctl({"gc", "--idle-s", "-1"});
   EXPECT_EQ(bad.rc, kExitBadValue);
   EXPECT_EQ(bad.err, "bpctl: --idle-s: must be a number in [0, 10000000000], got '-1'\n");
+}
+
+// `reset` keeps the bucket record at script time 0 (so ticket numbers are
+// never reused); that is no admission, not one in 1970: gc keeps the target
+// and its configuration, and `targets` says "never".
+TEST_F(BpctlGc, KeepsATargetResetAndNotAdmittedToSince) {
+  const std::string reset_t = target_ + "-reset";
+  ASSERT_EQ(On(reset_t, {"set", "cap", "--rpm", "600"}).rc, kExitOk);
+  ASSERT_EQ(On(reset_t, {"admit", "--tenant", "a"}).rc, kExitOk);  // ticket 1
+  ASSERT_EQ(On(reset_t, {"reset"}).rc, kExitOk);
+  const auto config_before = On(reset_t, {"export"}).out;
+
+  BpctlRun dry = Bpctl({"gc", "--idle-s", "3600", "--dry-run"});
+  ASSERT_EQ(dry.rc, kExitOk) << dry.err;
+  EXPECT_EQ(dry.out.find(reset_t), std::string::npos) << dry.out;
+  BpctlRun gc = Bpctl({"gc", "--idle-s", "3600"});
+  ASSERT_EQ(gc.rc, kExitOk) << gc.err;
+  EXPECT_EQ(gc.out.find(reset_t), std::string::npos) << gc.out;
+  EXPECT_EQ(On(reset_t, {"export"}).out, config_before);
+
+  BpctlRun list = BpctlRaw({"--valkey", server_->url(), "targets", "--json"});
+  ASSERT_EQ(list.rc, kExitOk) << list.err;
+  bool found = false;
+  for (const auto& t : nlohmann::json::parse(list.out)) {
+    if (t["target"] != reset_t) continue;
+    found = true;
+    EXPECT_TRUE(t["idle_s"].is_null()) << t.dump();
+  }
+  EXPECT_TRUE(found) << list.out;
+
+  // The next admission is a last admission again: ticket 2, idle about 0 s.
+  ASSERT_EQ(On(reset_t, {"admit", "--tenant", "a"}).out, "ADMIT ticket 2\n");
+  BpctlRun after = Bpctl({"gc", "--idle-s", "3600", "--dry-run"});
+  ASSERT_EQ(after.rc, kExitOk) << after.err;
+  EXPECT_EQ(after.out.find(reset_t), std::string::npos) << after.out;
+  BpctlRun zero = Bpctl({"gc", "--idle-s", "0", "--dry-run"});
+  ASSERT_EQ(zero.rc, kExitOk) << zero.err;
+  const std::string line = "would delete target " + reset_t + " (idle ";
+  const size_t at = zero.out.find(line);
+  ASSERT_NE(at, std::string::npos) << zero.out;
+  EXPECT_LT(std::stod(zero.out.substr(at + line.size())), 60) << zero.out;  // not since 1970
 }
 
 }  // namespace

@@ -102,6 +102,22 @@ TEST_F(BpctlUpdate, WeightsChangeTheNextQuantum) {
   EXPECT_TRUE(MakeGate()->Config()->tenant_weights.empty());
 }
 
+// The echo of a weight is the plain decimal the flag takes, never an
+// exponent the strict parser would refuse if typed back.
+TEST_F(BpctlUpdate, WeightsAreEchoedAsThePlainDecimalsTheFlagsTake) {
+  ASSERT_EQ(Bpctl({"set", "cap", "--rpm", "600"}).rc, kExitOk);
+  BpctlRun r = Bpctl({"set", "weight", "a", "1000000"});
+  ASSERT_EQ(r.rc, kExitOk) << r.err;
+  EXPECT_EQ(r.out, "target " + target_ + ": tenant a weight 1000000\n");
+  r = Bpctl({"set", "weight", "a", "0.000001"});
+  ASSERT_EQ(r.rc, kExitOk) << r.err;
+  EXPECT_EQ(r.out, "target " + target_ + ": tenant a weight 0.000001\n");
+  r = Bpctl({"set", "priority-weights", "0.000001,1000000"});
+  ASSERT_EQ(r.rc, kExitOk) << r.err;
+  EXPECT_EQ(r.out,
+            "target " + target_ + ": priority weights omega_1 = 0.000001, omega_2 = 1000000\n");
+}
+
 TEST_F(BpctlUpdate, FewerPriorityWeightsRemoveTheOtherClasses) {
   ASSERT_EQ(Bpctl({"set", "cap", "--rpm", "600"}).rc, kExitOk);
   ASSERT_EQ(Bpctl({"set", "priority-weights", "0.5,0.3,0.2"}).rc, kExitOk);

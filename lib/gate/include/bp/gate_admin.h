@@ -12,6 +12,7 @@
 
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -39,7 +40,7 @@ Status ValidateGateConfig(const GateConfig& config);
 struct GateQueueState {
   std::string tenant;
   int priority = 0;
-  double weight = 0;  // w_t * omega_k at its last call
+  double weight = 0;  // w_t * omega_k, with w_t the tenant's weight now (state.lua)
   double tag = 0;     // virtual finish tag F_q (dominant-share units / weight)
   double lag = 0;     // tag - V: how far ahead of the virtual time it is
   bool backlogged = false;
@@ -104,6 +105,15 @@ struct GateState {
   // by ResetBuckets once a ticket was issued). Else the L1 levels above are
   // the full cold bucket (0 when not configured).
   bool has_bucket_state = false;
+  // The script time (ms) of the last admission since the target was made or
+  // last reset; nullopt when there was none: no bucket state, or the state
+  // ResetBuckets keeps at time 0, which is no admission (read as one, a reset
+  // target would look idle since 1970 and `bpctl gc` would delete its
+  // configuration).
+  std::optional<double> last_admission_ms() const {
+    if (!has_bucket_state || l1_at_ms <= 0) return std::nullopt;
+    return l1_at_ms;
+  }
   // Reservation mode: O, the max_tokens that admitted, unreleased calls
   // reserved beyond their prompts. The token level may refill up to
   // C_t * burst_s + O (docs/gate.md, reservation mode); 0 otherwise.
