@@ -4,11 +4,11 @@
 // live there; lib/gate/lua/prelude.lua). SCAN sees one node's keys, so a
 // redis+cluster:// URL is scanned on every primary of its slot map.
 #include <algorithm>
-#include <cstdio>
 #include <nlohmann/json.hpp>
 
 #include "bp/bpctl/values.h"
 #include "bp/closest_names.h"
+#include "bp/decimal.h"
 #include "bp/valkey.h"
 #include "bp/valkey_cluster.h"
 #include "cli_internal.h"
@@ -50,21 +50,6 @@ Result<std::vector<std::string>> NodesToScan(const std::string& url) {
   return nodes;
 }
 
-// Seconds as a short text: "12 s", "3.5 min", "2.0 h", "4.1 d".
-std::string Ago(double s) {
-  char out[32];
-  if (s < 120) {
-    std::snprintf(out, sizeof out, "%.0f s", s);
-  } else if (s < 7200) {
-    std::snprintf(out, sizeof out, "%.1f min", s / 60);
-  } else if (s < 172800) {
-    std::snprintf(out, sizeof out, "%.1f h", s / 3600);
-  } else {
-    std::snprintf(out, sizeof out, "%.1f d", s / 86400);
-  }
-  return out;
-}
-
 int TargetsCmd(const Invocation& in) {
   auto found = ScanTargets(in.env.url);
   if (!found.ok()) return in.env.Fail(kExitServer, found.status().message());
@@ -94,7 +79,7 @@ int TargetsCmd(const Invocation& in) {
     list.push_back(j);
     rows.push_back({t.target, st->configured ? "yes" : "no (no caps)",
                     std::to_string(st->queues.size()), std::to_string(backlogged),
-                    idle_s >= 0 ? Ago(std::max(0.0, idle_s)) + " ago" : "never"});
+                    idle_s >= 0 ? FormatDuration(idle_s) + " ago" : "never"});
   }
   if (in.Has("json")) {
     in.env.out << list.dump(2) << "\n" << std::flush;
