@@ -115,6 +115,29 @@ TEST(StreamReport, RunSummaryJsonHasTheStreamSections) {
   EXPECT_DOUBLE_EQ(j["tenants"][1]["stream"]["itl"]["p50_ms"].get<double>(), 2);
 }
 
+// Speedup 2: paper ms = 2 x real ms (StreamRun). The 429 is a plain answer to
+// a streamed request; the last row a plain call.
+TEST(StreamReport, AttemptsCsvHasEachAttemptsStreamColumns) {
+  const fs::path dir = FreshDir("attempts");
+  ReportOptions o;
+  o.figures = false;
+  RunRecords r = StreamRun("bp", 0, 1, /*plain_answer=*/true);
+  r.attempts[0].token_events = 12;
+  r.attempts[1].stream = 0;
+  r.attempts[1].bound = "requests";
+  r.attempts[2].token_events = 3;  // cut after 3
+  r.attempts[3].token_events = 12;
+  ASSERT_TRUE(WriteRunOutputs(dir, r, ComputeRunMetrics(r), o).ok());
+  EXPECT_EQ(Slurp(dir / "attempts.csv"),
+            "activity_id,tenant,priority,send_ms,done_ms,latency_ms,status,proxy_local,bound,"
+            "streamed,cut_short,ttft_ms,itl_ms,token_events\n"
+            "0,a,1,200.000,400.000,200.000,200,0,,1,0,60.000,4.000,12\n"
+            "1,a,1,120.000,320.000,200.000,429,0,requests,0,0,,,0\n"
+            "1,a,1,600.000,800.000,200.000,200,0,,1,1,20.000,,3\n"
+            "2,b,2,0.000,200.000,200.000,200,0,,1,0,10.000,2.000,12\n"
+            "2,b,2,0.000,200.000,200.000,200,0,,0,0,,,0\n");
+}
+
 TEST(StreamReport, AWorkloadWithoutStreamsHasNoTtftFigureTableOrRows) {
   std::vector<RunRecords> records;
   std::vector<RunMetrics> runs;
