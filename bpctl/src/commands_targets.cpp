@@ -57,15 +57,8 @@ int TargetsCmd(const Invocation& in) {
   std::vector<std::vector<std::string>> rows = {
       {"TARGET", "CONFIGURED", "QUEUES", "BACKLOGGED", "LAST ADMISSION"}};
   for (const TargetOnNode& t : *found) {
-    GateOptions o;
-    o.url = t.node_url;
-    o.target = t.target;
-    o.connect_timeout_ms = 1000;
-    o.command_timeout_ms = 5000;
-    auto st = GateAdmin(o).State();
-    if (!st.ok()) {
-      return in.env.Fail(kExitServer, "state of " + t.target + ": " + st.status().ToString());
-    }
+    auto st = StateOfTarget(t);
+    if (!st.ok()) return in.env.Fail(kExitServer, st.status().message());
     const int64_t backlogged = std::count_if(st->queues.begin(), st->queues.end(),
                                              [](const GateQueueState& q) { return q.backlogged; });
     // Idle time by the server's clock; never admitted to: none.
@@ -110,6 +103,23 @@ void TargetsFlags(po::options_description& d) {
 }
 
 }  // namespace
+
+GateOptions TargetGateOptions(const std::string& node_url, const std::string& target) {
+  GateOptions o;
+  o.url = node_url;
+  o.target = target;
+  o.connect_timeout_ms = 1000;
+  o.command_timeout_ms = 5000;
+  return o;
+}
+
+Result<GateState> StateOfTarget(const TargetOnNode& t) {
+  auto st = GateAdmin(TargetGateOptions(t.node_url, t.target)).State();
+  if (!st.ok()) {
+    return Status(st.status().code(), "state of " + t.target + ": " + st.status().ToString());
+  }
+  return st;
+}
 
 Result<std::vector<TargetOnNode>> ScanTargets(const std::string& url) {
   auto nodes = NodesToScan(url);
