@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <limits>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -51,8 +52,12 @@ struct NumberRange {
   bool max_open = false;  // ..., max)
 };
 // Half-open ranges with no upper bound: >= min, and > min.
-constexpr NumberRange AtLeast(double min) { return {min, __builtin_inf()}; }
-constexpr NumberRange Above(double min) { return {min, __builtin_inf(), true}; }
+constexpr NumberRange AtLeast(double min) {
+  return {min, std::numeric_limits<double>::infinity()};
+}
+constexpr NumberRange Above(double min) {
+  return {min, std::numeric_limits<double>::infinity(), true};
+}
 // "[0.001, 1e+09]", "(0, 1)", "(0, 86400000]"; with an infinite max, "> 0" or
 // ">= 0".
 std::string RangeText(const NumberRange& range, Notation notation = Notation::kShortest);
