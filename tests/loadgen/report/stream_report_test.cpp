@@ -11,6 +11,7 @@
 
 #include "bp/loadgen/report.h"
 #include "metrics_fixture.h"
+#include "test_output.h"
 
 namespace bp::loadgen {
 namespace {
@@ -18,18 +19,9 @@ namespace {
 namespace fs = std::filesystem;
 using testing::StreamRun;
 
-fs::path FreshDir(const std::string& name) {
-  const fs::path dir = fs::path(BP_BINARY_DIR) / "test-output" / "stream_report" / name;
-  fs::remove_all(dir);
-  return dir;
-}
+using testing::Slurp;
 
-std::string Slurp(const fs::path& p) {
-  std::ifstream in(p);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
+fs::path FreshDir(const std::string& name) { return testing::FreshOutputDir("stream_report", name); }
 
 // naive: one repeat of the base timings. bp: the base and a repeat with
 // every first token twice as late.
