@@ -93,6 +93,14 @@ struct TargetOnNode {
 // (password redacted) when a node cannot be reached or SCAN fails.
 Result<std::vector<TargetOnNode>> ScanTargets(const std::string& url);
 
+// The GateOptions of a GateAdmin on `target` at `node_url`, with the scan's
+// timeouts (1 s to connect, 5 s a command).
+GateOptions TargetGateOptions(const std::string& node_url, const std::string& target);
+
+// The state of a found target, read on its node (GateAdmin::State); on
+// failure the status with "state of TARGET: " in front of its text.
+Result<GateState> StateOfTarget(const TargetOnNode& t);
+
 // For a command that writes configuration: -1 when in.env.target exists or
 // --create was given; else prints "COMMAND: target T does not exist ...",
 // with the closest existing target names, and returns kExitBadValue (or

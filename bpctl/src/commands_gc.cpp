@@ -32,15 +32,8 @@ int GcCmd(const Invocation& in) {
   for (const TargetOnNode& t : *found) {
     // The target's last admission, read through the gate's state.lua (the
     // record layouts belong to lib/gate/lua/prelude.lua), on its node.
-    GateOptions o;
-    o.url = t.node_url;
-    o.target = t.target;
-    o.connect_timeout_ms = 1000;
-    o.command_timeout_ms = 5000;
-    auto st = GateAdmin(o).State();
-    if (!st.ok()) {
-      return in.env.Fail(kExitServer, "state of " + t.target + ": " + st.status().ToString());
-    }
+    auto st = StateOfTarget(t);
+    if (!st.ok()) return in.env.Fail(kExitServer, st.status().message());
     const std::optional<double> last_ms = st->last_admission_ms();
     if (!last_ms) {
       ++kept;  // never admitted to (or not since a reset): a configuration waiting for its workers
@@ -56,12 +49,9 @@ int GcCmd(const Invocation& in) {
   const bool dry = in.Has("dry-run");
   for (const Candidate& c : idle_targets) {
     if (!dry) {
-      GateOptions o;
-      o.url = in.env.url;
-      o.target = c.target;
-      o.connect_timeout_ms = 1000;
-      o.command_timeout_ms = 5000;
-      if (Status s = GateAdmin(o).Reset(); !s.ok()) return in.env.Fail(s);
+      if (Status s = GateAdmin(TargetGateOptions(in.env.url, c.target)).Reset(); !s.ok()) {
+        return in.env.Fail(s);
+      }
     }
     char idle_text[32];
     std::snprintf(idle_text, sizeof idle_text, "%.0f", c.idle_s);

@@ -4,12 +4,12 @@
 // live there; lib/gate/lua/prelude.lua). SCAN sees one node's keys, so a
 // redis+cluster:// URL is scanned on every primary of its slot map.
 #include <algorithm>
-#include <cstdio>
 #include <optional>
 #include <nlohmann/json.hpp>
 
 #include "bp/bpctl/values.h"
 #include "bp/closest_names.h"
+#include "bp/decimal.h"
 #include "bp/valkey.h"
 #include "bp/valkey_cluster.h"
 #include "cli_internal.h"
@@ -51,21 +51,6 @@ Result<std::vector<std::string>> NodesToScan(const std::string& url) {
   return nodes;
 }
 
-// Seconds as a short text: "12 s", "3.5 min", "2.0 h", "4.1 d".
-std::string Ago(double s) {
-  char out[32];
-  if (s < 120) {
-    std::snprintf(out, sizeof out, "%.0f s", s);
-  } else if (s < 7200) {
-    std::snprintf(out, sizeof out, "%.1f min", s / 60);
-  } else if (s < 172800) {
-    std::snprintf(out, sizeof out, "%.1f h", s / 3600);
-  } else {
-    std::snprintf(out, sizeof out, "%.1f d", s / 86400);
-  }
-  return out;
-}
-
 int TargetsCmd(const Invocation& in) {
   auto found = ScanTargets(in.env.url);
   if (!found.ok()) return in.env.Fail(kExitServer, found.status().message());
@@ -73,15 +58,8 @@ int TargetsCmd(const Invocation& in) {
   std::vector<std::vector<std::string>> rows = {
       {"TARGET", "CONFIGURED", "QUEUES", "BACKLOGGED", "LAST ADMISSION"}};
   for (const TargetOnNode& t : *found) {
-    GateOptions o;
-    o.url = t.node_url;
-    o.target = t.target;
-    o.connect_timeout_ms = 1000;
-    o.command_timeout_ms = 5000;
-    auto st = GateAdmin(o).State();
-    if (!st.ok()) {
-      return in.env.Fail(kExitServer, "state of " + t.target + ": " + st.status().ToString());
-    }
+    auto st = StateOfTarget(t);
+    if (!st.ok()) return in.env.Fail(kExitServer, st.status().message());
     const int64_t backlogged = std::count_if(st->queues.begin(), st->queues.end(),
                                              [](const GateQueueState& q) { return q.backlogged; });
     // Idle time by the server's clock; never admitted to (or not since a
@@ -97,7 +75,7 @@ int TargetsCmd(const Invocation& in) {
     list.push_back(j);
     rows.push_back({t.target, st->configured ? "yes" : "no (no caps)",
                     std::to_string(st->queues.size()), std::to_string(backlogged),
-                    idle_s >= 0 ? Ago(std::max(0.0, idle_s)) + " ago" : "never"});
+                    idle_s >= 0 ? FormatDuration(idle_s) + " ago" : "never"});
   }
   if (in.Has("json")) {
     in.env.out << list.dump(2) << "\n" << std::flush;
@@ -128,6 +106,23 @@ void TargetsFlags(po::options_description& d) {
 }
 
 }  // namespace
+
+GateOptions TargetGateOptions(const std::string& node_url, const std::string& target) {
+  GateOptions o;
+  o.url = node_url;
+  o.target = target;
+  o.connect_timeout_ms = 1000;
+  o.command_timeout_ms = 5000;
+  return o;
+}
+
+Result<GateState> StateOfTarget(const TargetOnNode& t) {
+  auto st = GateAdmin(TargetGateOptions(t.node_url, t.target)).State();
+  if (!st.ok()) {
+    return Status(st.status().code(), "state of " + t.target + ": " + st.status().ToString());
+  }
+  return st;
+}
 
 Result<std::vector<TargetOnNode>> ScanTargets(const std::string& url) {
   auto nodes = NodesToScan(url);

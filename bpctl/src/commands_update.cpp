@@ -54,16 +54,18 @@ int SetCap(const Invocation& in) {
     if (!v.ok()) return in.env.Fail(v.status());
     burst = *v;
   }
-  // A fraction would REJECT every call of one request or one token.
+  // 0 (the default) or at least 1: a fraction would REJECT every call of one
+  // request or one token.
   for (auto [flag, out, max] :
        {std::tuple{"max-cost-requests", &max_requests, kMaxGateCostRequests},
         std::tuple{"max-cost-tokens", &max_tokens, kMaxGateCostTokens}}) {
     if (!in.Has(flag)) continue;
-    auto v = ParseInRange(in.Flag(flag), std::string("--") + flag, 0, max);
-    if (!v.ok()) return in.env.Fail(v.status());
-    if (*v != 0 && *v < 1) {
+    const std::string text = in.Flag(flag);
+    const auto v = ParseDecimal(text);
+    if (!v || (*v != 0 && !InRange(*v, NumberRange{1, max}))) {
       return in.env.Fail(Status::InvalidArgument(
-          std::string("--") + flag + " must be 0 or >= 1, got '" + in.Flag(flag) + "'"));
+          std::string("--") + flag + ": must be 0 (the default) or a number in " +
+          RangeText(NumberRange{1, max}, Notation::kPlain) + ", got '" + text + "'"));
     }
     *out = *v;
   }

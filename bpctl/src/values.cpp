@@ -2,6 +2,7 @@
 // (bp/decimal.h), the gate's name rule.
 #include "bp/bpctl/values.h"
 
+#include <algorithm>
 #include <optional>
 
 #include "bp/decimal.h"
@@ -68,8 +69,10 @@ Result<std::vector<double>> ParsePriorityWeights(const std::string& text) {
     if (!v.ok()) return v.status();
     out.push_back(*v);
     if (out.size() > kMaxGateClasses) {
+      const size_t given = static_cast<size_t>(std::count(text.begin(), text.end(), ',')) + 1;
       return Status::InvalidArgument("priority weights: at most " +
-                                     std::to_string(kMaxGateClasses) + " classes");
+                                     std::to_string(kMaxGateClasses) + " classes, got " +
+                                     std::to_string(given));
     }
     if (comma == std::string::npos) break;
     start = comma + 1;

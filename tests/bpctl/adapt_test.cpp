@@ -142,9 +142,9 @@ TEST_F(BpctlAdapt, BadValuesChangeNothing) {
   // The same ranges in an import's tuning (exit 3, nothing written).
   for (const auto& [field, message] : std::vector<std::pair<std::string, std::string>>{
            {R"("adapt_recover_ms":1e300)",
-            "tuning.adapt_recover_ms: must be in (0, 8.64e+07], got 1e+300"},
+            "tuning.adapt_recover_ms: must be a number in (0, 8.64e+07], got 1e+300"},
            {R"("adapt_window_ms":3600001)",
-            "tuning.adapt_window_ms: must be in [0, 3.6e+06], got 3600001"},
+            "tuning.adapt_window_ms: must be a number in [0, 3.6e+06], got 3600001"},
            {R"("adapt_min_429":1000001)",
             "tuning.adapt_min_429: must be an integer in [1, 1000000], got 1000001"}}) {
     const std::string file = WriteFile(

@@ -157,6 +157,8 @@ TEST_F(BpctlCli, BadValuesAreExit3AndChangeNothing) {
   ASSERT_EQ(Bpctl({"admit", "--tenant", "acme", "--tokens", "100"}).rc, kExitOk);
   const std::string before = Snapshot();
   const auto exported = Export();
+  std::string many_classes = "1";  // 101 classes, one more than kMaxGateClasses
+  for (int k = 0; k < 100; ++k) many_classes += ",1";
   const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
       // Every refused number names the flag's documented range.
       {{"set", "cap", "--rpm", "0"}, "--rpm: must be a number in [0.001, 1000000000], got '0'"},
@@ -225,9 +227,13 @@ TEST_F(BpctlCli, BadValuesAreExit3AndChangeNothing) {
        "--interval: must be a number in [0.05, 86400], got '0.01'"},
       // A fraction would REJECT every call (tokens was accepted).
       {{"set", "cap", "--rpm", "60", "--max-cost-tokens", "0.5"},
-       "--max-cost-tokens must be 0 or >= 1, got '0.5'"},
+       "--max-cost-tokens: must be 0 (the default) or a number in [1, 1000000000000], got '0.5'\n"},
       {{"set", "cap", "--rpm", "60", "--max-cost-requests", "0.25"},
-       "--max-cost-requests must be 0 or >= 1, got '0.25'"},
+       "--max-cost-requests: must be 0 (the default) or a number in [1, 1000000000], got '0.25'\n"},
+      {{"set", "cap", "--rpm", "60", "--max-cost-requests", "2e9"},
+       "--max-cost-requests: must be 0 (the default) or a number in [1, 1000000000], got '2e9'\n"},
+      {{"set", "priority-weights", many_classes},
+       "priority weights: at most 100 classes, got 101\n"},
       {{"watch", "--count", "-1"}, "--count: must be an integer in [0, "},
       {{"admit", "--tenant", "acme", "--priority", "0"}, "--priority: must be an integer in [1, "},
       // Was clamped to 1000000 and admitted (a queue at priority 1000000).
@@ -346,20 +352,23 @@ TEST_F(BpctlCli, ImportFileErrors) {
       {R"({"version":1,"caps":{"requests_per_s":1},"tenant_weights":{"a":1,"a":2}})",
        "duplicate key \"a\" (each field may appear once)"},
       {R"({"version":1,"caps":{"requests_per_s":1},"tenant_weights":{"a":1e300}})",
-       "tenant_weights.a: must be in [1e-06, 1e+06], got 1e+300"},
+       "tenant_weights.a: must be a number in [1e-06, 1e+06], got 1e+300"},
+      {R"({"version":1,"caps":{"requests_per_s":1},"tenant_weights":{"a":-2}})",
+       "tenant_weights.a: must be a number in [1e-06, 1e+06], got -2"},
       {R"({"version":1,"caps":{"requests_per_s":1e300}})",
-       "caps.requests_per_s: must be in [1.6666666666666667e-05, 16666666.666666666] (0.001 to "
-       "1e+09 rpm), got 1e+300"},
+       "caps.requests_per_s: must be a number in [1.6666666666666667e-05, 16666666.666666666] "
+       "(0.001 to 1e+09 rpm), got 1e+300"},
       {R"({"version":1,"caps":{"requests_per_s":NaN}})", "not valid JSON at line 1, column 39: "},
       // The ranges of `set cap --max-cost-*` (import took 1e300).
       {R"({"version":1,"caps":{"requests_per_s":1,"max_cost_requests":1e300}})",
-       "caps.max_cost_requests: must be in [0, 1e+09], got 1e+300"},
+       "caps.max_cost_requests: must be 0 (the default) or a number in [1, 1e+09], got 1e+300"},
       {R"({"version":1,"caps":{"requests_per_s":1,"max_cost_tokens":2e12}})",
-       "caps.max_cost_tokens: must be in [0, 1e+12], got 2e+12"},
+       "caps.max_cost_tokens: must be 0 (the default) or a number in [1, 1e+12], got "
+       "2000000000000.0"},
       {R"({"version":1,"caps":{"requests_per_s":1,"max_cost_tokens":0.5}})",
-       "caps: max_cost_tokens must be 0 (default) or a finite number >= 1, got 0.5"},
+       "caps.max_cost_tokens: must be 0 (the default) or a number in [1, 1e+12], got 0.5"},
       {R"({"version":1,"caps":{"requests_per_s":1,"max_cost_requests":0.25}})",
-       "caps: max_cost_requests must be 0 (default) or a finite number >= 1, got 0.25"},
+       "caps.max_cost_requests: must be 0 (the default) or a number in [1, 1e+09], got 0.25"},
   };
   for (size_t i = 0; i < bad_files.size(); ++i) {
     const std::string name = "bad" + std::to_string(i) + ".json";
@@ -372,7 +381,7 @@ TEST_F(BpctlCli, ImportFileErrors) {
       "caps":{"requests_per_s":99},"priority_weights":[0.9,0.1],
       "tenant_weights":{"a":2,"b":0}})")});
   EXPECT_EQ(late.rc, kExitBadValue);
-  EXPECT_NE(late.err.find("late.json: tenant_weights.b: tenant weight must be a positive"),
+  EXPECT_NE(late.err.find("late.json: tenant_weights.b: must be a number in [1e-06, 1e+06], got 0"),
             std::string::npos)
       << late.err;
   EXPECT_EQ(Snapshot(), before);

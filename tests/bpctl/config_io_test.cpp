@@ -135,7 +135,7 @@ TEST_F(BpctlConfigIo, ImportDashReadsStandardInput) {
   for (const auto& [text, message] : std::vector<std::pair<std::string, std::string>>{
            {"", "bpctl: stdin: empty file (expected the JSON of `bpctl export`)\n"},
            {R"({"version":1,"caps":{"requests_per_s":1},"tenant_weights":{"a":1e300}})",
-            "bpctl: stdin: tenant_weights.a: must be in [1e-06, 1e+06], got 1e+300\n"}}) {
+            "bpctl: stdin: tenant_weights.a: must be a number in [1e-06, 1e+06], got 1e+300\n"}}) {
     std::istringstream bad(text);
     context.in = &bad;
     BpctlRun b = Bpctl({"import", "-"}, context);

@@ -115,7 +115,7 @@ for i in 1e10 9.3e9 1e13 1e300 0.01; do
   expect 3 "--interval: must be a number in [0.05, 86400], got '$i'" \
     "$B" --valkey redis://127.0.0.1:1 watch --interval "$i"
 done
-expect 3 "--max-cost-tokens must be 0 or >= 1, got '0.5'" \
+expect 3 "--max-cost-tokens: must be 0 (the default) or a number in [1, 1000000000000], got '0.5'" \
   "$B" --valkey redis://127.0.0.1:1 set cap --rpm 60 --max-cost-tokens 0.5
 
 # A usage error is its line and where the help is, not the

@@ -94,37 +94,12 @@ def test_unconfigured_without_declared_config_fails_open_with_its_cause(server):
     assert g.counters["fail_opens_unconfigured"] == 1 and g.breaker.state == "closed"
 
 
-@pytest.mark.parametrize("bad, message", [
-    ({"caps": None}, "caps: required"),
-    ({"caps": {}}, "caps.requests_per_s: required"),
-    ({"caps": {"requests_per_s": 0}}, r"caps.requests_per_s: must be in \[1.6666666666666667e-05"),
-    ({"caps": {"requests_per_s": 1, "burst_s": "1"}}, "caps.burst_s: must be a number"),
-    ({"caps": {"requests_per_s": 1, "max_cost_tokens": 0.5}}, "caps.max_cost_tokens: must be 0"),
-    ({"caps": {"requests_per_s": 1}, "cap": 1}, "cap: unknown field"),
-    ({"caps": {"requests_per_s": 1}, "tenant_weights": {"a b": 1}},
-     r"tenant_weights.a b: tenant must match"),
-    ({"caps": {"requests_per_s": 1}, "tenant_weights": {"a": 1e300}},
-     r"tenant_weights.a: must be in \[1e-06, 1000000\], got 1e\+300"),
-    ({"caps": {"requests_per_s": 1}, "priority_weights": [1, 0]},
-     r"priority_weights\[1\]: must be in"),
-    ({"caps": {"requests_per_s": 1}, "tuning": {"share_rule": "tree"}},
-     'tuning.share_rule: must be "hier" or "flat"'),
-    ({"caps": {"requests_per_s": 1}, "tuning": {"class_policy": "first"}},
-     'tuning.class_policy: must be "fair" or "strict"'),
-    ({"caps": {"requests_per_s": 1}, "tuning": {"adapt_beta": 1}},
-     r"tuning.adapt_beta: must be in \(0, 1\)"),
-])
-def test_declared_config_is_parsed_strictly(bad, message):
-    with pytest.raises(ValueError, match=message):
-        read_declared_config(bad)
-
-
 def test_declared_config_from_a_file_and_its_errors_name_the_path(tmp_path):
     f = tmp_path / "target.json"
     f.write_text(json.dumps(DECLARED))
     assert read_declared_config(f) == read_declared_config(DECLARED)
     f.write_text('{"caps": {"requests_per_s": 1}, "caps": {"requests_per_s": 2}}')
-    with pytest.raises(ValueError, match=f'{f}: duplicate key "caps"'):
+    with pytest.raises(ValueError, match=f'{f}: duplicate key "caps" \\(each field may appear once\\)$'):
         Gate("t", declared_config=str(f))
 
 

@@ -66,6 +66,24 @@ std::string FormatNumber(double v, int max_digits, Notation notation) {
   return text;  // rounded to max_digits (or nan, which equals nothing)
 }
 
+std::string FormatDuration(double s) {
+  if (!(s > 0)) s = 0;
+  constexpr double kDay = 86400, kYear = 365.25 * kDay;
+  char text[48];
+  if (s < 120) {
+    std::snprintf(text, sizeof text, "%.0f s", s);
+  } else if (s < 2 * 3600) {
+    std::snprintf(text, sizeof text, "%.1f min", s / 60);
+  } else if (s < 2 * kDay) {
+    std::snprintf(text, sizeof text, "%.1f h", s / 3600);
+  } else if (s < 2 * kYear) {
+    std::snprintf(text, sizeof text, "%.1f days", s / kDay);
+  } else {
+    std::snprintf(text, sizeof text, "%.1f years", s / kYear);
+  }
+  return text;
+}
+
 std::string RangeText(const NumberRange& r, Notation notation) {
   const std::string min = FormatNumber(r.min, 17, notation);
   if (std::isinf(r.max)) return (r.min_open ? "> " : ">= ") + min;

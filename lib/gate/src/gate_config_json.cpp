@@ -18,8 +18,85 @@ namespace {
 using json = nlohmann::ordered_json;
 using Fields = OrderedJsonFields;
 
-// Numbers are read as any number here; their ranges are ValidateGateConfig's
-// and CheckGateConfigRanges', with messages that name the rule.
+// The range of one number field (bp/gate_ranges.h), stated once for the
+// reader (the JSON value in the message) and CheckGateConfigRanges (the
+// struct's value), in json_fields.h's shape: "must be a number in [1e-06,
+// 1e+06]", "must be 0 (the default) or a number in [1, 1e+09]".
+struct NumberRule {
+  const char* key;
+  NumberRange range;
+  std::string note;      // after the range: " (0.001 to 1e+09 rpm)"
+  bool zero_is_default;  // 0 is accepted too: the gate's default
+};
+
+std::string RuleText(const NumberRule& rule) {
+  if (rule.zero_is_default) {
+    return "must be 0 (the default) or a number in " + RangeText(rule.range) + rule.note;
+  }
+  return NumberRangeText(rule.range) + rule.note;
+}
+
+bool Accepts(const NumberRule& rule, double v) {
+  return (rule.zero_is_default && v == 0) || InRange(v, rule.range);
+}
+
+template <typename Struct>
+struct FieldRule {
+  NumberRule rule;
+  double Struct::*field;
+};
+
+// GateCaps: per second, the per-minute ranges bpctl's --rpm / --tpm take; a
+// max cost below 1 would REJECT every call of one request or one token.
+const std::vector<FieldRule<GateCaps>>& CapsRules() {
+  static const std::vector<FieldRule<GateCaps>> rules = {
+      {{"requests_per_s", {kMinGateRpm / 60, kMaxGateRpm / 60},
+        " (" + FormatNumber(kMinGateRpm) + " to " + FormatNumber(kMaxGateRpm) + " rpm)", false},
+       &GateCaps::requests_per_s},
+      {{"tokens_per_s", {0, kMaxGateTpm / 60}, " (0 to " + FormatNumber(kMaxGateTpm) + " tpm)",
+        false},
+       &GateCaps::tokens_per_s},
+      {{"burst_s", {kMinGateBurstS, kMaxGateBurstS}, "", false}, &GateCaps::burst_s},
+      {{"max_cost_requests", {1, kMaxGateCostRequests}, "", true}, &GateCaps::max_cost_requests},
+      {{"max_cost_tokens", {1, kMaxGateCostTokens}, "", true}, &GateCaps::max_cost_tokens}};
+  return rules;
+}
+
+const std::vector<FieldRule<GateTuning>>& TuningRules() {
+  static const std::vector<FieldRule<GateTuning>> rules = {
+      {{"slack_ms", AtLeast(0), "", false}, &GateTuning::slack_ms},
+      {{"lend_fraction", {0, 1}, "", false}, &GateTuning::lend_fraction},
+      {{"grace_ms", AtLeast(0), "", false}, &GateTuning::grace_ms},
+      {{"adapt_beta", kGateAdaptBetaRange, "", false}, &GateTuning::adapt_beta},
+      {{"adapt_recover_ms", kGateAdaptRecoverMsRange, "", false}, &GateTuning::adapt_recover_ms},
+      {{"adapt_window_ms", kGateAdaptWindowMsRange, "", false}, &GateTuning::adapt_window_ms}};
+  return rules;
+}
+
+// The integer fields of GateTuning: [1, max].
+struct IntRule {
+  const char* key;
+  int64_t max;
+  int64_t GateTuning::*field;
+};
+constexpr IntRule kTuningInts[] = {
+    {"ticket_ttl_ms", kMaxGateTicketTtlMs, &GateTuning::ticket_ttl_ms},
+    {"adapt_min_429", kMaxGateAdaptMin429, &GateTuning::adapt_min_429}};
+
+const NumberRule kWeightRule{"", {kMinGateWeight, kMaxGateWeight}, "", false};
+
+// *out = `v` when it is a number `rule` accepts; else `r` keeps the error
+// "PATH.KEY: RULE, got V" (V the JSON value as written) and *out is unchanged.
+bool ReadNumber(Fields& r, const std::string& key, const json& v, const NumberRule& rule,
+                double* out) {
+  if (!v.is_number() || !Accepts(rule, v.get<double>())) {
+    r.Fail(key, RuleText(rule) + ", got " + v.dump());
+    return false;
+  }
+  *out = v.get<double>();
+  return true;
+}
+
 void ReadCaps(const json& j, GateConfig* c, std::string* error) {
   if (j.is_null()) return;  // not configured
   Fields r(j, "caps", error);
@@ -27,12 +104,9 @@ void ReadCaps(const json& j, GateConfig* c, std::string* error) {
   c->configured = true;
   c->caps.tokens_per_s = 0;
   c->caps.burst_s = kDefaultGateBurstS;
-  r.Number("requests_per_s", &c->caps.requests_per_s, Need::kRequired);
-  for (auto [key, out] :
-       {std::pair{"tokens_per_s", &c->caps.tokens_per_s}, std::pair{"burst_s", &c->caps.burst_s},
-        std::pair{"max_cost_requests", &c->caps.max_cost_requests},
-        std::pair{"max_cost_tokens", &c->caps.max_cost_tokens}}) {
-    r.Number(key, out);
+  if (r.ok() && !r.Has("requests_per_s")) r.Fail("requests_per_s", "missing (required)");
+  for (const auto& [rule, field] : CapsRules()) {
+    if (r.ok() && r.Has(rule.key)) ReadNumber(r, rule.key, r.at(rule.key), rule, &(c->caps.*field));
   }
 }
 
@@ -41,15 +115,10 @@ void ReadTuning(const json& j, GateTuning* t, std::string* error) {
   r.OnlyKeys({"slack_ms", "lend_fraction", "grace_ms", "ticket_ttl_ms", "adapt", "adapt_beta",
               "adapt_recover_ms", "adapt_window_ms", "adapt_min_429", "share_rule",
               "class_policy"});
-  for (auto [key, out] :
-       {std::pair{"slack_ms", &t->slack_ms}, std::pair{"lend_fraction", &t->lend_fraction},
-        std::pair{"grace_ms", &t->grace_ms}, std::pair{"adapt_beta", &t->adapt_beta},
-        std::pair{"adapt_recover_ms", &t->adapt_recover_ms},
-        std::pair{"adapt_window_ms", &t->adapt_window_ms}}) {
-    r.Number(key, out);
+  for (const auto& [rule, field] : TuningRules()) {
+    if (r.ok() && r.Has(rule.key)) ReadNumber(r, rule.key, r.at(rule.key), rule, &(t->*field));
   }
-  r.Int("ticket_ttl_ms", &t->ticket_ttl_ms);
-  r.Int("adapt_min_429", &t->adapt_min_429);
+  for (const IntRule& rule : kTuningInts) r.Int(rule.key, 1, rule.max, &(t->*rule.field));
   r.Bool("adapt", &t->adapt);
   // The enums' order is the format's names' order.
   int share = t->share_rule == GateTuning::ShareRule::kFlat ? 1 : 0;
@@ -60,26 +129,19 @@ void ReadTuning(const json& j, GateTuning* t, std::string* error) {
   t->class_policy = policy == 1 ? GateTuning::ClassPolicy::kStrict : GateTuning::ClassPolicy::kFair;
 }
 
+const char kTenantRule[] = "must be a tenant name: 1-128 bytes of [A-Za-z0-9_.-]";
+
 }  // namespace
 
 Status CheckGateConfigRanges(const GateConfig& c) {
-  auto check = [](const std::string& field, double v, double min, double max,
-                  const std::string& note = "") {
-    if (v >= min && v <= max) return Status::Ok();
-    return Status::InvalidArgument(field + ": must be in " + RangeText(NumberRange{min, max}) +
-                                   note + ", got " + FormatNumber(v));
+  auto refuse = [](const std::string& field, const NumberRule& rule, double v) {
+    return Status::InvalidArgument(field + ": " + RuleText(rule) + ", got " + FormatNumber(v));
   };
   if (c.configured) {
-    for (Status s :
-         {check("caps.requests_per_s", c.caps.requests_per_s, kMinGateRpm / 60, kMaxGateRpm / 60,
-                " (" + FormatNumber(kMinGateRpm) + " to " + FormatNumber(kMaxGateRpm) + " rpm)"),
-          check("caps.tokens_per_s", c.caps.tokens_per_s, 0, kMaxGateTpm / 60,
-                " (0 to " + FormatNumber(kMaxGateTpm) + " tpm)"),
-          check("caps.burst_s", c.caps.burst_s, kMinGateBurstS, kMaxGateBurstS),
-          // The ranges of `set cap --max-cost-requests / --max-cost-tokens`.
-          check("caps.max_cost_requests", c.caps.max_cost_requests, 0, kMaxGateCostRequests),
-          check("caps.max_cost_tokens", c.caps.max_cost_tokens, 0, kMaxGateCostTokens)}) {
-      if (!s.ok()) return s;
+    for (const auto& [rule, field] : CapsRules()) {
+      if (!Accepts(rule, c.caps.*field)) {
+        return refuse(std::string("caps.") + rule.key, rule, c.caps.*field);
+      }
     }
   }
   if (c.omega.size() > kMaxGateClasses) {
@@ -87,27 +149,27 @@ Status CheckGateConfigRanges(const GateConfig& c) {
                                    " classes, got " + std::to_string(c.omega.size()));
   }
   for (size_t k = 0; k < c.omega.size(); ++k) {
-    Status s = check("priority_weights[" + std::to_string(k) + "]", c.omega[k], kMinGateWeight,
-                     kMaxGateWeight);
-    if (!s.ok()) return s;
-  }
-  for (const auto& [tenant, w] : c.tenant_weights) {
-    if (Status s = check("tenant_weights." + tenant, w, kMinGateWeight, kMaxGateWeight); !s.ok())
-      return s;
-  }
-  const GateTuning& t = c.tuning;
-  for (auto [field, v, range] :
-       {std::tuple{"tuning.adapt_beta", t.adapt_beta, kGateAdaptBetaRange},
-        std::tuple{"tuning.adapt_recover_ms", t.adapt_recover_ms, kGateAdaptRecoverMsRange},
-        std::tuple{"tuning.adapt_window_ms", t.adapt_window_ms, kGateAdaptWindowMsRange}}) {
-    if (!InRange(v, range)) {
-      return Status::InvalidArgument(std::string(field) + ": must be in " + RangeText(range) +
-                                     ", got " + FormatNumber(v));
+    if (!Accepts(kWeightRule, c.omega[k])) {
+      return refuse("priority_weights[" + std::to_string(k) + "]", kWeightRule, c.omega[k]);
     }
   }
-  if (t.adapt_min_429 < 1 || t.adapt_min_429 > kMaxGateAdaptMin429) {
-    return Status::InvalidArgument("tuning.adapt_min_429: " + IntRangeText(1, kMaxGateAdaptMin429) +
-                                   ", got " + std::to_string(t.adapt_min_429));
+  for (const auto& [tenant, w] : c.tenant_weights) {
+    if (!ValidTenantName(tenant)) {
+      return Status::InvalidArgument("tenant_weights." + tenant + ": " + kTenantRule);
+    }
+    if (!Accepts(kWeightRule, w)) return refuse("tenant_weights." + tenant, kWeightRule, w);
+  }
+  for (const auto& [rule, field] : TuningRules()) {
+    if (!Accepts(rule, c.tuning.*field)) {
+      return refuse(std::string("tuning.") + rule.key, rule, c.tuning.*field);
+    }
+  }
+  for (const IntRule& rule : kTuningInts) {
+    const int64_t v = c.tuning.*rule.field;
+    if (v < 1 || v > rule.max) {
+      return Status::InvalidArgument(std::string("tuning.") + rule.key + ": " +
+                                     IntRangeText(1, rule.max) + ", got " + std::to_string(v));
+    }
   }
   return Status::Ok();
 }
@@ -159,11 +221,9 @@ Result<GateConfig> GateConfigFromJson(const nlohmann::ordered_json& j) {
     const json& w = j.at("priority_weights");
     if (!w.is_array()) r.Fail("priority_weights", "must be an array of numbers, got " + w.dump());
     for (size_t i = 0; r.ok() && w.is_array() && i < w.size(); ++i) {
-      if (!w[i].is_number()) {
-        r.Fail("priority_weights[" + std::to_string(i) + "]",
-               "must be a number, got " + w[i].dump());
-      } else {
-        c.omega.push_back(w[i].get<double>());
+      double v = 0;
+      if (ReadNumber(r, "priority_weights[" + std::to_string(i) + "]", w[i], kWeightRule, &v)) {
+        c.omega.push_back(v);
       }
     }
   }
@@ -171,17 +231,19 @@ Result<GateConfig> GateConfigFromJson(const nlohmann::ordered_json& j) {
     const json& w = j.at("tenant_weights");
     if (!w.is_object()) r.Fail("tenant_weights", "must be an object of numbers, got " + w.dump());
     for (auto it = w.begin(); r.ok() && w.is_object() && it != w.end(); ++it) {
-      if (!it.value().is_number()) {
-        r.Fail("tenant_weights." + it.key(), "must be a number, got " + it.value().dump());
-      } else {
-        c.tenant_weights[it.key()] = it.value().get<double>();
+      const std::string field = "tenant_weights." + it.key();
+      if (!ValidTenantName(it.key())) {
+        r.Fail(field, kTenantRule);
+      } else if (double v = 0; ReadNumber(r, field, it.value(), kWeightRule, &v)) {
+        c.tenant_weights[it.key()] = v;
       }
     }
   }
   if (r.ok() && r.Has("tuning")) ReadTuning(j.at("tuning"), &c.tuning, &error);
   if (!r.ok()) return r.status();
-  if (Status s = ValidateGateConfig(c); !s.ok()) return s;
+  // Beyond the fields read above: the number of classes, and caps present.
   if (Status s = CheckGateConfigRanges(c); !s.ok()) return s;
+  if (Status s = ValidateGateConfig(c); !s.ok()) return s;
   return c;
 }
 

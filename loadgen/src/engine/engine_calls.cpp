@@ -87,6 +87,7 @@ void Engine::SendUpstream(Execution& exec, CallDone done) {
                    if (r.streamed) {
                      rec.stream = r.cancelled ? 2 : 1;
                      const StreamStats& st = r.stream;
+                     rec.token_events = st.token_events;
                      if (st.first_token_us >= 0) rec.ttft_us = st.first_token_us - send;
                      if (st.token_events >= 2) {
                        rec.itl_us =

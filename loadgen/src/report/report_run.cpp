@@ -77,12 +77,15 @@ std::string DeferralsCsv(const RunRecords& r) {
 std::string AttemptsCsv(const RunRecords& r) {
   const Csv c{TimeScale::Recorded(r.speedup)};
   std::ostringstream o;
-  o << "activity_id,tenant,priority,send_ms,done_ms,latency_ms,status,proxy_local,bound\n";
+  o << "activity_id,tenant,priority,send_ms,done_ms,latency_ms,status,proxy_local,bound,"
+       "streamed,cut_short,ttft_ms,itl_ms,token_events\n";
   for (const AttemptRecord& a : r.attempts) {
     const TenantInfo* t = TenantOf(r, a.tenant_index);
     o << a.activity_id << ',' << CsvField(t ? t->id : "?") << ',' << (t ? t->priority : 0) << ','
       << c.Time(a.send_us) << ',' << c.Time(a.done_us) << ',' << c.Span(a.send_us, a.done_us) << ','
-      << a.status << ',' << (a.proxy_local ? 1 : 0) << ',' << CsvField(a.bound) << '\n';
+      << a.status << ',' << (a.proxy_local ? 1 : 0) << ',' << CsvField(a.bound) << ','
+      << (a.stream != 0 ? 1 : 0) << ',' << (a.stream == 2 ? 1 : 0) << ','
+      << c.Span(0, a.ttft_us) << ',' << c.Span(0, a.itl_us) << ',' << a.token_events << '\n';
   }
   return o.str();
 }

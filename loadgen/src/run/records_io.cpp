@@ -33,6 +33,7 @@ json AttemptsJson(const std::vector<AttemptRecord>& v) {
       row.push_back(r.stream);
       row.push_back(r.ttft_us);
       row.push_back(r.itl_us);
+      row.push_back(r.token_events);
     }
     a.push_back(std::move(row));
   }
@@ -84,6 +85,10 @@ std::vector<AttemptRecord> AttemptsOf(const json& doc, const char* field, std::s
       a.ttft_us = Whole<int64_t>(r[9]);
       a.itl_us = Whole<int64_t>(r[10]);
       if (a.stream < 0 || a.stream > 2) throw std::invalid_argument("stream must be 0, 1 or 2");
+    }
+    if (r.size() > 11) {
+      a.token_events = Whole<int64_t>(r[11]);
+      if (a.token_events < 0) throw std::invalid_argument("token_events must be >= 0");
     }
     out.push_back(std::move(a));
   });

@@ -70,18 +70,9 @@ Status CheckStartAt(int64_t start_at_unix_ms, int64_t now_unix_ms) {
   const double ahead_ms = static_cast<double>(start_at_unix_ms) - static_cast<double>(now_unix_ms);
   if (std::abs(ahead_ms) <= static_cast<double>(kStartAtWindowMs)) return Status::Ok();
   const double s = std::abs(ahead_ms) / 1000;
-  char far[64];
-  // Just over the hour: minutes, and "more than 1 h" ("1.0 h in the future;
-  // it must be ... within 1 h" read as self-contradictory).
-  if (s < 2 * 3600) {
-    std::snprintf(far, sizeof far, "%.1f min", s / 60);
-  } else if (s < 2 * 86400) {
-    std::snprintf(far, sizeof far, "%.1f h", s / 3600);
-  } else if (s < 2 * 365.25 * 86400) {
-    std::snprintf(far, sizeof far, "%.1f days", s / 86400);
-  } else {
-    std::snprintf(far, sizeof far, "%.1f years", s / (365.25 * 86400));
-  }
+  // Just over the hour: minutes (FormatDuration), and "more than 1 h" ("1.0 h
+  // in the future; it must be ... within 1 h" read as self-contradictory).
+  const std::string far = FormatDuration(s);
   auto fits = [&](double v) {
     return std::abs(v - static_cast<double>(now_unix_ms)) <= static_cast<double>(kStartAtWindowMs);
   };

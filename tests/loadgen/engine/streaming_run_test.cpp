@@ -3,9 +3,9 @@
 // chunk, [DONE], the connection kept), cuts one short after N token events
 // (also when one chunk holds more), every configuration runs a streaming
 // workload to the end, naive and litellm retry a streamed 429 and read the
-// retry's stream, and bp releases
-// a cut stream with the tokens received, so the gate's per-class totals are
-// exactly prompt + tokens received.
+// retry's stream, litellm's TPM slice counts a stream's usage only in the
+// counted mode, and bp releases a cut stream with the tokens received, so the
+// gate's per-class totals are exactly prompt + tokens received.
 #include <gtest/gtest.h>
 
 #include <unistd.h>
@@ -295,6 +295,58 @@ TEST_F(StreamingRun, AStreamed429IsRetriedAndTheRetryStreams) {
     EXPECT_EQ(ok, 8);
     EXPECT_EQ(streamed, 8);
     EXPECT_GT(throttled, 0);  // 8 calls, 4 at once, 3 a window
+  }
+}
+
+// litellm's TPM slice of tenant a: weights 1 and 1199 in one class, so a
+// gets 1/1200 of 120 000 tokens a minute: 100 tokens per 60 s window
+// (mockapi's own limit, the whole 120 000, never binds). Each of a's 8
+// sequential streamed calls reserves its max_tokens, 50, and answers 12
+// completion tokens in its final chunk.
+//   counted: the usage replaces the reservation, 12 more a call; before the
+//     6th call the window holds 5 x 12 = 60, and 60 + 50 > 100: a
+//     proxy-local 429 with retry-after 60 s, which the SDK waits out past the
+//     3 s run cap. 5 OK.
+//   uncounted: each reservation is corrected to 0 (the streamed usage never
+//     reaches TPM): every check sees 0 + 50 <= 100. 8 OK, no proxy-local 429.
+TEST_F(StreamingRun, LitellmUncountedStreamUsageNeverReachesTheTpmSlice) {
+  ASSERT_TRUE(valkey_.running()) << valkey_.error();
+  nlohmann::json doc = testing::OneTenantWorkloadDoc("litellm-stream-usage");
+  doc["slots"] = 2;
+  doc["run_length_cap_s"] = 3;
+  nlohmann::json& a = doc["tenants"][0];
+  a["id"] = "a";
+  a["workflows"] = 8;
+  a["max_tokens"] = 50;
+  a["stream"] = true;
+  nlohmann::json b = doc["tenants"][0];
+  b["id"] = "b";
+  b["weight"] = 1199;
+  b["workflows"] = 1;
+  b["stream"] = false;
+  doc["tenants"].push_back(b);
+  doc["upstream"] = nlohmann::json::parse(kUpstream);
+  doc["upstream"]["limits"].push_back(
+      {{"dimension", "tokens"}, {"algorithm", "fixed_window"}, {"limit", 120000}, {"window_s", 60}});
+  const Workload w = testing::BuildWorkload(doc);
+  for (const bool counted : {false, true}) {
+    SCOPED_TRACE(counted ? "counted" : "uncounted");
+    RunOptions o;
+    o.configuration = "litellm";
+    o.speedup = 1;
+    o.upstream_url = mockapi_.url();
+    o.valkey_url = valkey_.url();
+    o.litellm.count_streamed = counted;
+    auto r = RunOnce(w, o);
+    ASSERT_TRUE(r.ok()) << r.status().message();
+    int ok_a = 0, ok_b = 0, proxy_local = 0;
+    for (const ActivityRecord& act : r->activities) {
+      if (act.ok) ++(act.tenant_index == 0 ? ok_a : ok_b);
+    }
+    for (const AttemptRecord& at : r->attempts) proxy_local += at.proxy_local ? 1 : 0;
+    EXPECT_EQ(ok_a, counted ? 5 : 8);
+    EXPECT_EQ(proxy_local, counted ? 1 : 0);
+    EXPECT_EQ(ok_b, 1);
   }
 }
 

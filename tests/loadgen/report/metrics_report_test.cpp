@@ -9,24 +9,16 @@
 
 #include "bp/loadgen/report.h"
 #include "metrics_fixture.h"
+#include "test_output.h"
 
 namespace bp::loadgen {
 namespace {
 
 namespace fs = std::filesystem;
 
-fs::path FreshDir(const std::string& name) {
-  const fs::path dir = fs::path(BP_BINARY_DIR) / "test-output" / "metrics_report" / name;
-  fs::remove_all(dir);
-  return dir;
-}
+using testing::Slurp;
 
-std::string Slurp(const fs::path& p) {
-  std::ifstream in(p);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
+fs::path FreshDir(const std::string& name) { return testing::FreshOutputDir("metrics_report", name); }
 
 size_t Lines(const fs::path& p) {
   const std::string text = Slurp(p);

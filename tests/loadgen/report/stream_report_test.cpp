@@ -11,6 +11,7 @@
 
 #include "bp/loadgen/report.h"
 #include "metrics_fixture.h"
+#include "test_output.h"
 
 namespace bp::loadgen {
 namespace {
@@ -18,18 +19,9 @@ namespace {
 namespace fs = std::filesystem;
 using testing::StreamRun;
 
-fs::path FreshDir(const std::string& name) {
-  const fs::path dir = fs::path(BP_BINARY_DIR) / "test-output" / "stream_report" / name;
-  fs::remove_all(dir);
-  return dir;
-}
+using testing::Slurp;
 
-std::string Slurp(const fs::path& p) {
-  std::ifstream in(p);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
+fs::path FreshDir(const std::string& name) { return testing::FreshOutputDir("stream_report", name); }
 
 // naive: one repeat of the base timings. bp: the base and a repeat with
 // every first token twice as late.
@@ -113,6 +105,29 @@ TEST(StreamReport, RunSummaryJsonHasTheStreamSections) {
   EXPECT_DOUBLE_EQ(j["classes"][0]["stream"]["http_ttft"]["p95_ms"].get<double>(), 58);
   EXPECT_EQ(j["tenants"][1]["stream"]["itl"]["count"].get<int>(), 1);
   EXPECT_DOUBLE_EQ(j["tenants"][1]["stream"]["itl"]["p50_ms"].get<double>(), 2);
+}
+
+// Speedup 2: paper ms = 2 x real ms (StreamRun). The 429 is a plain answer to
+// a streamed request; the last row a plain call.
+TEST(StreamReport, AttemptsCsvHasEachAttemptsStreamColumns) {
+  const fs::path dir = FreshDir("attempts");
+  ReportOptions o;
+  o.figures = false;
+  RunRecords r = StreamRun("bp", 0, 1, /*plain_answer=*/true);
+  r.attempts[0].token_events = 12;
+  r.attempts[1].stream = 0;
+  r.attempts[1].bound = "requests";
+  r.attempts[2].token_events = 3;  // cut after 3
+  r.attempts[3].token_events = 12;
+  ASSERT_TRUE(WriteRunOutputs(dir, r, ComputeRunMetrics(r), o).ok());
+  EXPECT_EQ(Slurp(dir / "attempts.csv"),
+            "activity_id,tenant,priority,send_ms,done_ms,latency_ms,status,proxy_local,bound,"
+            "streamed,cut_short,ttft_ms,itl_ms,token_events\n"
+            "0,a,1,200.000,400.000,200.000,200,0,,1,0,60.000,4.000,12\n"
+            "1,a,1,120.000,320.000,200.000,429,0,requests,0,0,,,0\n"
+            "1,a,1,600.000,800.000,200.000,200,0,,1,1,20.000,,3\n"
+            "2,b,2,0.000,200.000,200.000,200,0,,1,0,10.000,2.000,12\n"
+            "2,b,2,0.000,200.000,200.000,200,0,,0,0,,,0\n");
 }
 
 TEST(StreamReport, AWorkloadWithoutStreamsHasNoTtftFigureTableOrRows) {

@@ -340,6 +340,10 @@ TEST(RecordsFile, RoundTripsEveryField) {
   p.records.activities[0].cancelled = true;
   p.records.attempts[0].bound = "tokens";
   p.records.attempts[0].proxy_local = true;
+  AttemptRecord& cut = p.records.attempts[1];  // a stream cut after 3 token events
+  cut.stream = 2;
+  cut.ttft_us = 7'000;
+  cut.token_events = 3;
   p.records.outside_attempts.push_back(testing::Attempt(-1, -1, 9, 429, "requests"));
   p.records.outside_attempts.push_back(testing::Attempt(-1, -1, 12, 200));
   p.records.outside_attempts.back().tokens = 150;
@@ -365,6 +369,11 @@ TEST(RecordsFile, RoundTripsEveryField) {
   EXPECT_EQ(b.workflows.back().end_us, -1);
   EXPECT_EQ(b.attempts[0].bound, "tokens");
   EXPECT_TRUE(b.attempts[0].proxy_local);
+  EXPECT_EQ(b.attempts[1].stream, 2);
+  EXPECT_EQ(b.attempts[1].ttft_us, 7'000);
+  EXPECT_EQ(b.attempts[1].itl_us, -1);
+  EXPECT_EQ(b.attempts[1].token_events, 3);
+  EXPECT_EQ(b.attempts[0].token_events, 0);  // a plain row has none
   ASSERT_EQ(b.outside_attempts.size(), 2u);
   EXPECT_EQ(b.outside_attempts[0].status, 429);
   EXPECT_EQ(b.outside_attempts[1].tokens, 150);

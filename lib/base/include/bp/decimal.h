@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <limits>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -35,6 +36,13 @@ std::string FormatNumber(double v, int max_digits = 17, Notation notation = Nota
 // (printf's "%g"): "20", "0.25", "1e+06", "16.6667".
 inline std::string FormatShort(double v) { return FormatNumber(v, 6); }
 
+// A duration in seconds as a short text for messages and tables, one unit
+// with one decimal once it is past two of the unit below: "12 s" (below
+// 2 min, whole seconds), "3.5 min" (below 2 h), "2.0 h" (below 2 days),
+// "4.1 days" (below 2 years), "55.9 years" (a year of 365.25 days). A
+// negative or NaN `seconds` is written as "0 s".
+std::string FormatDuration(double seconds);
+
 // An interval of accepted numbers; an open end refuses the bound itself, an
 // infinite end is no bound.
 struct NumberRange {
@@ -44,8 +52,12 @@ struct NumberRange {
   bool max_open = false;  // ..., max)
 };
 // Half-open ranges with no upper bound: >= min, and > min.
-constexpr NumberRange AtLeast(double min) { return {min, __builtin_inf()}; }
-constexpr NumberRange Above(double min) { return {min, __builtin_inf(), true}; }
+constexpr NumberRange AtLeast(double min) {
+  return {min, std::numeric_limits<double>::infinity()};
+}
+constexpr NumberRange Above(double min) {
+  return {min, std::numeric_limits<double>::infinity(), true};
+}
 // "[0.001, 1e+09]", "(0, 1)", "(0, 86400000]"; with an infinite max, "> 0" or
 // ">= 0".
 std::string RangeText(const NumberRange& range, Notation notation = Notation::kShortest);

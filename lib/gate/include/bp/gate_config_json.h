@@ -34,17 +34,22 @@
 
 namespace bp {
 
-// InvalidArgument naming the field ("tenant_weights.acme: must be in
-// [1e-06, 1e+06], got 1e+300"; numbers by bp::FormatNumber) when a value of `config` is outside the
-// ranges tools accept (bp/gate_ranges.h: caps, weights, classes, adaptive tuning).
+// InvalidArgument naming the field, the accepted range and the value, in
+// json_fields.h's shape ("tenant_weights.acme: must be a number in [1e-06,
+// 1e+06], got 1e+300"; numbers by bp::FormatNumber) when a value of `config`
+// is outside the ranges tools accept (bp/gate_ranges.h: caps, weights,
+// classes, tuning) or a tenant name is not one (bp::ValidTenantName).
 Status CheckGateConfigRanges(const GateConfig& config);
 
 nlohmann::ordered_json GateConfigToJson(const GateConfig& config);
 
-// The configuration in `j`, read by bp::OrderedJsonFields (json_fields.h)
-// and validated as a whole (bp::ValidateGateConfig, then
-// CheckGateConfigRanges): InvalidArgument ("tenant_weights.acme: must be a
-// number, got \"x\"") on any error.
+// The configuration in `j`, read by bp::OrderedJsonFields (json_fields.h),
+// each number against the range CheckGateConfigRanges checks, then validated
+// as a whole (CheckGateConfigRanges, bp::ValidateGateConfig): InvalidArgument
+// on the first error, naming the field, the range and the value as written
+// ("tenant_weights.acme: must be a number in [1e-06, 1e+06], got \"x\"",
+// "caps.max_cost_tokens: must be 0 (the default) or a number in [1, 1e+12],
+// got 0.5").
 Result<GateConfig> GateConfigFromJson(const nlohmann::ordered_json& j);
 
 // The text of a configuration file as JSON: InvalidArgument for an empty (or
@@ -54,7 +59,7 @@ Result<nlohmann::ordered_json> ParseGateConfigText(std::string_view text);
 
 // The configured target's configuration in the file at `path` (the two steps
 // above): NotFound when it cannot be read, InvalidArgument when its content
-// is bad (a null "caps" too: "caps.requests_per_s: missing (required)");
+// is bad (a null "caps" too: "caps: required (the gate needs caps)");
 // each message starts with the path (bp::ReadJsonFile's shape).
 Result<GateConfig> ReadGateConfigFile(const std::string& path);
 

@@ -44,7 +44,7 @@ inline constexpr double kMaxGateRpm = 1e9;
 inline constexpr double kMaxGateTpm = 1e12;     // tokens per minute
 inline constexpr double kMinGateBurstS = 1e-3;  // bucket depth, seconds of the cap
 inline constexpr double kMaxGateBurstS = 3600;
-// max_cost_requests / max_cost_tokens: 0 (no limit) or in [1, max]; a
+// max_cost_requests / max_cost_tokens: 0 (the default) or in [1, max]; a
 // fraction would REJECT every call of one request or one token.
 inline constexpr double kMaxGateCostRequests = kMaxGateRpm;
 inline constexpr double kMaxGateCostTokens = kMaxGateTpm;
@@ -58,6 +58,9 @@ inline constexpr GateRange kGateAdaptBetaRange{0, 1, true, true};          // de
 inline constexpr GateRange kGateAdaptRecoverMsRange{0, 86'400'000, true};  // ms, 0 to the cap
 inline constexpr GateRange kGateAdaptWindowMsRange{0, 3'600'000};          // ms
 inline constexpr int64_t kMaxGateAdaptMin429 = 1'000'000;                  // 429s per window, >= 1
+// tuning.ticket_ttl_ms in [1, 2^53]: the scripts hold it in a double (Lua's
+// number), which counts whole milliseconds exactly only up to 2^53.
+inline constexpr int64_t kMaxGateTicketTtlMs = int64_t{1} << 53;
 
 // ---------------------------------------------------------------- defaults
 // prelude.lua's DEFAULT_BURST_S: the L1 depth, seconds of cap.

@@ -32,10 +32,12 @@ struct AttemptRecord {
   // end, 2 a stream the caller cut short. Time to first token (send ->
   // first token event) and inter-token latency (the mean gap between its
   // token events: (last - first) / (events - 1)), real us; -1 when not
-  // streamed or too few token events.
+  // streamed or too few token events. token_events: the events carrying
+  // content that were read (StreamStats::token_events; 0 for a plain call).
   int stream = 0;
   int64_t ttft_us = -1;
   int64_t itl_us = -1;
+  int64_t token_events = 0;
 };
 
 // One activity (one LLM call) from first schedule to final outcome.

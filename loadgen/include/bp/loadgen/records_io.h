@@ -7,7 +7,8 @@
 // by name, a "shard" object (ShardInfo) and one array per record vector whose
 // items are arrays of the record's fields in declaration order (records.h),
 // e.g. "attempts": [[activity_id, tenant_index, send_us, done_us, status,
-// proxy_local, bound], ...]. Compact on purpose: a 10 000-tenant run has
+// proxy_local, bound, tokens], ...], a streamed attempt's row followed by
+// stream, ttft_us, itl_us and token_events. Compact on purpose: a 10 000-tenant run has
 // hundreds of thousands of rows.
 //
 // Errors: a file that cannot be written or read -> Internal / NotFound; a
