@@ -35,7 +35,9 @@ function recordingFetch(log) {
 }
 
 test('a 429 is a RateLimitError with status 429 and the rate-limit headers', async () => {
-  await setLimits([{ dimension: 'requests', algorithm: 'fixed_window', limit: 1, window_s: 60 }]);
+  // A token bucket of one request a minute: a fixed window's edge is on the
+  // wall clock's minute and could fall between the calls.
+  await setLimits([{ dimension: 'requests', algorithm: 'token_bucket', limit: 1, window_s: 60 }]);
   const client = new OpenAI({ apiKey: 'sk-mock', baseURL: `${base}/v1`, maxRetries: 0 });
   const ok = await client.chat.completions.create({ model, messages });
   assert.equal(ok.object, 'chat.completion');
@@ -151,8 +153,9 @@ test('azure profile: remaining headers only, and the client waits retry-after-ms
 
 test('bare profile: no headers, the client backs off 0.5 s then 1 s (x 0.75-1) and gives up',
      async () => {
+  // A token bucket: a fixed window's minute edge could fall inside the retries.
   await putConfig({ profile: 'bare',
-    limits: [{ dimension: 'requests', algorithm: 'fixed_window', limit: 1, window_s: 60 }] });
+    limits: [{ dimension: 'requests', algorithm: 'token_bucket', limit: 1, window_s: 60 }] });
   try {
     const log = [];
     const client = new OpenAI({ apiKey: 'sk-mock', baseURL: `${base}/v1`, maxRetries: 2,

@@ -126,9 +126,11 @@ TEST_F(Streaming, ClientCutsAtTheNthTokenEventOfAChunkHoldingMore) {
 }
 
 TEST_F(Streaming, AnErrorAnswerToAStreamedRequestIsAPlainBody) {
+  // A token bucket of one request a minute: a fixed window's edge is on the
+  // wall clock's minute and could fall between the two calls.
   const HttpResponse put = HttpRequestBlocking(
       endpoint_, "PUT", "/admin/config",
-      R"({"limits":[{"dimension":"requests","algorithm":"fixed_window","limit":1,"window_s":60}]})",
+      R"({"limits":[{"dimension":"requests","algorithm":"token_bucket","limit":1,"window_s":60}]})",
       5000);
   ASSERT_EQ(put.status, 200);
   const auto r = Twice({true, 0}, {true, 0});
