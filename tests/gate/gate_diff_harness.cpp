@@ -93,19 +93,22 @@ std::string DiffHarness::ApplyToBoth(const DiffStep& step) {
       break;
     case DiffStep::Kind::kAdmit: {
       const auto& a = step.admit;
-      Decision d = gate_.Admit(AdmitRequest{a.tenant, static_cast<int>(a.priority),
-                                            Cost{a.requests, a.tokens}, a.max_tokens, a.now_ms});
+      Decision d =
+          gate_.Admit(AdmitRequest{a.tenant, static_cast<int>(a.priority), Cost{a.requests, a.tokens},
+                                   a.max_tokens, a.now_ms, a.ahead_ms});
       gate_model::AdmitOutput m = model_.Admit(a);
       std::ostringstream o;
       const std::string reason = d.verdict == bp::Verdict::kDefer ? "" : d.reason;
       const std::string mreason = m.verdict == Verdict::kDefer ? "" : m.reason;
       if (FromGate(d.verdict) != m.verdict || d.ticket != m.ticket ||
+          d.start_in_ms != m.start_in_ms ||
           (m.verdict == Verdict::kDefer && (d.delta_ms != m.delta_ms || d.reason != m.binding)) ||
           (m.verdict == Verdict::kError ? reason.find(mreason) == std::string::npos
                                         : reason != mreason)) {
         o << "decision: scripts " << VerdictName(FromGate(d.verdict)) << " ticket '" << d.ticket
-          << "' delta " << d.delta_ms << " '" << d.reason << "'; model " << VerdictName(m.verdict)
-          << " ticket '" << m.ticket << "' delta " << m.delta_ms << " '"
+          << "' start_in " << d.start_in_ms << " delta " << d.delta_ms << " '" << d.reason
+          << "'; model " << VerdictName(m.verdict) << " ticket '" << m.ticket << "' start_in "
+          << m.start_in_ms << " delta " << m.delta_ms << " '"
           << (m.verdict == Verdict::kDefer ? m.binding : m.reason) << "'";
         return o.str();
       }
@@ -114,6 +117,7 @@ std::string DiffHarness::ApplyToBoth(const DiffStep& step) {
       for (const auto& [id, q] : model_.state.queues) lent_total_ += q.lent;
       ++coverage_[std::string(VerdictName(m.verdict)) +
                   (m.verdict == Verdict::kDefer ? " " + m.binding : "") +
+                  (m.start_in_ms > 0 ? " ahead" : "") +
                   (lent_total_ > lent_before ? " lent" : "") +
                   (model_.state.g && model_.state.g->r < 0 ? " (debt)" : "") +
                   (model_.state.hold ? " (hold)" : "")];

@@ -63,6 +63,7 @@ std::string DiffStep::Describe() const {
     case Kind::kAdmit:
       o << "admit " << admit.tenant << " p" << admit.priority << " cost " << admit.requests << "/"
         << admit.tokens << " max_tokens " << admit.max_tokens;
+      if (admit.ahead_ms > 0) o << " ahead " << admit.ahead_ms;
       break;
     case Kind::kRelease:
       o << "release #" << release.ticket << " actual " << release.requests << "/" << release.tokens
@@ -205,6 +206,9 @@ DiffStep DiffGenerator::Admit() {
                                                                : Ablation::kNoPriority;
   a.queue_ttl_ms = run_.options.queue_ttl_ms;
   a.now_ms = now_ms_;
+  // Admit ahead on half the calls, by up to 2 s (the gate caps it at four
+  // bucket refills).
+  a.ahead_ms = Chance(0.5) ? Uniform(1, 2000) : 0;
   return s;
 }
 

@@ -1,9 +1,8 @@
-// Admit ahead on the reference model (Config::admit_ahead_ms, off at 0):
-// a due call that only L1 holds back, at the head of the L1 line, whose
-// refill comes within a = min(admit_ahead_ms, kAdmitAheadBursts * burst_s)
-// is admitted at once with start_in_ms, the level going into a debt of at
-// most C_d * a. The scripts do not have it: tried on the model and not kept
-// (docs/results.md, "Admit ahead"), so these cases run on the model alone.
+// Admit ahead on the reference model (AdmitInput::ahead_ms, off at 0): a
+// due call that only L1 holds back, at the head of the L1 line, whose
+// refill comes within a = min(ahead_ms, kAdmitAheadBursts * burst_s) is
+// admitted at once with start_in_ms, the level going into a debt of at most
+// C_d * a. The differential test checks the scripts against these rules.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -16,25 +15,28 @@ namespace {
 constexpr int64_t kT0 = 1'700'000'000'000;
 
 // 10 req/s and 1 000 tok/s with a 1 s bucket: capacity 10 requests and
-// 1 000 tokens; a = 100 ms (below half the bucket's 1 s).
-Model Target(double admit_ahead_ms, double burst_s = 1) {
+// 1 000 tokens.
+Model Target(double burst_s = 1) {
   Model m;
   Config c;
   c.requests_per_s = 10, c.tokens_per_s = 1000, c.burst_s = burst_s;
-  c.admit_ahead_ms = admit_ahead_ms;
   m.Configure(c);
   return m;
 }
 
-AdmitOutput Call(Model& m, const std::string& tenant, int64_t tokens, int64_t now_ms) {
-  return m.Admit({tenant, 1, 1, tokens, 0, Mode::kReconcile, Ablation::kNone, 10000, now_ms});
+// A call of one request; ahead_ms 100 unless given (below the 4 s of four
+// 1 s buckets, so a = 100 ms).
+AdmitOutput Call(Model& m, const std::string& tenant, int64_t tokens, int64_t now_ms,
+                 int64_t ahead_ms = 100) {
+  return m.Admit(
+      {tenant, 1, 1, tokens, 0, Mode::kReconcile, Ablation::kNone, 10000, now_ms, ahead_ms});
 }
 
 TEST(GateModelAhead, OffDefersAsWithoutIt) {
-  Model m = Target(0);
-  EXPECT_EQ(Call(m, "a", 900, kT0).verdict, Verdict::kAdmit);  // 1 000 -> 100 tokens
+  Model m = Target();
+  EXPECT_EQ(Call(m, "a", 900, kT0, 0).verdict, Verdict::kAdmit);  // 1 000 -> 100 tokens
   // +100 ms: 100 -> 200 tokens, 250 needed: 50 ms of refill.
-  const AdmitOutput d = Call(m, "a", 250, kT0 + 100);
+  const AdmitOutput d = Call(m, "a", 250, kT0 + 100, 0);
   EXPECT_EQ(d.verdict, Verdict::kDefer);
   EXPECT_EQ(d.delta_ms, 50);
   EXPECT_EQ(d.binding, "l1:tokens");
@@ -43,7 +45,7 @@ TEST(GateModelAhead, OffDefersAsWithoutIt) {
 }
 
 TEST(GateModelAhead, ARefillWithinAIsAdmittedNowIntoDebt) {
-  Model m = Target(100);
+  Model m = Target();
   EXPECT_EQ(Call(m, "a", 900, kT0).start_in_ms, 0);  // L1 holds it: no wait
   const AdmitOutput d = Call(m, "a", 250, kT0 + 100);
   EXPECT_EQ(d.verdict, Verdict::kAdmit);
@@ -60,7 +62,7 @@ TEST(GateModelAhead, ARefillWithinAIsAdmittedNowIntoDebt) {
 }
 
 TEST(GateModelAhead, ARefillBeyondAIsDeferred) {
-  Model m = Target(100);
+  Model m = Target();
   EXPECT_EQ(Call(m, "a", 900, kT0).verdict, Verdict::kAdmit);  // 1 000 -> 100
   // 300 needed at 100: 200 ms > a.
   const AdmitOutput d = Call(m, "a", 300, kT0);
@@ -69,26 +71,42 @@ TEST(GateModelAhead, ARefillBeyondAIsDeferred) {
   EXPECT_EQ(m.state.g->t, 100);
 }
 
-TEST(GateModelAhead, AIsAtMostHalfABucketRefill) {
-  // A 0.1 s bucket (100 tokens): a = min(1 000 ms, 50 ms) = 50 ms.
-  Model m = Target(1000, 0.1);
-  Config c = m.config;
-  c.requests_per_s = 100;  // 10 requests in the bucket: tokens bind
+TEST(GateModelAhead, AIsAtMostFourBucketRefills) {
+  // 1 000 req/s and 1 000 tok/s, a 0.02 s bucket (20 tokens): a =
+  // min(1 000 ms, 4 x 20 ms) = 80 ms.
+  Model m;
+  Config c;
+  c.requests_per_s = 1000, c.tokens_per_s = 1000, c.burst_s = 0.02;
   m.Configure(c);
-  EXPECT_EQ(Call(m, "a", 100, kT0).verdict, Verdict::kAdmit);  // 100 -> 0
-  EXPECT_EQ(AdmitAheadUs(m.config), 50000);
-  const AdmitOutput d = Call(m, "a", 40, kT0);  // 40 ms of refill
-  EXPECT_EQ(d.verdict, Verdict::kAdmit);
-  EXPECT_EQ(d.start_in_ms, 40);
-  EXPECT_EQ(m.state.g->t, -40);
-  const AdmitOutput e = Call(m, "a", 20, kT0);  // (40 + 20) / 1 000 s = 60 ms > 50
+  EXPECT_EQ(AdmitAheadUs(m.config, 1000), 80000);
+  EXPECT_EQ(AdmitAheadUs(m.config, 30), 30000);
+  EXPECT_EQ(Call(m, "a", 20, kT0, 1000).verdict, Verdict::kAdmit);  // 20 -> 0 tokens
+  // Each call waits for the debt and its own need: 15, 35, 55, 75 ms.
+  const int64_t want[] = {15, 35, 55, 75};
+  const int64_t need[] = {15, 20, 20, 20};
+  for (int i = 0; i < 4; ++i) {
+    const AdmitOutput d = Call(m, "a", need[i], kT0, 1000);
+    EXPECT_EQ(d.verdict, Verdict::kAdmit) << i;
+    EXPECT_EQ(d.start_in_ms, want[i]) << i;
+  }
+  EXPECT_EQ(m.state.g->t, -75);  // a debt of 75 <= 1 000 x 0.08 s
+  const AdmitOutput e = Call(m, "a", 10, kT0, 1000);  // (75 + 10) / 1 000 s = 85 ms > 80
   EXPECT_EQ(e.verdict, Verdict::kDefer);
-  EXPECT_EQ(e.delta_ms, 60);
+  EXPECT_EQ(e.delta_ms, 85);
+  EXPECT_EQ(e.start_in_ms, 0);
+}
+
+TEST(GateModelAhead, ANegativeAheadIsAnError) {
+  Model m = Target();
+  const AdmitOutput d = Call(m, "a", 10, kT0, -1);
+  EXPECT_EQ(d.verdict, Verdict::kError);
+  EXPECT_EQ(d.reason, "ahead_ms must be an integer >= 0");
+  EXPECT_FALSE(m.state.g.has_value());  // nothing written
 }
 
 TEST(GateModelAhead, ACallerKeptOutForTheHolderIsNotAdmittedAhead) {
   // Flat share rule: x (w_t 10) has a smaller finish tag than y (w_t 1).
-  Model m = Target(100);
+  Model m = Target();
   Config c = m.config;
   c.share_rule = Config::ShareRule::kFlat;
   c.tenant_weights = {{"x", 10}};
@@ -113,7 +131,7 @@ TEST(GateModelAhead, ACallerKeptOutForTheHolderIsNotAdmittedAhead) {
 TEST(GateModelAhead, ACallAboveTheBucketWaitsForTheFullBucket) {
   // 1 200 tokens exceed the 1 000-token bucket: admitted only when it is
   // full (the debt rule), never ahead.
-  Model m = Target(100);
+  Model m = Target();
   EXPECT_EQ(Call(m, "a", 50, kT0).verdict, Verdict::kAdmit);  // 1 000 -> 950
   const AdmitOutput d = Call(m, "a", 1200, kT0);
   EXPECT_EQ(d.verdict, Verdict::kDefer);

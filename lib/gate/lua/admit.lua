@@ -60,8 +60,12 @@
 --
 -- KEYS[1] = "bp:{target}:state" (the other keys are named from it)
 -- ARGV: tenant, priority, requests, tokens, max_tokens, mode, ablation,
---       queue_ttl_ms, [now_ms]   (now_ms > 0 only in tests; else server TIME)
--- Reply: {"ADMIT", ticket} | {"DEFER", delta_ms, binding} | {"REJECT", reason}
+--       queue_ttl_ms, [now_ms], [ahead_ms]   (now_ms > 0 only in tests; else
+--       server TIME. ahead_ms: the longest wait before calling the provider
+--       the caller keeps, 0 or absent = never admitted ahead)
+-- Reply: {"ADMIT", ticket} | {"ADMIT", ticket, start_in_ms} (admitted ahead:
+--        call the provider start_in_ms from now, not before) |
+--        {"DEFER", delta_ms, binding} | {"REJECT", reason}
 
 ---------------------------------------------------------------- arguments
 local tenant = ARGV[1]
@@ -71,6 +75,7 @@ local maxtok = tonumber(ARGV[5]) or 0
 local mode, ablation = ARGV[6], ARGV[7]
 local ttl = (tonumber(ARGV[8]) or DEFAULT_QUEUE_TTL_MS) * 1000
 local now = (tonumber(ARGV[9] or '0') or 0) * 1000
+local ahead_ms = tonumber(ARGV[10] or '0')
 if not valid_tenant(tenant) then
   return redis.error_reply('ERR bp: tenant must match ' .. TENANT_RULE)
 end
@@ -80,6 +85,9 @@ end
 if not creq or not ctok or creq < 0 or ctok < 0 or maxtok < 0 or creq ~= math.floor(creq)
     or ctok ~= math.floor(ctok) or maxtok ~= math.floor(maxtok) then
   return redis.error_reply('ERR bp: costs must be integers >= 0')
+end
+if not ahead_ms or ahead_ms < 0 or ahead_ms ~= math.floor(ahead_ms) then
+  return redis.error_reply('ERR bp: ahead_ms must be an integer >= 0')
 end
 if now <= 0 then now = server_us() end
 local no_drf, no_priority = ablation == 'nodrf', ablation == 'nopriority'

@@ -49,6 +49,78 @@ local oversized = creq > capr or (Ct > 0 and tdebit > capt)
 local kept_out = own_ok and not l1_ok
 local skips_line = fair and not l1_ok and (oversized or holds or kept_out)
 
+---------------------------------------------------------------- defer (or admit ahead)
+-- Computed before the writes: a call at the head of the L1 line may be
+-- admitted ahead instead of deferred.
+-- delta = the later of: the time until this queue's start tag is within the
+-- slack of V at speed X*, and the time until L1 holds the need (and the
+-- holder's, left for it): (debt + cost) / C_d when the level is -debt.
+-- Deferred callers of one queue then queue up in a line: while the last
+-- promised wake-up T_q is in the future, the next caller wakes one fair gap
+-- (quantum / X*) after it, so a cohort of workers does not wake at once.
+-- L1 deferrals form one line across queues: L1's refill up to line_d is
+-- promised to callers deferred for L1 before, so this call's need comes
+-- after it (callers due at once are spread over successive refills instead
+-- of contesting one), the line seen at most LINE_BURSTS refills of the
+-- bucket ahead. Callers beyond it share the place after it and contest it,
+-- so the line reaches as far as a bucket of a few calls needs to give
+-- every waiting worker its own place (16); further ahead, a promise is
+-- more often left unused by a caller sent elsewhere (its turn, its queue's
+-- line) than it spares a contest, and an unused place idles L1 once the
+-- bucket is full. In reservation mode places are spaced by prompt +
+-- max_tokens while calls give the unused part back at release, so a long
+-- line sends callers past capacity refunded meanwhile: 8 there. The
+-- holder's wake-up does not wait for the line (it takes the next refill,
+-- WF2Q+'s order); its need extends the line.
+local LINE_BURSTS = 16
+if mode == 'reservation' then LINE_BURSTS = 8 end
+local delta, binding = 0, 'fair'  -- microseconds
+local lr_us, lt_us, joins_line = 0, 0, false  -- this call's place in the L1 line, from now
+local dr_us, dt_us = 0, 0  -- and its own refill
+local delta_ms, start_in_ms = 1, 0
+if not admit and block_us == 0 then
+  if S - V > slack and X < math.huge then
+    delta = (S - V - slack) / X * 1e6
+  end
+  if not l1_ok then
+    dr_us = math.max(0, (needr + keepr - r) / Cr * 1e6)
+    if Ct > 0 then dt_us = math.max(0, (needt + keept - t) / Ct * 1e6) end
+    local ahead_us = LINE_BURSTS * burst * 1e6
+    lr_us, lt_us = dr_us, dt_us
+    if needr > 0 and line_r > now then
+      lr_us = math.max(dr_us, math.min(line_r - now, ahead_us) + needr / Cr * 1e6)
+    end
+    if Ct > 0 and needt > 0 and line_t > now then
+      lt_us = math.max(dt_us, math.min(line_t - now, ahead_us) + needt / Ct * 1e6)
+    end
+    local wr, wt = lr_us, lt_us
+    if holds then wr, wt = dr_us, dt_us end
+    if math.max(wr, wt) >= delta then
+      delta = math.max(wr, wt)
+      binding = (wt > wr) and 'l1:tokens' or 'l1:requests'
+      joins_line = true
+    end
+  end
+  if not skips_line and qT and qT > now and X < math.huge then
+    local behind = qT - now + quantum / X * 1e6
+    if behind > delta then delta, joins_line = behind, false end
+  end
+  delta_ms = math.max(1, math.min(60000, math.ceil(delta / 1000 - 1e-6)))
+  -- Admit ahead (ahead_ms > 0; docs/gate.md "Admit ahead"): a due call that
+  -- only L1 holds back, at the head of the L1 line (the holder, or a caller
+  -- whom neither a promise of the line nor the holder's need precedes), whose
+  -- refill comes within a = min(ahead_ms, four bucket refills), is admitted
+  -- now and told to start in delta_ms: the debit leaves a debt of at most
+  -- C_d * a, which no later caller can take, and the caller does not come
+  -- back to contest the refill. Never a call above the bucket (the debt rule
+  -- waits for a full bucket), never before the holder's refill.
+  if ahead_ms > 0 and fair and not l1_ok and not oversized
+      and (holds or (not kept_out and lr_us <= dr_us + 1e-6 and lt_us <= dt_us + 1e-6))
+      and delta <= math.min(ahead_ms * 1000, 4 * burst * 1e6) then
+    admit, start_in_ms = true, delta_ms
+  end
+end
+
 if admit then
   ---------------------------------------------------------------- admit
   r = r - creq
@@ -102,6 +174,7 @@ if admit then
       qnd or 0, (qnl or 0) + (lent and 1 or 0), qw or 0),
     cfield, struct.pack(CREC, 1, cr + creq, ct + tdebit, cn, cW, cAr, cAt, cEr, cEt, cU) .. cnt_tail,
     unpack(rsv_f))
+  if start_in_ms > 0 then return {'ADMIT', ticket, start_in_ms} end
   return {'ADMIT', ticket}
 end
 
@@ -121,59 +194,7 @@ if block_us > 0 then
   return {'DEFER', math.max(1, math.min(60000, math.ceil((block_us - now) / 1000 - 1e-6))), 'strict'}
 end
 
----------------------------------------------------------------- defer
--- delta = the later of: the time until this queue's start tag is within the
--- slack of V at speed X*, and the time until L1 holds the need (and the
--- holder's, left for it): (debt + cost) / C_d when the level is -debt.
--- Deferred callers of one queue then queue up in a line: while the last
--- promised wake-up T_q is in the future, the next caller wakes one fair gap
--- (quantum / X*) after it, so a cohort of workers does not wake at once.
--- L1 deferrals form one line across queues: L1's refill up to line_d is
--- promised to callers deferred for L1 before, so this call's need comes
--- after it (callers due at once are spread over successive refills instead
--- of contesting one), the line seen at most LINE_BURSTS refills of the
--- bucket ahead. Callers beyond it share the place after it and contest it,
--- so the line reaches as far as a bucket of a few calls needs to give
--- every waiting worker its own place (16); further ahead, a promise is
--- more often left unused by a caller sent elsewhere (its turn, its queue's
--- line) than it spares a contest, and an unused place idles L1 once the
--- bucket is full. In reservation mode places are spaced by prompt +
--- max_tokens while calls give the unused part back at release, so a long
--- line sends callers past capacity refunded meanwhile: 8 there. The
--- holder's wake-up does not wait for the line (it takes the next refill,
--- WF2Q+'s order); its need extends the line.
-local LINE_BURSTS = 16
-if mode == 'reservation' then LINE_BURSTS = 8 end
-local delta, binding = 0, 'fair'  -- microseconds
-if S - V > slack and X < math.huge then
-  delta = (S - V - slack) / X * 1e6
-end
-local lr_us, lt_us, joins_line = 0, 0, false  -- this call's place in the L1 line, from now
-if not l1_ok then
-  local dr_us = math.max(0, (needr + keepr - r) / Cr * 1e6)
-  local dt_us = 0
-  if Ct > 0 then dt_us = math.max(0, (needt + keept - t) / Ct * 1e6) end
-  local ahead_us = LINE_BURSTS * burst * 1e6
-  lr_us, lt_us = dr_us, dt_us
-  if needr > 0 and line_r > now then
-    lr_us = math.max(dr_us, math.min(line_r - now, ahead_us) + needr / Cr * 1e6)
-  end
-  if Ct > 0 and needt > 0 and line_t > now then
-    lt_us = math.max(dt_us, math.min(line_t - now, ahead_us) + needt / Ct * 1e6)
-  end
-  local wr, wt = lr_us, lt_us
-  if holds then wr, wt = dr_us, dt_us end
-  if math.max(wr, wt) >= delta then
-    delta = math.max(wr, wt)
-    binding = (wt > wr) and 'l1:tokens' or 'l1:requests'
-    joins_line = true
-  end
-end
-if not skips_line and qT and qT > now and X < math.huge then
-  local behind = qT - now + quantum / X * 1e6
-  if behind > delta then delta, joins_line = behind, false end
-end
-local delta_ms = math.max(1, math.min(60000, math.ceil(delta / 1000 - 1e-6)))
+---------------------------------------------------------------- defer writes
 if holds then
   -- Hold lending off until this wake-up (+ grace).
   redis.call('HSET', H, 'l1hold',

@@ -91,17 +91,19 @@ bool ValidTenantName(std::string_view t) {
 
 std::optional<Decision> InvalidAdmitRequest(const AdmitRequest& request) {
   if (ValidTenantName(request.tenant) && request.priority >= 1 && request.cost.requests >= 0 &&
-      request.cost.tokens >= 0 && request.max_tokens >= 0) {
+      request.cost.tokens >= 0 && request.max_tokens >= 0 && request.ahead_ms >= 0) {
     return std::nullopt;
   }
   Decision d;
   d.verdict = Verdict::kReject;
-  d.reason = "invalid request: tenant must match [A-Za-z0-9_.-]{1,128}, priority >= 1, costs >= 0";
+  d.reason =
+      "invalid request: tenant must match [A-Za-z0-9_.-]{1,128}, priority >= 1, costs >= 0, "
+      "ahead_ms >= 0";
   return d;
 }
 
 std::vector<std::string> AdmitArgs(const GateOptions& o, const AdmitRequest& request) {
-  return {request.tenant,
+  std::vector<std::string> args = {request.tenant,
           std::to_string(request.priority),
           std::to_string(request.cost.requests),
           std::to_string(request.cost.tokens),
@@ -110,6 +112,8 @@ std::vector<std::string> AdmitArgs(const GateOptions& o, const AdmitRequest& req
           AblationName(o.ablation),
           std::to_string(o.queue_ttl_ms),
           std::to_string(request.now_ms)};
+  if (request.ahead_ms > 0) args.push_back(std::to_string(request.ahead_ms));
+  return args;
 }
 
 std::string ParseAdmitReply(const Result<ValkeyReply>& r, Decision* d) {
@@ -122,6 +126,7 @@ std::string ParseAdmitReply(const Result<ValkeyReply>& r, Decision* d) {
   if (verdict == "ADMIT") {
     d->verdict = Verdict::kAdmit;
     d->ticket = r->elements[1].AsString();
+    if (r->elements.size() > 2) d->start_in_ms = r->elements[2].integer;
   } else if (verdict == "DEFER") {
     d->verdict = Verdict::kDefer;
     d->delta_ms = r->elements[1].integer;

@@ -46,6 +46,7 @@ AdmitOutput Model::Admit(const AdmitInput& in) {
   if (in.requests < 0 || in.tokens < 0 || in.max_tokens < 0) {
     return {Verdict::kError, "", 0, "", "costs must be integers >= 0"};
   }
+  if (in.ahead_ms < 0) return {Verdict::kError, "", 0, "", "ahead_ms must be an integer >= 0"};
   const int64_t k = no_priority ? 1 : in.priority;
   const std::string kstr = std::to_string(k);
   const double creq = static_cast<double>(in.requests), ctok = static_cast<double>(in.tokens);
@@ -360,7 +361,7 @@ AdmitOutput Model::Admit(const AdmitInput& in) {
   // Admit ahead: due, only L1 short, at the head of the line (not behind the holder) and its
   // refill within a: the debit leaves a debt of at most C_d * a, which no later caller can take.
   const bool at_head = holds || (!kept_out && lr_us <= dr_own + 1e-6 && lt_us <= dt_own + 1e-6);
-  const double ahead_us = AdmitAheadUs(cf);
+  const double ahead_us = AdmitAheadUs(cf, in.ahead_ms);
   if (ahead_us > 0 && fair && !l1_ok && !oversized && at_head && delta <= ahead_us) {
     return admit(static_cast<int64_t>(delta_ms));
   }

@@ -142,6 +142,9 @@ struct Decision {
                          // DEFER: the binding rule ("fair", "l1:requests",
                          // "l1:tokens", "strict": a higher class is backlogged)
   FailOpenCause cause = FailOpenCause::kNone;  // FAIL_OPEN only
+  // ADMIT only: call the provider this many ms from now, not before. 0
+  // unless the request asked to be admitted ahead (AdmitRequest::ahead_ms).
+  int64_t start_in_ms = 0;
 };
 
 struct AdmitRequest {
@@ -152,6 +155,16 @@ struct AdmitRequest {
   // Tests only: the script's clock in ms since the epoch, so bucket
   // arithmetic is exact. 0 = the server's TIME, as production must use.
   int64_t now_ms = 0;
+  // Admit ahead: the longest wait before calling the provider that the
+  // caller will keep, in ms (0 = never admitted ahead; < 0 is REJECTed as
+  // invalid). A due call that only the bucket's refill holds back, at the
+  // head of the gate's L1 line, whose refill comes within
+  // min(ahead_ms, 4 * burst_s) is ADMITted at once with
+  // Decision::start_in_ms, the bucket going into a debt the refill pays back:
+  // the caller must not call the provider before then, or the provider sees
+  // a burst above its cap. Spares the DEFER and the contest for the refill
+  // that follows it (docs/gate.md, "Admit ahead").
+  int64_t ahead_ms = 0;
 };
 
 // Provider caps C_d, per second, and the L1 burst in seconds of cap.

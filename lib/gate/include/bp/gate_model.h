@@ -100,21 +100,15 @@ struct Config {
   // call of class k is served only while no configured class j < k is
   // eligibly backlogged: docs/gate.md "Strict priority").
   enum class ClassPolicy { kFair, kStrict } class_policy = ClassPolicy::kFair;
-  // Admit ahead, in the model only (off at 0; the scripts have no such
-  // rule, so the differential test runs it off): a due call that only L1
-  // holds back, at the head of the L1 line (the holder, or a caller whom no
-  // promise and no holder's need precedes), whose refill comes within
-  // a = min(admit_ahead_ms, kAdmitAheadBursts * burst_s), is admitted now
-  // with AdmitOutput::start_in_ms, the level going into a debt of at most
-  // C_d * a. Tried on the paper's workloads and not kept: reservation stays
-  // above 3 Admit calls per admission (docs/results.md, "Admit ahead").
-  double admit_ahead_ms = 0;
 };
 
-// The longest admit-ahead wait, in bucket refills (burst_s each).
-inline constexpr double kAdmitAheadBursts = 0.5;
-// The admit-ahead wait a of a configuration, microseconds (0 = off).
-double AdmitAheadUs(const Config& c);
+// The longest admit-ahead wait, in bucket refills (burst_s each): a caller
+// that asks for it (AdmitInput::ahead_ms) is admitted at most this far ahead
+// of L1's refill of its need (docs/gate.md, "Admit ahead").
+inline constexpr double kAdmitAheadBursts = 4;
+// The admit-ahead wait a of one call, microseconds (0 = off):
+// min(ahead_ms, kAdmitAheadBursts * burst_s).
+double AdmitAheadUs(const Config& c, int64_t ahead_ms);
 
 enum class Mode { kEstimate, kReconcile, kReservation };
 enum class Ablation { kNone, kNoDrf, kNoPriority };
@@ -244,6 +238,12 @@ struct AdmitInput {
   Ablation ablation = Ablation::kNone;
   int64_t queue_ttl_ms = 10000;
   int64_t now_ms = 0;  // > 0 (the scripts' server TIME otherwise)
+  // The longest wait before calling the provider that the caller will keep
+  // (admit ahead: a due call that only L1 holds back, at the head of the L1
+  // line, whose refill comes within a = min(ahead_ms, kAdmitAheadBursts *
+  // burst_s), is admitted now with AdmitOutput::start_in_ms, the level going
+  // into a debt of at most C_d * a). 0: never admitted ahead. < 0: kError.
+  int64_t ahead_ms = 0;
 };
 
 enum class Verdict { kAdmit, kDefer, kReject, kError };
