@@ -1,8 +1,8 @@
 // Admit ahead on the reference model (AdmitInput::ahead_ms, off at 0): a
 // due call that only L1 holds back, at the head of the L1 line, whose
-// refill comes within a = min(ahead_ms, kAdmitAheadBursts * burst_s) is
-// admitted at once with start_in_ms, the level going into a debt of at most
-// C_d * a. The differential test checks the scripts against these rules.
+// refill comes within a = min(ahead_ms, kAdmitAheadCalls refills of its own
+// need) is admitted at once with start_in_ms, the level going into a debt of
+// at most C_d * a. The differential test checks the scripts against these rules.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -71,29 +71,35 @@ TEST(GateModelAhead, ARefillBeyondAIsDeferred) {
   EXPECT_EQ(m.state.g->t, 100);
 }
 
-TEST(GateModelAhead, AIsAtMostFourBucketRefills) {
-  // 1 000 req/s and 1 000 tok/s, a 0.02 s bucket (20 tokens): a =
-  // min(1 000 ms, 4 x 20 ms) = 80 ms.
+TEST(GateModelAhead, AIsAtMostFourOfTheCallsOwnCosts) {
+  // 1 000 req/s and 1 000 tok/s, a 1 s bucket: tokens bind, and a call of c
+  // tokens may start at most 4 c ms ahead (own refill c / 1 000 s).
   Model m;
   Config c;
-  c.requests_per_s = 1000, c.tokens_per_s = 1000, c.burst_s = 0.02;
+  c.requests_per_s = 1000, c.tokens_per_s = 1000, c.burst_s = 1;
   m.Configure(c);
-  EXPECT_EQ(AdmitAheadUs(m.config, 1000), 80000);
-  EXPECT_EQ(AdmitAheadUs(m.config, 30), 30000);
-  EXPECT_EQ(Call(m, "a", 20, kT0, 1000).verdict, Verdict::kAdmit);  // 20 -> 0 tokens
-  // Each call waits for the debt and its own need: 15, 35, 55, 75 ms.
-  const int64_t want[] = {15, 35, 55, 75};
-  const int64_t need[] = {15, 20, 20, 20};
-  for (int i = 0; i < 4; ++i) {
-    const AdmitOutput d = Call(m, "a", need[i], kT0, 1000);
-    EXPECT_EQ(d.verdict, Verdict::kAdmit) << i;
-    EXPECT_EQ(d.start_in_ms, want[i]) << i;
+  EXPECT_EQ(AdmitAheadUs(1000, 20000), 80000);
+  EXPECT_EQ(AdmitAheadUs(30, 20000), 30000);
+  EXPECT_EQ(AdmitAheadUs(0, 20000), 0);
+  EXPECT_EQ(Call(m, "a", 1000, kT0, 1000).verdict, Verdict::kAdmit);  // 1 000 -> 0 tokens
+  // 20-token calls (a = 80 ms) wait for the debt and their own need: 20, 40,
+  // 60, 80 ms.
+  for (int64_t want : {20, 40, 60, 80}) {
+    const AdmitOutput d = Call(m, "a", 20, kT0, 1000);
+    EXPECT_EQ(d.verdict, Verdict::kAdmit) << want;
+    EXPECT_EQ(d.start_in_ms, want);
   }
-  EXPECT_EQ(m.state.g->t, -75);  // a debt of 75 <= 1 000 x 0.08 s
-  const AdmitOutput e = Call(m, "a", 10, kT0, 1000);  // (75 + 10) / 1 000 s = 85 ms > 80
-  EXPECT_EQ(e.verdict, Verdict::kDefer);
-  EXPECT_EQ(e.delta_ms, 85);
-  EXPECT_EQ(e.start_in_ms, 0);
+  EXPECT_EQ(m.state.g->t, -80);
+  // A 40-token call may wait 160 ms: (80 + 40) / 1 000 s = 120 ms.
+  const AdmitOutput big = Call(m, "a", 40, kT0, 1000);
+  EXPECT_EQ(big.verdict, Verdict::kAdmit);
+  EXPECT_EQ(big.start_in_ms, 120);
+  EXPECT_EQ(m.state.g->t, -120);
+  // A 10-token call only 40 ms: (120 + 10) / 1 000 s = 130 ms is too far.
+  const AdmitOutput small = Call(m, "a", 10, kT0, 1000);
+  EXPECT_EQ(small.verdict, Verdict::kDefer);
+  EXPECT_EQ(small.delta_ms, 130);
+  EXPECT_EQ(small.start_in_ms, 0);
 }
 
 TEST(GateModelAhead, ANegativeAheadIsAnError) {

@@ -109,15 +109,23 @@ if not admit and block_us == 0 then
   -- Admit ahead (ahead_ms > 0; docs/gate.md "Admit ahead"): a due call that
   -- only L1 holds back, at the head of the L1 line (the holder, or a caller
   -- whom neither a promise of the line nor the holder's need precedes), whose
-  -- refill comes within a = min(ahead_ms, four bucket refills), is admitted
-  -- now and told to start in delta_ms: the debit leaves a debt of at most
-  -- C_d * a, which no later caller can take, and the caller does not come
-  -- back to contest the refill. Never a call above the bucket (the debt rule
-  -- waits for a full bucket), never before the holder's refill.
+  -- refill comes within a = min(ahead_ms, AHEAD_CALLS refills of its own
+  -- need), is admitted now and told to start in delta_ms: the debit leaves a
+  -- debt of at most C_d * a, which no later caller can take, and the caller
+  -- does not come back to contest the refill. a is counted in the call's own
+  -- costs so that a later caller with a smaller finish tag waits behind at
+  -- most AHEAD_CALLS calls (in bucket refills, the many workers of a low class
+  -- committed the refill ahead of the few of a high class). Never a call
+  -- above the bucket (the debt rule waits for a full bucket), never before
+  -- the holder's refill.
   if ahead_ms > 0 and fair and not l1_ok and not oversized
-      and (holds or (not kept_out and lr_us <= dr_us + 1e-6 and lt_us <= dt_us + 1e-6))
-      and delta <= math.min(ahead_ms * 1000, 4 * burst * 1e6) then
-    admit, start_in_ms = true, delta_ms
+      and (holds or (not kept_out and lr_us <= dr_us + 1e-6 and lt_us <= dt_us + 1e-6)) then
+    local AHEAD_CALLS = 4
+    local own_us = needr / Cr * 1e6
+    if Ct > 0 then own_us = math.max(own_us, needt / Ct * 1e6) end
+    if delta <= math.min(ahead_ms * 1000, AHEAD_CALLS * own_us) then
+      admit, start_in_ms = true, delta_ms
+    end
   end
 end
 

@@ -20,9 +20,8 @@ double LearnedFraction(std::optional<double> f, double t_us, std::optional<doubl
   return std::min(1.0, *f + std::max(0.0, now_us - t_us) / *tau_us);
 }
 
-double AdmitAheadUs(const Config& c, int64_t ahead_ms) {
-  return std::max(0.0, std::min(static_cast<double>(ahead_ms), kAdmitAheadBursts * c.burst_s * 1000)) *
-         1000;
+double AdmitAheadUs(int64_t ahead_ms, double own_us) {
+  return std::max(0.0, std::min(static_cast<double>(ahead_ms) * 1000, kAdmitAheadCalls * own_us));
 }
 
 std::string Ticket::Text() const {

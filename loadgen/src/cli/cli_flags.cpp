@@ -105,7 +105,7 @@ CliParse ParseLoadgenArgs(const std::vector<std::string>& args, int64_t now_unix
   std::string config_list = "naive,tn,litellm,bp";
   // Integer flags are read as text and checked here (IntegerFlag).
   std::string repeats_text = "1", seed_text = "1", threads_text = "4", breaker_text = "1000",
-              timeout_text = "100", pid_text = "0", processes_text = "1", start_text,
+              timeout_text = "100", ahead_text = "400", pid_text = "0", processes_text = "1", start_text,
               speedup_text = "1", tn_rps_text = "0";
   bool no_figures = false;
   bool quiet = false;
@@ -136,6 +136,11 @@ CliParse ParseLoadgenArgs(const std::vector<std::string>& args, int64_t now_unix
       "gate-timeout-ms", po::value(&timeout_text)->default_value(timeout_text),
       "bp: real ms a gate call may take (connect included) before it fails open, the call "
       "going ungated; in [1, 60000]")(
+      "admit-ahead-ms", po::value(&ahead_text)->default_value(ahead_text),
+      "bp: paper ms a worker will wait before its upstream call when the gate admits it ahead "
+      "of the bucket's refill (its slot held), instead of a DEFER and a new Admit; the gate "
+      "admits at most four refills of the call's own cost ahead; in [0, 60000] (0 = never "
+      "admitted ahead)")(
       "gate-breaker-ms", po::value(&breaker_text)->default_value(breaker_text),
       "bp: after a gate call times out or loses its connection, that thread's calls fail open "
       "at once for this many real ms, then one probes Valkey; in [0, 60000] (0 = no circuit "
@@ -210,6 +215,8 @@ CliParse ParseLoadgenArgs(const std::vector<std::string>& args, int64_t now_unix
         IntegerFlag<int>("gate-threads", threads_text, 1, 256, "", &run.gate_threads, &e) &&
         IntegerFlag<int>("gate-timeout-ms", timeout_text, 1, kMaxGateTimeoutMs, " ms",
                          &run.gate_command_timeout_ms, &e) &&
+        IntegerFlag<int>("admit-ahead-ms", ahead_text, 0, kMaxAdmitAheadMs,
+                         " paper ms (0 = never admitted ahead)", &run.admit_ahead_ms, &e) &&
         IntegerFlag<int>("gate-breaker-ms", breaker_text, 0, kMaxGateBreakerMs,
                          " ms (0 = no circuit breaker)", &run.gate_breaker_cool_off_ms, &e) &&
         IntegerFlag<int>("valkey-pid", pid_text, 0, kMaxValkeyPid, " (0 = none)", &run.valkey_pid,

@@ -7,6 +7,7 @@
 #include <boost/asio/post.hpp>
 #include <chrono>
 #include <functional>
+#include <unordered_map>
 #include <vector>
 
 #include "bp/gate_admin.h"
@@ -60,20 +61,30 @@ GateVerdict VerdictOf(Verdict v) {
 class BpConfiguration : public Configuration {
  public:
   BpConfiguration(const AdmissionFactory& make, int threads, int release_drain_ms,
-                  bool feed_headers)
-      : pool_(threads, make), release_drain_ms_(release_drain_ms), feed_headers_(feed_headers) {}
+                  bool feed_headers, int64_t admit_ahead_ms)
+      : pool_(threads, make),
+        release_drain_ms_(release_drain_ms),
+        feed_headers_(feed_headers),
+        admit_ahead_ms_(admit_ahead_ms) {}
 
   std::unique_ptr<TaskQueue> MakeQueue(const Engine&) override {
     return std::make_unique<FifoTaskQueue>();
   }
 
   void Execute(Engine& engine, Execution& exec) override {
+    if (auto it = ahead_tickets_.find(exec.activity_id); it != ahead_tickets_.end()) {
+      const std::string ticket = std::move(it->second);
+      ahead_tickets_.erase(it);
+      Send(engine, exec, ticket);
+      return;
+    }
     const TenantSpec& t = engine.tenant(exec.tenant_index);
     AdmitRequest req;
     req.tenant = t.id;
     req.priority = t.priority;
     req.cost = Cost{1, t.prompt_tokens};
     req.max_tokens = t.max_tokens;
+    req.ahead_ms = admit_ahead_ms_;
     Engine* e = &engine;
     Execution* x = &exec;
     pool_.Submit([this, e, x, req](Admission& gate) {
@@ -97,6 +108,8 @@ class BpConfiguration : public Configuration {
     records.gate_fail_opens_unconfigured = c.fail_opens_unconfigured;
     records.gate_fail_opens_server_error = c.fail_opens_server_error;
     records.gate_reseeds = c.reseeds;
+    records.gate_admits_ahead = admits_ahead_;
+    records.gate_start_in_us = start_in_us_;
     records.gate_release_errors = c.release_errors;
     records.gate_unreleased = stop.unreleased();
     if (stop.unreleased() > 0) {
@@ -130,9 +143,26 @@ class BpConfiguration : public Configuration {
       case Verdict::kFailOpen:
         break;
     }
+    std::string ticket = d.verdict == Verdict::kAdmit ? d.ticket : std::string();
+    if (d.verdict == Verdict::kAdmit && d.start_in_ms > 0) {
+      // Admitted ahead of the bucket's refill: the workflow sleeps
+      // start_in_ms on a durable timer (the slot freed, as for a DEFER), then
+      // its next execution calls the upstream with the ticket, without
+      // asking the gate again (Execute).
+      ++admits_ahead_;
+      start_in_us_ += d.start_in_ms * 1000;
+      ahead_tickets_[exec.activity_id] = ticket;
+      engine.Finish(exec, Outcome::StartLater(d.start_in_ms * 1000));
+      return;
+    }
+    Send(engine, exec, ticket);
+  }
+
+  // The upstream call of an admitted (or failed-open: no ticket) execution,
+  // its release and its outcome.
+  void Send(Engine& engine, Execution& exec, const std::string& ticket) {
     Engine* e = &engine;
     Execution* x = &exec;
-    std::string ticket = d.verdict == Verdict::kAdmit ? d.ticket : std::string();
     int64_t prompt = engine.tenant(exec.tenant_index).prompt_tokens;
     engine.SendUpstream(exec, [this, e, x, ticket, prompt](const CallResult& r) {
       // 429 / 503 / 529: deferred on a durable timer by the retry header, the
@@ -176,7 +206,13 @@ class BpConfiguration : public Configuration {
   GatePool pool_;
   const int release_drain_ms_;
   const bool feed_headers_;     // served calls' rate-limit headers go to the gate
+  const int64_t admit_ahead_ms_;  // AdmitRequest::ahead_ms, real ms (0 = off)
   bool reject_logged_ = false;  // io thread only
+  uint64_t admits_ahead_ = 0;   // io thread only: ADMITs with start_in_ms > 0
+  int64_t start_in_us_ = 0;     // and their start_in_ms summed, real us
+  // io thread only: by activity, the ticket of a call admitted ahead whose
+  // workflow sleeps until its start.
+  std::unordered_map<int64_t, std::string> ahead_tickets_;
 };
 
 }  // namespace
@@ -279,14 +315,16 @@ Result<std::unique_ptr<Configuration>> MakeBpConfiguration(const Workload& workl
                           : std::make_shared<const GateConfig>(GateConfigOf(workload, scale));
   std::unique_ptr<Configuration> c = MakeBpConfigurationOn(
       [g]() -> std::unique_ptr<Admission> { return std::make_unique<Gate>(g); },
-      options.gate_threads, options.release_drain_ms, workload.gate_adapt_headers);
+      options.gate_threads, options.release_drain_ms, workload.gate_adapt_headers,
+      options.admit_ahead_ms);
   return c;
 }
 
 std::unique_ptr<Configuration> MakeBpConfigurationOn(const AdmissionFactory& make, int threads,
-                                                     int release_drain_ms, bool feed_headers) {
+                                                     int release_drain_ms, bool feed_headers,
+                                                     int64_t admit_ahead_ms) {
   return std::make_unique<BpConfiguration>(make, std::max(1, threads), release_drain_ms,
-                                           feed_headers);
+                                           feed_headers, admit_ahead_ms);
 }
 
 }  // namespace bp::loadgen

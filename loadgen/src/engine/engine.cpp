@@ -248,7 +248,11 @@ void Engine::Finish(Execution& exec, Outcome outcome) {
       break;
     }
     case Outcome::kDefer:
-      ++(outcome.after_429 ? a.throttle_defers : a.deferrals);
+      if (outcome.after_429) {
+        ++a.throttle_defers;
+      } else if (outcome.cause != Outcome::kAdmittedAhead) {
+        ++a.deferrals;
+      }
       records_.deferrals.push_back(
           {id, exec.tenant_index, now, outcome.defer_us, std::move(outcome.cause)});
       AfterRealUs(outcome.defer_us, [this, id] { Enqueue(id); });

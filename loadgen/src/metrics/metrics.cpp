@@ -295,6 +295,16 @@ RunMetrics ComputeRunMetrics(const RunRecords& r, const MetricsOptions& options)
     m.admit_calls_per_ok_call =
         static_cast<double>(r.gate_decisions.size()) / static_cast<double>(m.ok_calls);
   }
+  int64_t gate_admits = 0;
+  for (const GateDecisionRecord& d : r.gate_decisions) gate_admits += d.verdict == GateVerdict::kAdmit;
+  if (gate_admits > 0) {
+    m.admitted_ahead_share =
+        static_cast<double>(r.gate_admits_ahead) / static_cast<double>(gate_admits);
+  }
+  if (r.gate_admits_ahead > 0) {
+    m.mean_start_in_ms = scale.RealUsToPaperMs(static_cast<double>(r.gate_start_in_us)) /
+                         static_cast<double>(r.gate_admits_ahead);
+  }
   m.vtc = ComputeVtcMeasure(r);
 
   internal::AddWaitBreakdown(r, m);

@@ -121,6 +121,8 @@ nlohmann::json RunMetricsJson(const RunMetrics& m) {
               {"pairs", m.vtc.pairs},
               {"classes_skipped", m.vtc.classes_skipped}};
   j["admit_calls_per_ok_call"] = m.admit_calls_per_ok_call;
+  j["admitted_ahead_share"] = m.admitted_ahead_share;
+  j["mean_start_in_ms"] = m.mean_start_in_ms;
   j["http"] = LatencyJson(m.http);
   j["end_to_end"] = LatencyJson(m.end_to_end);
   j["slot_ms_per_ok_call"] = m.slot_ms_per_ok_call;

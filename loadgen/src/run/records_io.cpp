@@ -174,6 +174,8 @@ Status WriteRecordsFile(const std::filesystem::path& path, const ShardRecords& p
   doc["gate_fail_opens_unconfigured"] = r.gate_fail_opens_unconfigured;
   doc["gate_fail_opens_server_error"] = r.gate_fail_opens_server_error;
   doc["gate_reseeds"] = r.gate_reseeds;
+  doc["gate_admits_ahead"] = r.gate_admits_ahead;
+  doc["gate_start_in_us"] = r.gate_start_in_us;
   doc["gate_release_errors"] = r.gate_release_errors;
   doc["gate_unreleased"] = r.gate_unreleased;
   doc["gate_target"] = r.gate_target;
@@ -287,8 +289,12 @@ Result<ShardRecords> ReadRecordsFile(const std::filesystem::path& path) {
           std::pair{"gate_fail_opens_unconfigured", &r.gate_fail_opens_unconfigured},
           std::pair{"gate_fail_opens_server_error", &r.gate_fail_opens_server_error},
           std::pair{"gate_reseeds", &r.gate_reseeds},
+          std::pair{"gate_admits_ahead", &r.gate_admits_ahead},
           std::pair{"gate_release_errors", &r.gate_release_errors}}) {
       if (doc.contains(field)) count(field, out);
+    }
+    if (doc.contains("gate_start_in_us")) {
+      r.gate_start_in_us = integer("gate_start_in_us", 0, INT64_MAX, " (real us, summed)");
     }
     get("gate_target", &r.gate_target);
     if (doc.contains("gate_server")) get("gate_server", &r.gate_server);

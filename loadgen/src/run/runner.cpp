@@ -5,6 +5,7 @@
 #include <spdlog/spdlog.h>
 
 #include <chrono>
+#include <cmath>
 #include <thread>
 
 #include "bp/decimal.h"
@@ -86,6 +87,11 @@ Status ValidateRunOptions(const RunOptions& o) {
     return Status::InvalidArgument("--gate-timeout-ms must be in [1, " +
                                    std::to_string(kMaxGateTimeoutMs) + "] ms, got " +
                                    std::to_string(o.gate_command_timeout_ms));
+  }
+  if (o.admit_ahead_ms < 0 || o.admit_ahead_ms > kMaxAdmitAheadMs) {
+    return Status::InvalidArgument("--admit-ahead-ms must be in [0, " +
+                                   std::to_string(kMaxAdmitAheadMs) + "] paper ms (0 = off), got " +
+                                   std::to_string(o.admit_ahead_ms));
   }
   if (o.gate_breaker_cool_off_ms < 0 || o.gate_breaker_cool_off_ms > kMaxGateBreakerMs) {
     return Status::InvalidArgument(
@@ -184,6 +190,8 @@ Result<RunRecords> RunOnce(const Workload& workload, const RunOptions& options) 
     bp.gate_threads = options.gate_threads;
     bp.command_timeout_ms = options.gate_command_timeout_ms;
     bp.breaker_cool_off_ms = options.gate_breaker_cool_off_ms;
+    bp.admit_ahead_ms = static_cast<int64_t>(
+        std::ceil(static_cast<double>(scale->PaperMsToRealUs(options.admit_ahead_ms)) / 1000));
     int64_t unix_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
                           std::chrono::system_clock::now().time_since_epoch())
                           .count();

@@ -158,6 +158,8 @@ Result<RunRecords> MergeShards(std::vector<ShardRecords> parts) {
     m.gate_fail_opens_unconfigured += r.gate_fail_opens_unconfigured;
     m.gate_fail_opens_server_error += r.gate_fail_opens_server_error;
     m.gate_reseeds += r.gate_reseeds;
+    m.gate_admits_ahead += r.gate_admits_ahead;
+    m.gate_start_in_us += r.gate_start_in_us;
     m.gate_release_errors += r.gate_release_errors;
     m.gate_unreleased += r.gate_unreleased;
     m.end_us = std::max(m.end_us, r.end_us + off);

@@ -159,7 +159,7 @@ struct AdmitRequest {
   // caller will keep, in ms (0 = never admitted ahead; < 0 is REJECTed as
   // invalid). A due call that only the bucket's refill holds back, at the
   // head of the gate's L1 line, whose refill comes within
-  // min(ahead_ms, 4 * burst_s) is ADMITted at once with
+  // min(ahead_ms, four refills of its own cost) is ADMITted at once with
   // Decision::start_in_ms, the bucket going into a debt the refill pays back:
   // the caller must not call the provider before then, or the provider sees
   // a burst above its cap. Spares the DEFER and the contest for the refill

@@ -102,13 +102,18 @@ struct Config {
   enum class ClassPolicy { kFair, kStrict } class_policy = ClassPolicy::kFair;
 };
 
-// The longest admit-ahead wait, in bucket refills (burst_s each): a caller
-// that asks for it (AdmitInput::ahead_ms) is admitted at most this far ahead
-// of L1's refill of its need (docs/gate.md, "Admit ahead").
-inline constexpr double kAdmitAheadBursts = 4;
+// The longest admit-ahead wait, in refills of the call's own need: a caller
+// that asks for it (AdmitInput::ahead_ms) is admitted at most this many of
+// its costs ahead of L1's refill, so a later caller with a smaller finish
+// tag waits behind at most this many calls of the largest cost (docs/gate.md,
+// "Admit ahead"). A wait in bucket refills instead (four) let the many
+// workers of a low class commit the refill ahead of the few of a high class,
+// whose calls then waited longer than their share allows.
+inline constexpr double kAdmitAheadCalls = 4;
 // The admit-ahead wait a of one call, microseconds (0 = off):
-// min(ahead_ms, kAdmitAheadBursts * burst_s).
-double AdmitAheadUs(const Config& c, int64_t ahead_ms);
+// min(ahead_ms, kAdmitAheadCalls * own_us), own_us the refill time of the
+// call's own L1 need, max_d need_d / C_d, in microseconds.
+double AdmitAheadUs(int64_t ahead_ms, double own_us);
 
 enum class Mode { kEstimate, kReconcile, kReservation };
 enum class Ablation { kNone, kNoDrf, kNoPriority };
@@ -240,9 +245,10 @@ struct AdmitInput {
   int64_t now_ms = 0;  // > 0 (the scripts' server TIME otherwise)
   // The longest wait before calling the provider that the caller will keep
   // (admit ahead: a due call that only L1 holds back, at the head of the L1
-  // line, whose refill comes within a = min(ahead_ms, kAdmitAheadBursts *
-  // burst_s), is admitted now with AdmitOutput::start_in_ms, the level going
-  // into a debt of at most C_d * a). 0: never admitted ahead. < 0: kError.
+  // line, whose refill comes within a = min(ahead_ms, kAdmitAheadCalls
+  // refills of its own need), is admitted now with AdmitOutput::start_in_ms,
+  // the level going into a debt of at most C_d * a). 0: never admitted
+  // ahead. < 0: kError.
   int64_t ahead_ms = 0;
 };
 

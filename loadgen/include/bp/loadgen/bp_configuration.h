@@ -53,6 +53,10 @@ struct BpOptions {
   // from when the store lost its state (GateOptions::declared_config).
   // nullptr: GateConfigOf(workload, scale).
   std::shared_ptr<const GateConfig> declared_config;
+  // Real ms: bp::AdmitRequest::ahead_ms of every Admit (0 = never admitted
+  // ahead). A call admitted ahead waits its start_in_ms with its slot held,
+  // then calls the upstream, as a worker honouring the field would.
+  int64_t admit_ahead_ms = 0;
 };
 
 // The declared configuration a workload implies: caps scaled (rates *
@@ -100,9 +104,11 @@ Status ConfigureGateTarget(const Workload& workload, const TimeScale& scale,
 // of a run queued releases are drained for at most release_drain_ms.
 // feed_headers: a served call's release carries its rate-limit headers
 // (UpstreamReport's remaining and reset, the header rule); false sends them
-// with 429s only (Workload::gate_adapt_headers).
+// with 429s only (Workload::gate_adapt_headers). admit_ahead_ms: as
+// BpOptions::admit_ahead_ms.
 std::unique_ptr<Configuration> MakeBpConfigurationOn(const AdmissionFactory& make, int threads,
                                                      int release_drain_ms = 2000,
-                                                     bool feed_headers = true);
+                                                     bool feed_headers = true,
+                                                     int64_t admit_ahead_ms = 0);
 
 }  // namespace bp::loadgen

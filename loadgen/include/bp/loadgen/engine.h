@@ -113,6 +113,12 @@ struct Outcome {
     return {kDefer, us, false, binding.empty() ? std::string("unknown") : std::move(binding)};
   }
   static Outcome DeferAfter429(int64_t us) { return {kDefer, us, true, "429"}; }
+  // A call the gate admitted ahead of its bucket's refill: the workflow
+  // sleeps until its start on a durable timer and its next execution calls
+  // without asking the gate (bp configuration). Recorded as a wait with
+  // cause kAdmittedAhead, not counted as a DEFER.
+  static Outcome StartLater(int64_t us) { return {kDefer, us, false, kAdmittedAhead}; }
+  static constexpr const char* kAdmittedAhead = "admitted ahead";
   static Outcome Fail(std::string cause = "failed") { return {kFail, 0, false, std::move(cause)}; }
 };
 

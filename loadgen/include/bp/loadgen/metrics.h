@@ -193,6 +193,11 @@ struct RunMetrics {
   // bp: Gate::Admit answers (every gate decision, fail-opens included) per
   // OK call, whole run; -1 without gate decisions (other configurations).
   double admit_calls_per_ok_call = -1;
+  // bp: the share of the gate's ADMITs made ahead of the refill (the worker
+  // waited start_in_ms before calling; bp::AdmitRequest::ahead_ms), and their
+  // mean start_in_ms in paper ms; -1 without gate ADMITs / admits ahead.
+  double admitted_ahead_share = -1;
+  double mean_start_in_ms = -1;
 
   LatencySummary http, end_to_end;  // all classes together
   StreamMetrics stream;             // all classes together

@@ -157,6 +157,11 @@ struct RunRecords {
   uint64_t gate_fail_opens_unreachable = 0, gate_fail_opens_timed_out = 0;
   uint64_t gate_fail_opens_unconfigured = 0, gate_fail_opens_server_error = 0;
   uint64_t gate_reseeds = 0;
+  // bp: ADMITs made ahead of the bucket's refill (bp::Decision::start_in_ms
+  // > 0) and their start_in_ms summed, in real us: the worker waited that
+  // long, its slot held, before calling the upstream.
+  uint64_t gate_admits_ahead = 0;
+  int64_t gate_start_in_us = 0;
   // bp: releases that did not reach the gate (bp::GateCounters::release_errors:
   // transport failures, server errors, and releases the open breaker skipped);
   // each leaves its call's debit uncorrected until the ticket expires.

@@ -34,6 +34,10 @@ inline constexpr int kMaxGateBreakerMs = 60000;
 // --gate-timeout-ms's upper bound, real ms: a gate call is one Valkey round
 // trip, so a minute is already far past any answer worth waiting for.
 inline constexpr int kMaxGateTimeoutMs = 60000;
+// --admit-ahead-ms's upper bound, paper ms: the gate admits at most four
+// refills of a call's own cost ahead whatever is asked, and its longest
+// DEFER is a minute.
+inline constexpr int kMaxAdmitAheadMs = 60000;
 // --valkey-pid's upper bound: Linux's PID_MAX_LIMIT (2^22).
 inline constexpr int kMaxValkeyPid = 4194304;
 
@@ -51,6 +55,13 @@ struct RunOptions {
                                         // [1, kMaxGateTimeoutMs] (--gate-timeout-ms)
   int gate_breaker_cool_off_ms = 1000;  // bp: real ms in [0, kMaxGateBreakerMs]
                                         // (BpOptions::breaker_cool_off_ms)
+  // bp: paper ms in [0, kMaxAdmitAheadMs], the longest wait before the
+  // upstream call a worker keeps when the gate admits it ahead of the
+  // bucket's refill (bp::AdmitRequest::ahead_ms, sent as real ms rounded
+  // up); 0 = never admitted ahead. 400: a worker that keeps a wait of 0.4 s;
+  // on the paper's workloads the gate's own limit (four refills of the
+  // call's cost, at most 0.33 s) binds first.
+  int admit_ahead_ms = 400;
   SdkRetryAfterBound sdk_retry_after_bound = SdkRetryAfterBound::kInclusive60s;
   // The Valkey server that scenario state_outage events pause or stop: its
   // pid, or a pid file read at each outage (scenario.h). 0 / empty: none.
