@@ -185,7 +185,7 @@ export class Gate {
       this.lastWarn = now;
       console.warn(`bp gate '${this.target}': failing open (${this.counters.failOpens} so far, ${cause}): ${why}`);
     }
-    return { kind: "admit", ticket: null, failOpen: true, cause, reason: why };
+    return { kind: "admit", ticket: null, failOpen: true, cause, reason: why, startInMs: 0 };
   }
 
   // null when the seed call was made (by this Gate or a racing one), else why not.
@@ -211,17 +211,24 @@ export class Gate {
     return null;
   }
 
-  // {kind: "admit", ticket} | {kind: "defer", deltaMs, binding} |
+  // {kind: "admit", ticket, startInMs} | {kind: "defer", deltaMs, binding} |
   // {kind: "reject", reason}. tokens: the call's estimated tokens; maxTokens:
   // its completion bound (reservation mode); nowMs: tests only (0 = the
-  // server's clock). Invalid input is a reject with INVALID_REQUEST, decided
-  // here without a round trip.
-  async admit(tenant, priority = 1, { requests = 1, tokens = 0, maxTokens = 0, nowMs = 0 } = {}) {
-    if (!validRequest(tenant, priority, requests, tokens, maxTokens)) {
+  // server's clock). aheadMs: the longest wait before calling the provider
+  // that the caller will keep (0 = never admitted ahead): a call only the
+  // bucket's refill holds back, at the head of the gate's L1 line, whose
+  // refill comes within min(aheadMs, 4 * burst_s) is admitted at once with
+  // startInMs > 0, and the caller must not call the provider before
+  // startInMs from now (docs/clients.md, "Admit ahead"); else startInMs is 0.
+  // Invalid input is a reject with INVALID_REQUEST, decided here without a
+  // round trip.
+  async admit(tenant, priority = 1, { requests = 1, tokens = 0, maxTokens = 0, nowMs = 0, aheadMs = 0 } = {}) {
+    if (!validRequest(tenant, priority, requests, tokens, maxTokens, aheadMs)) {
       this.counters.rejects++;
       return { kind: "reject", reason: INVALID_REQUEST };
     }
     const args = [tenant, priority, requests, tokens, maxTokens, this.mode, "none", this.queueTtlMs, nowMs];
+    if (aheadMs > 0) args.push(aheadMs);  // ARGV[10]; absent keeps the reply ["ADMIT", ticket]
     let r = await this.call("admit", args);
     if (r.cause === "target not configured") {
       const why = await this.reseed(nowMs);
@@ -234,7 +241,8 @@ export class Gate {
     switch (reply[0]) {
       case "ADMIT":
         this.counters.admits++;
-        return { kind: "admit", ticket: { id: String(reply[1]), requests, tokens, released: false }, failOpen: false };
+        return { kind: "admit", ticket: { id: String(reply[1]), requests, tokens, released: false }, failOpen: false,
+          startInMs: reply.length > 2 ? Number(reply[2]) : 0 };
       case "DEFER":
         this.counters.defers++;
         return { kind: "defer", deltaMs: Number(reply[1]), binding: reply[2] ?? "fair" };

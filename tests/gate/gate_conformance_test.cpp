@@ -104,11 +104,13 @@ TEST_F(Conformance, EveryCaseOfTheFile) {
         r.cost = {a.value("requests", int64_t{1}), a.value("tokens", int64_t{0})};
         r.max_tokens = a.value("max_tokens", int64_t{0});
         r.now_ms = now;
+        r.ahead_ms = a.value("ahead_ms", int64_t{0});
         const Decision d = gate->Admit(r);
         const std::string decision = want["decision"].get<std::string>();
         ASSERT_EQ(VerdictName(d.verdict), decision) << where << ": " << d.reason;
         if (decision == "ADMIT") {
           EXPECT_EQ(d.ticket, want["ticket"].get<std::string>()) << where;
+          EXPECT_EQ(d.start_in_ms, want.value("start_in_ms", int64_t{0})) << where;
         }
         if (decision == "DEFER") {
           EXPECT_EQ(d.delta_ms, want["delta_ms"].get<int64_t>()) << where;

@@ -1,8 +1,10 @@
 #!/usr/bin/env node
 // A worker that puts the gate in front of its LLM calls (docs/clients.md).
 //
-// For each call: admit; on defer free the slot and come back after deltaMs
-// (a sleep here; in a workflow engine a durable timer); on admit call the
+// For each call (one_call.mjs): admit; on defer free the slot and come back
+// after deltaMs (a sleep here; in a workflow engine a durable timer); on
+// admit wait its startInMs (0 unless --ahead-ms lets the gate admit a call
+// ahead of the bucket's refill; the slot is held meanwhile), call the
 // OpenAI-compatible API (mockapi) with the official openai SDK, then release
 // with the usage the answer reports; on a 429 release with the upstream
 // report, wait its retry-after and ask again. Prints one JSON line of totals.
@@ -19,7 +21,8 @@
 import { writeFileSync } from "node:fs";
 import { parseArgs } from "node:util";
 import OpenAI from "openai";
-import { Gate, rateLimitsFromHeaders } from "../gate.mjs";
+import { Gate } from "../gate.mjs";
+import { oneCall, sleep } from "./one_call.mjs";
 
 const options = {
   tenant: { type: "string", default: "node-worker" },
@@ -33,6 +36,9 @@ const options = {
   "prompt-words": { type: "string", default: "20" },
   "max-tokens": { type: "string", default: "64" },
   "timeout-ms": { type: "string", default: "200" },  // per gate command; then fail open
+  // the longest wait before a call this worker keeps, holding its slot, when
+  // the gate admits it ahead of the bucket's refill (0: never)
+  "ahead-ms": { type: "string", default: "0" },
   seconds: { type: "string", default: "0" },  // run this long, whatever --calls says
   "start-at": { type: "string", default: "0" },  // unix ms to start at (0: now)
   summary: { type: "string" },  // also write the totals and OK answers per second here
@@ -55,7 +61,7 @@ try {
 }
 if (opt.help) { console.log(usage); process.exit(0); }
 for (const [flag, low] of [["calls", 1], ["slots", 1], ["priority", 1], ["prompt-words", 0],
-  ["max-tokens", 1], ["timeout-ms", 1], ["seconds", 0], ["start-at", 0]]) {
+  ["max-tokens", 1], ["timeout-ms", 1], ["seconds", 0], ["start-at", 0], ["ahead-ms", 0]]) {
   const v = Number(opt[flag]);
   if (opt[flag].trim() === "" || !Number.isFinite(v) || v < low ||
       (flag !== "seconds" && !Number.isInteger(v))) {
@@ -63,7 +69,6 @@ for (const [flag, low] of [["calls", 1], ["slots", 1], ["priority", 1], ["prompt
   }
 }
 
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 let gate;
 try {
   gate = new Gate(opt.target, { url: opt.valkey, timeoutMs: Number(opt["timeout-ms"]),
@@ -78,37 +83,8 @@ const okPerS = {};  // unix second -> [OK answers, their tokens]
 const maxTokens = Number(opt["max-tokens"]);
 const prompt = "Summarize the quarterly report. ".repeat(Number(opt["prompt-words"]));
 const estimate = Math.floor(prompt.length / 4) + maxTokens;  // prompt + completion bound
-
-async function oneCall() {
-  for (;;) {
-    const d = await gate.admit(opt.tenant, Number(opt.priority), { requests: 1, tokens: estimate });
-    if (d.kind === "defer") { totals.defers++; await sleep(d.deltaMs); continue; }  // a durable timer in a workflow engine
-    if (d.kind === "reject") { totals.rejects++; return; }
-    if (!d.failOpen) { admitted.admits++; admitted.admitted_tokens += estimate; }
-    const sentMs = Date.now();  // Anthropic's reset instants are read against the send
-    try {
-      const { data: r, response } = await openai.chat.completions.create({ model: opt.model,
-        max_tokens: maxTokens, messages: [{ role: "user", content: prompt }] }).withResponse();
-      const used = r.usage?.total_tokens ?? estimate;
-      totals.ok++; totals.tokens += used;
-      const cell = (okPerS[Math.floor(Date.now() / 1000)] ??= [0, 0]);
-      cell[0]++; cell[1] += used;
-      await gate.release(d.ticket, used, { rateLimits: rateLimitsFromHeaders(response.headers, sentMs) });
-      return;
-    } catch (e) {
-      if (e?.status !== 429) { totals.errors++; await gate.release(d.ticket, 0); return; }
-      totals.throttled++;
-      const h = e.headers;
-      const bound = h.get("x-mockapi-bound") ?? e.error?.type ?? "";
-      const retryMs = Number(h.get("retry-after-ms") ?? 1000 * Number(h.get("retry-after") ?? 1));
-      await gate.release(d.ticket, estimate, { upstream429: {
-        bound: ["requests", "tokens"].includes(bound) ? bound : "", retryAfterMs: retryMs,
-        ...rateLimitsFromHeaders(h, sentMs) } });
-      if (h.get("x-should-retry") === "false") return;  // "Request too large": it can never pass
-      await sleep(retryMs);
-    }
-  }
-}
+const call = { gate, openai, tenant: opt.tenant, priority: Number(opt.priority), model: opt.model,
+  prompt, maxTokens, estimate, aheadMs: Number(opt["ahead-ms"]), totals, admitted, okPerS };
 
 const startAt = Number(opt["start-at"]);
 if (startAt > 0) await sleep(Math.max(0, startAt - Date.now()));
@@ -118,7 +94,7 @@ const calls = Number(opt.calls);
 const seconds = Number(opt.seconds);
 const more = () => (seconds > 0 ? Date.now() - start < seconds * 1000 : next < calls);
 await Promise.all(Array.from({ length: Number(opt.slots) }, async () => {
-  while (more()) { next++; await oneCall(); }
+  while (more()) { next++; await oneCall(call); }
 }));
 const line = { ...totals, tenant: opt.tenant, client: "node", seconds: (Date.now() - start) / 1000, fail_opens: gate.counters.failOpens };
 console.log(JSON.stringify(line));

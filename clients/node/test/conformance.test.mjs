@@ -36,9 +36,9 @@ for (const c of CASES.cases) {
         const want = step.expect;
         if (step.admit) {
           const a = step.admit;
-          const d = await gate.admit(a.tenant, a.priority ?? 1, { requests: a.requests ?? 1, tokens: a.tokens ?? 0, maxTokens: a.max_tokens ?? 0, nowMs });
+          const d = await gate.admit(a.tenant, a.priority ?? 1, { requests: a.requests ?? 1, tokens: a.tokens ?? 0, maxTokens: a.max_tokens ?? 0, nowMs, aheadMs: a.ahead_ms ?? 0 });
           assert.equal(d.kind, want.decision.toLowerCase(), `${where}: ${JSON.stringify(d)}`);
-          if (d.kind === "admit") { assert.equal(d.failOpen, false, where); assert.equal(d.ticket.id, want.ticket, where); tickets[d.ticket.id] = d.ticket; }
+          if (d.kind === "admit") { assert.equal(d.failOpen, false, where); assert.equal(d.ticket.id, want.ticket, where); assert.equal(d.startInMs, want.start_in_ms ?? 0, where); tickets[d.ticket.id] = d.ticket; }
           if (d.kind === "defer") assert.deepEqual([d.deltaMs, d.binding], [want.delta_ms, want.binding], where);
           if (d.kind === "reject") assert.equal(d.reason, want.reason, where);
         } else {

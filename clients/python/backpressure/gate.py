@@ -85,6 +85,9 @@ class Admit:
     fail_open: bool = False
     reason: str = ""          # fail-open: why, in words
     cause: str = ""           # fail-open: one of CAUSE_COUNTERS' keys
+    # Admitted ahead (admit's ahead_ms > 0): call the provider this many ms
+    # from now, not before; 0 = at once. The admission is already debited.
+    start_in_ms: int = 0
 
 
 @dataclass
@@ -275,18 +278,27 @@ class Gate:
         return None
 
     # ------------------------------------------------------------ admission
-    def admit(self, tenant, priority=1, requests=1, tokens=0, max_tokens=0, now_ms=0):
-        """Admit(ticket) | Defer(delta_ms, binding) | Reject(reason).
+    def admit(self, tenant, priority=1, requests=1, tokens=0, max_tokens=0, now_ms=0,
+              ahead_ms=0):
+        """Admit(ticket, start_in_ms) | Defer(delta_ms, binding) | Reject(reason).
 
         tokens: the estimated tokens of the call; max_tokens: its completion
         bound (debited in reservation mode). now_ms: tests only (0 = the
-        server's clock). Invalid input is a Reject with INVALID_REQUEST,
-        decided here without a round trip."""
-        if not valid_request(tenant, priority, requests, tokens, max_tokens):
+        server's clock). ahead_ms: the longest wait before calling the
+        provider that the caller will keep (0 = never admitted ahead): a
+        call only the bucket's refill holds back, at the head of the gate's
+        L1 line, whose refill comes within min(ahead_ms, 4 * burst_s) is
+        admitted at once with start_in_ms > 0, and the caller must not call
+        the provider before start_in_ms from now (docs/clients.md, "Admit
+        ahead"). Invalid input is a Reject with INVALID_REQUEST, decided here
+        without a round trip."""
+        if not valid_request(tenant, priority, requests, tokens, max_tokens, ahead_ms):
             self._bump("rejects")
             return Reject(INVALID_REQUEST)
         args = [tenant, priority, requests, tokens, max_tokens, self.mode, "none",
                 self.queue_ttl_ms, now_ms]
+        if ahead_ms > 0:  # ARGV[10]; absent keeps the reply {"ADMIT", ticket}
+            args.append(ahead_ms)
         reply, err = self._call("admit", args)
         if err is not None and err[0] == NOT_CONFIGURED:
             why = self._reseed(now_ms)
@@ -300,7 +312,8 @@ class Gate:
         verdict = reply[0]
         if verdict == "ADMIT":
             self._bump("admits")
-            return Admit(ticket=Ticket(str(reply[1]), requests, tokens))
+            start_in_ms = int(reply[2]) if len(reply) > 2 else 0
+            return Admit(ticket=Ticket(str(reply[1]), requests, tokens), start_in_ms=start_in_ms)
         if verdict == "DEFER":
             self._bump("defers")
             return Defer(int(reply[1]), reply[2] if len(reply) > 2 else "fair")

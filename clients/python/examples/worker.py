@@ -2,10 +2,12 @@
 """A worker that puts the gate in front of its LLM calls (docs/clients.md).
 
 For each call: admit; on Defer free the slot and come back after delta_ms
-(a sleep here; in a workflow engine a durable timer); on Admit call the
-OpenAI-compatible API (mockapi) with plain HTTP, then release with the usage
-the answer reports; on a 429 release with the upstream report, wait its
-retry-after and ask again. Prints one JSON line of totals at the end.
+(a sleep here; in a workflow engine a durable timer); on Admit wait its
+start_in_ms (0 unless --ahead-ms lets the gate admit a call ahead of the
+bucket's refill; the slot is held meanwhile), call the OpenAI-compatible API
+(mockapi) with plain HTTP, then release with the usage the answer reports;
+on a 429 release with the upstream report, wait its retry-after and ask
+again. Prints one JSON line of totals at the end.
 
 With --seconds the worker keeps every slot busy until that much time has
 passed (from --start-at, a unix ms shared with other processes, else now)
@@ -64,18 +66,26 @@ class Totals(dict):
             cell[1] += tokens
 
 
-def one_call(gate, args, totals):
+def one_call(gate, args, totals, sleep=time.sleep):
+    """One call through the gate, retried until it is served or refused.
+    sleep(seconds) does every wait (tests pass a recorder)."""
     prompt = "Summarize the quarterly report. " * args.prompt_words
     estimate = len(prompt) // 4 + args.max_tokens  # prompt + completion bound
     while True:
-        d = gate.admit(args.tenant, args.priority, requests=1, tokens=estimate)
+        d = gate.admit(args.tenant, args.priority, requests=1, tokens=estimate,
+                       ahead_ms=args.ahead_ms)
         if isinstance(d, Defer):
             totals.add("defers")
-            time.sleep(d.delta_ms / 1000)  # a durable timer in a workflow engine
+            sleep(d.delta_ms / 1000)  # a durable timer in a workflow engine
             continue
         if isinstance(d, Reject):
             totals.add("rejects")
             return
+        if d.start_in_ms > 0:
+            # Admitted ahead: the bucket is debited for a refill still to
+            # come; calling before it would send the provider a burst above
+            # its cap.
+            sleep(d.start_in_ms / 1000)
         sent_ms = time.time() * 1000  # Anthropic's reset instants are read against the send
         status, body, headers = call_api(args.mockapi, args.model, prompt, args.max_tokens)
         if not d.fail_open:
@@ -101,7 +111,7 @@ def one_call(gate, args, totals):
                 remaining_tokens=rl.remaining_tokens, reset_tokens_ms=rl.reset_tokens_ms))
             if headers.get("x-should-retry") == "false":
                 return  # "Request too large": it can never pass
-            time.sleep(retry_ms / 1000)
+            sleep(retry_ms / 1000)
             continue
         totals.add("errors")
         gate.release(d.ticket, 0)
@@ -121,6 +131,9 @@ def main():
     p.add_argument("--prompt-words", type=int, default=20)
     p.add_argument("--max-tokens", type=int, default=64)
     p.add_argument("--timeout-ms", type=int, default=200, help="per gate command; then fail open")
+    p.add_argument("--ahead-ms", type=int, default=0,
+                   help="the longest wait before a call this worker keeps, holding its slot, "
+                        "when the gate admits it ahead of the bucket's refill (0: never)")
     p.add_argument("--seconds", type=float, default=0,
                    help="run this long, whatever --calls says (0: run --calls calls)")
     p.add_argument("--start-at", type=int, default=0, help="unix ms to start at (0: now)")
@@ -130,7 +143,7 @@ def main():
     # A bad flag is refused by name, before any call: a worker that ran no
     # call and exited 0 would look like a finished one.
     for flag, low in (("calls", 1), ("slots", 1), ("priority", 1), ("prompt_words", 0),
-                      ("max_tokens", 1), ("timeout_ms", 1), ("start_at", 0)):
+                      ("max_tokens", 1), ("timeout_ms", 1), ("start_at", 0), ("ahead_ms", 0)):
         if getattr(args, flag) < low:
             p.error(f"--{flag.replace('_', '-')} must be >= {low}, got {getattr(args, flag)}")
     if not 0 <= args.seconds < float("inf"):

@@ -38,10 +38,12 @@ def run_case(server, case):
         if "admit" in step:
             a = step["admit"]
             d = gate.admit(a["tenant"], a.get("priority", 1), a.get("requests", 1),
-                           a.get("tokens", 0), a.get("max_tokens", 0), now_ms=now)
+                           a.get("tokens", 0), a.get("max_tokens", 0), now_ms=now,
+                           ahead_ms=a.get("ahead_ms", 0))
             if want["decision"] == "ADMIT":
                 assert isinstance(d, Admit) and not d.fail_open, f"{where}: {d}"
                 assert d.ticket.id == want["ticket"], f"{where}: {d}"
+                assert d.start_in_ms == want.get("start_in_ms", 0), f"{where}: {d}"
                 tickets[d.ticket.id] = d.ticket
             elif want["decision"] == "DEFER":
                 assert d == Defer(want["delta_ms"], want["binding"]), f"{where}: {d}"
