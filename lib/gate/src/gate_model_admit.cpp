@@ -361,8 +361,7 @@ AdmitOutput Model::Admit(const AdmitInput& in) {
   // Admit ahead: due, only L1 short, at the head of the line (not behind the holder) and its
   // refill within a: the debit leaves a debt of at most C_d * a, which no later caller can take.
   const bool at_head = holds || (!kept_out && lr_us <= dr_own + 1e-6 && lt_us <= dt_own + 1e-6);
-  double own_us = needr / Cr * 1e6;  // the refill of this call's own need
-  if (Ct > 0) own_us = std::max(own_us, needt / Ct * 1e6);
+  const double own_us = std::max(needr / Cr, Ct > 0 ? needt / Ct : 0.0) * 1e6;  // own need's refill
   const double ahead_us = AdmitAheadUs(in.ahead_ms, own_us);
   if (ahead_us > 0 && fair && !l1_ok && !oversized && at_head && delta <= ahead_us) {
     return admit(static_cast<int64_t>(delta_ms));

@@ -105,7 +105,7 @@ CliParse ParseLoadgenArgs(const std::vector<std::string>& args, int64_t now_unix
   std::string config_list = "naive,tn,litellm,bp";
   // Integer flags are read as text and checked here (IntegerFlag).
   std::string repeats_text = "1", seed_text = "1", threads_text = "4", breaker_text = "1000",
-              timeout_text = "100", ahead_text = "400", pid_text = "0", processes_text = "1", start_text,
+              timeout_text = "100", ahead_text = "200", pid_text = "0", processes_text = "1", start_text,
               speedup_text = "1", tn_rps_text = "0";
   bool no_figures = false;
   bool quiet = false;

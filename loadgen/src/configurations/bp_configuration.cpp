@@ -148,7 +148,9 @@ class BpConfiguration : public Configuration {
       // Admitted ahead of the bucket's refill: the workflow sleeps
       // start_in_ms on a durable timer (the slot freed, as for a DEFER), then
       // its next execution calls the upstream with the ticket, without
-      // asking the gate again (Execute).
+      // asking the gate again (Execute). Holding the slot for the wait
+      // instead gave the same Admit calls on reservation at twice the slot
+      // time per OK call (244 against 107 paper ms).
       ++admits_ahead_;
       start_in_us_ += d.start_in_ms * 1000;
       ahead_tickets_[exec.activity_id] = ticket;

@@ -79,10 +79,10 @@ Workload Activities(int activities) {
 }
 
 RunRecords RunOnFake(const Workload& w, Script& script, const ScriptedUpstream& up,
-                     bool feed_headers = true) {
+                     bool feed_headers = true, int64_t admit_ahead_ms = 0) {
   auto configuration = MakeBpConfigurationOn(
       [&script]() -> std::unique_ptr<Admission> { return std::make_unique<FakeAdmission>(script); },
-      1, 2000, feed_headers);
+      1, 2000, feed_headers, admit_ahead_ms);
   EngineOptions o;
   auto endpoint = ParseHttpUrl(up.url());
   EXPECT_TRUE(endpoint.ok());
@@ -131,6 +131,38 @@ TEST(BpAdmission, DeferThenAdmitReleasesTheReportedUsageOnce) {
   EXPECT_EQ(script.released[0].actual.requests, 1);
   EXPECT_EQ(script.released[0].actual.tokens, 30);
   EXPECT_EQ(script.released[0].report.outcome, UpstreamReport::Outcome::kOk);
+}
+
+// An ADMIT with start_in_ms: the workflow sleeps on a durable timer (the
+// slot freed), then the next execution calls with the ticket and asks the
+// gate nothing; the wait is recorded with its cause, not as a DEFER.
+TEST(BpAdmission, AdmittedAheadWaitsThenCallsWithTheTicket) {
+  const Workload w = Activities(2);
+  Script script;
+  Decision ahead = Admit("a");
+  ahead.start_in_ms = 30;
+  script.answers = {ahead, Reject()};
+  ScriptedUpstream up({});
+  RunRecords r = RunOnFake(w, script, up, true, 40);
+  ASSERT_EQ(script.admits.size(), 2u);  // the call admitted ahead asked once
+  EXPECT_EQ(script.admits[0].ahead_ms, 40);
+  ASSERT_EQ(r.activities.size(), 2u);
+  EXPECT_TRUE(r.activities[0].ok);
+  EXPECT_EQ(r.activities[0].executions, 2);
+  EXPECT_EQ(r.activities[0].deferrals, 0);
+  EXPECT_EQ(up.requests(), 1);
+  ASSERT_EQ(script.released.size(), 1u);
+  EXPECT_EQ(script.released[0].ticket, "a");
+  EXPECT_EQ(script.released[0].actual.tokens, 30);
+  EXPECT_EQ(r.gate_admits_ahead, 1u);
+  EXPECT_EQ(r.gate_start_in_us, 30000);
+  ASSERT_EQ(r.deferrals.size(), 1u);
+  EXPECT_EQ(r.deferrals[0].cause, Outcome::kAdmittedAhead);
+  EXPECT_EQ(r.deferrals[0].delay_us, 30000);
+  // The call started no earlier than the wait after the admission.
+  ASSERT_EQ(r.gate_decisions.size(), 2u);
+  EXPECT_GE(r.activities[0].first_send_us - r.gate_decisions[0].at_us, 30000);
+  EXPECT_EQ(r.activities[1].fail_cause, "gate_reject");
 }
 
 TEST(BpAdmission, ThrottledCallIsReportedAndOverloadIsRefused) {

@@ -79,7 +79,8 @@ struct DeferralRecord {
   int64_t delay_us = 0;  // timer length, real us
   std::string cause;     // a gate DEFER: its binding rule ("fair",
                          // "l1:requests", "l1:tokens"; "unknown" if the gate
-                         // named none); "429": an upstream 429/503/529 deferred
+                         // named none); "admitted ahead": an ADMIT's start_in_ms
+                         // (Outcome::StartLater); "429": an upstream 429/503/529 deferred
 };
 
 // One slot acquire/release pair.

@@ -58,10 +58,11 @@ struct RunOptions {
   // bp: paper ms in [0, kMaxAdmitAheadMs], the longest wait before the
   // upstream call a worker keeps when the gate admits it ahead of the
   // bucket's refill (bp::AdmitRequest::ahead_ms, sent as real ms rounded
-  // up); 0 = never admitted ahead. 400: a worker that keeps a wait of 0.4 s;
-  // on the paper's workloads the gate's own limit (four refills of the
-  // call's cost, at most 0.33 s) binds first.
-  int admit_ahead_ms = 400;
+  // up); 0 = never admitted ahead. 200: a worker that keeps a wait of two
+  // of the paper's 0.1 s buckets. Deeper waits cut Admit calls further but
+  // raise 429s where refunds are large (reservation: 1.8 % at 200, 2.9 % at
+  // 400, 0.9 % at 0; docs/results.md, "Admit ahead").
+  int admit_ahead_ms = 200;
   SdkRetryAfterBound sdk_retry_after_bound = SdkRetryAfterBound::kInclusive60s;
   // The Valkey server that scenario state_outage events pause or stop: its
   // pid, or a pid file read at each outage (scenario.h). 0 / empty: none.
