@@ -69,9 +69,10 @@ class FakeAdmission final : public Admission {
 };
 
 // One tenant, one workflow of `activities` activities in sequence (prompt
-// 10, max_tokens 5), no dispatch latency.
-Workload Activities(int activities) {
+// 10, max_tokens 5), a dispatch latency of `dispatch_ms` (speedup 1: real ms).
+Workload Activities(int activities, double dispatch_ms = 0) {
   nlohmann::json doc = testing::OneTenantWorkloadDoc("fake-admission");
+  doc["dispatch_latency_ms"] = dispatch_ms;
   doc["tenants"][0]["priority"] = 2;
   doc["tenants"][0]["activities_per_workflow"] = activities;
   doc["priority_weights"] = {0.6, 0.4};
@@ -133,11 +134,12 @@ TEST(BpAdmission, DeferThenAdmitReleasesTheReportedUsageOnce) {
   EXPECT_EQ(script.released[0].report.outcome, UpstreamReport::Outcome::kOk);
 }
 
-// An ADMIT with start_in_ms: the workflow sleeps on a durable timer (the
-// slot freed), then the next execution calls with the ticket and asks the
-// gate nothing; the wait is recorded with its cause, not as a DEFER.
+// An ADMIT with start_in_ms (30) longer than the dispatch latency (10): the
+// workflow sleeps on a durable timer of the difference (the slot freed),
+// then the next execution calls with the ticket and asks the gate nothing;
+// the wait is recorded with its cause, not as a DEFER.
 TEST(BpAdmission, AdmittedAheadWaitsThenCallsWithTheTicket) {
-  const Workload w = Activities(2);
+  const Workload w = Activities(2, 10);
   Script script;
   Decision ahead = Admit("a");
   ahead.start_in_ms = 30;
@@ -158,11 +160,33 @@ TEST(BpAdmission, AdmittedAheadWaitsThenCallsWithTheTicket) {
   EXPECT_EQ(r.gate_start_in_us, 30000);
   ASSERT_EQ(r.deferrals.size(), 1u);
   EXPECT_EQ(r.deferrals[0].cause, Outcome::kAdmittedAhead);
-  EXPECT_EQ(r.deferrals[0].delay_us, 30000);
+  EXPECT_EQ(r.deferrals[0].delay_us, 20000);  // 30 ms less the 10 ms dispatch
   // The call started no earlier than the wait after the admission.
   ASSERT_EQ(r.gate_decisions.size(), 2u);
   EXPECT_GE(r.activities[0].first_send_us - r.gate_decisions[0].at_us, 30000);
   EXPECT_EQ(r.activities[1].fail_cause, "gate_reject");
+}
+
+// A start_in_ms (30) within the dispatch latency (50) is waited in the slot:
+// one execution, no timer, the call sent no earlier than 30 ms after.
+TEST(BpAdmission, AShortAheadWaitKeepsTheSlot) {
+  const Workload w = Activities(2, 50);
+  Script script;
+  Decision ahead = Admit("a");
+  ahead.start_in_ms = 30;
+  script.answers = {ahead, Reject()};
+  ScriptedUpstream up({});
+  RunRecords r = RunOnFake(w, script, up, true, 40);
+  ASSERT_EQ(r.activities.size(), 2u);
+  EXPECT_TRUE(r.activities[0].ok);
+  EXPECT_EQ(r.activities[0].executions, 1);
+  EXPECT_TRUE(r.deferrals.empty());
+  EXPECT_EQ(r.gate_admits_ahead, 1u);
+  EXPECT_EQ(r.gate_start_in_us, 30000);
+  ASSERT_EQ(script.released.size(), 1u);
+  EXPECT_EQ(script.released[0].ticket, "a");
+  ASSERT_EQ(r.gate_decisions.size(), 2u);
+  EXPECT_GE(r.activities[0].first_send_us - r.gate_decisions[0].at_us, 30000);
 }
 
 TEST(BpAdmission, ThrottledCallIsReportedAndOverloadIsRefused) {
