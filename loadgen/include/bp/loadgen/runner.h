@@ -60,8 +60,9 @@ struct RunOptions {
   // bucket's refill (bp::AdmitRequest::ahead_ms, sent as real ms rounded
   // up); 0 = never admitted ahead. 200: a worker that keeps a wait of two
   // of the paper's 0.1 s buckets. Deeper waits cut Admit calls further but
-  // raise 429s where refunds are large (reservation: 1.8 % at 200, 2.9 % at
-  // 400, 0.9 % at 0; docs/results.md, "Admit ahead").
+  // fill the cap more, and fixed provider windows answer with 429s
+  // (reservation: 1.0 % at 200, 2.2 % at 400, 0.8 % at 0; docs/results.md,
+  // "Admit ahead").
   int admit_ahead_ms = 200;
   SdkRetryAfterBound sdk_retry_after_bound = SdkRetryAfterBound::kInclusive60s;
   // The Valkey server that scenario state_outage events pause or stop: its
