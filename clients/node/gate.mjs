@@ -216,8 +216,9 @@ export class Gate {
   // its completion bound (reservation mode); nowMs: tests only (0 = the
   // server's clock). aheadMs: the longest wait before calling the provider
   // that the caller will keep (0 = never admitted ahead): a call only the
-  // bucket's refill holds back, at the head of the gate's L1 line, whose
-  // refill comes within min(aheadMs, 4 * burst_s) is admitted at once with
+  // bucket's refill holds back, at the head of the gate's L1 line, whose cost
+  // fits in the bucket and whose refill comes within min(aheadMs, four
+  // refills of its own cost) is admitted at once with
   // startInMs > 0, and the caller must not call the provider before
   // startInMs from now (docs/clients.md, "Admit ahead"); else startInMs is 0.
   // Invalid input is a reject with INVALID_REQUEST, decided here without a

@@ -31,7 +31,7 @@ declared="$BP_STACK_DIR/demo.json"
 bpctl --target demo export >"$declared" || { echo "FAIL: bpctl export"; exit 1; }
 # A bad flag is refused by name with exit 2, before any call, by both.
 for w in "/usr/bin/python3 clients/python/examples/worker.py" "node clients/node/examples/worker.mjs"; do
-  for bad in "--slots 0" "--calls=-5" "--timeout-ms=-1"; do
+  for bad in "--slots 0" "--calls=-5" "--timeout-ms=-1" "--ahead-ms=-1"; do
     err=$(timeout 30 $w --target demo $bad 2>&1 >/dev/null); rc=$?
     flag=${bad%% *}; flag=${flag%%=*}
     if [ "$rc" != 2 ] || [[ "$err" != *"$flag must be"* ]] || [[ "$err" == *Traceback* ]] || [[ "$err" == *"    at "* ]]; then

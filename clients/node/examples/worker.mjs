@@ -63,8 +63,10 @@ if (opt.help) { console.log(usage); process.exit(0); }
 for (const [flag, low] of [["calls", 1], ["slots", 1], ["priority", 1], ["prompt-words", 0],
   ["max-tokens", 1], ["timeout-ms", 1], ["seconds", 0], ["start-at", 0], ["ahead-ms", 0]]) {
   const v = Number(opt[flag]);
+  // Integers in plain decimal digits, as the Python worker reads them (not
+  // 1e3 or 0x10), and exact in a double.
   if (opt[flag].trim() === "" || !Number.isFinite(v) || v < low ||
-      (flag !== "seconds" && !Number.isInteger(v))) {
+      (flag !== "seconds" && (!/^[0-9]+$/.test(opt[flag]) || !Number.isSafeInteger(v)))) {
     refuse(`--${flag} must be ${flag === "seconds" ? "a number" : "an integer"} >= ${low}, got ${JSON.stringify(opt[flag])}`);
   }
 }

@@ -287,8 +287,8 @@ class Gate:
         server's clock). ahead_ms: the longest wait before calling the
         provider that the caller will keep (0 = never admitted ahead): a
         call only the bucket's refill holds back, at the head of the gate's
-        L1 line, whose refill comes within min(ahead_ms, 4 * burst_s) is
-        admitted at once with start_in_ms > 0, and the caller must not call
+        L1 line, whose cost fits in the bucket and whose refill comes within
+        min(ahead_ms, four refills of its own cost) is admitted at once with start_in_ms > 0, and the caller must not call
         the provider before start_in_ms from now (docs/clients.md, "Admit
         ahead"). Invalid input is a Reject with INVALID_REQUEST, decided here
         without a round trip."""

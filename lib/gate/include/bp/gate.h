@@ -155,15 +155,12 @@ struct AdmitRequest {
   // Tests only: the script's clock in ms since the epoch, so bucket
   // arithmetic is exact. 0 = the server's TIME, as production must use.
   int64_t now_ms = 0;
-  // Admit ahead: the longest wait before calling the provider that the
-  // caller will keep, in ms (0 = never admitted ahead; < 0 is REJECTed as
-  // invalid). A due call that only the bucket's refill holds back, at the
-  // head of the gate's L1 line, whose refill comes within
-  // min(ahead_ms, four refills of its own cost) is ADMITted at once with
-  // Decision::start_in_ms, the bucket going into a debt the refill pays back:
-  // the caller must not call the provider before then, or the provider sees
-  // a burst above its cap. Spares the DEFER and the contest for the refill
-  // that follows it (docs/gate.md, "Admit ahead").
+  // Admit ahead: the longest wait before calling the provider the caller
+  // keeps, ms (0 = never; < 0 REJECTed). A due call short only of the
+  // bucket's refill, at the head of the L1 line, whose refill comes within
+  // min(ahead_ms, four refills of its own cost) is ADMITted with
+  // Decision::start_in_ms, into a debt: calling before then bursts above
+  // the cap (docs/gate.md, "Admit ahead").
   int64_t ahead_ms = 0;
 };
 
