@@ -94,8 +94,8 @@ std::string DiffHarness::ApplyToBoth(const DiffStep& step) {
     case DiffStep::Kind::kAdmit: {
       const auto& a = step.admit;
       Decision d =
-          gate_.Admit(AdmitRequest{a.tenant, static_cast<int>(a.priority), Cost{a.requests, a.tokens},
-                                   a.max_tokens, a.now_ms, a.ahead_ms});
+          gate_.Admit(AdmitRequest{a.tenant, static_cast<int>(a.priority),
+                                   Cost{a.requests, a.tokens}, a.max_tokens, a.now_ms, a.ahead_ms});
       gate_model::AdmitOutput m = model_.Admit(a);
       std::ostringstream o;
       const std::string reason = d.verdict == bp::Verdict::kDefer ? "" : d.reason;
@@ -117,8 +117,7 @@ std::string DiffHarness::ApplyToBoth(const DiffStep& step) {
       for (const auto& [id, q] : model_.state.queues) lent_total_ += q.lent;
       ++coverage_[std::string(VerdictName(m.verdict)) +
                   (m.verdict == Verdict::kDefer ? " " + m.binding : "") +
-                  (m.start_in_ms > 0 ? " ahead" : "") +
-                  (lent_total_ > lent_before ? " lent" : "") +
+                  (m.start_in_ms > 0 ? " ahead" : "") + (lent_total_ > lent_before ? " lent" : "") +
                   (model_.state.g && model_.state.g->r < 0 ? " (debt)" : "") +
                   (model_.state.hold ? " (hold)" : "")];
       if (m.verdict == Verdict::kAdmit && m.ticket != "0") {

@@ -75,8 +75,8 @@ Outcome RunWorkers(const Config& c, const std::vector<Tenant>& ts, Mode mode, in
       continue;
     }
     first_call.emplace(std::make_pair(i, w), now);
-    const AdmitOutput d =
-        m.Admit({t.id, t.k, 1, t.tokens, t.max_tokens, mode, Ablation::kNone, 10000, now, ahead_ms});
+    const AdmitOutput d = m.Admit(
+        {t.id, t.k, 1, t.tokens, t.max_tokens, mode, Ablation::kNone, 10000, now, ahead_ms});
     if (now >= start) ++calls;
     if (d.verdict != Verdict::kAdmit) {
       if (now >= start) ++(d.binding == "fair" ? fair_defers : l1_defers);
@@ -248,8 +248,9 @@ TEST(GateModelLineProps, AdmitAheadSweep) {
         std::printf(
             "%s a=%d seed %u: %.3f calls/adm, %.1f adm/s, l1 %.3f fair %.3f, ahead %.3f "
             "(mean start_in %.2f ms), wait %.1f ms\n",
-            k.name, static_cast<int>(a), static_cast<unsigned>(seed), o.calls_per_admission, o.admissions_per_s,
-            o.l1_defers, o.fair_defers, o.ahead, o.mean_start_in_ms, o.mean_wait_ms);
+            k.name, static_cast<int>(a), static_cast<unsigned>(seed), o.calls_per_admission,
+            o.admissions_per_s, o.l1_defers, o.fair_defers, o.ahead, o.mean_start_in_ms,
+            o.mean_wait_ms);
       }
     }
   }

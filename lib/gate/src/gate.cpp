@@ -104,14 +104,14 @@ std::optional<Decision> InvalidAdmitRequest(const AdmitRequest& request) {
 
 std::vector<std::string> AdmitArgs(const GateOptions& o, const AdmitRequest& request) {
   std::vector<std::string> args = {request.tenant,
-          std::to_string(request.priority),
-          std::to_string(request.cost.requests),
-          std::to_string(request.cost.tokens),
-          std::to_string(request.max_tokens),
-          GateModeName(o.mode),
-          AblationName(o.ablation),
-          std::to_string(o.queue_ttl_ms),
-          std::to_string(request.now_ms)};
+                                   std::to_string(request.priority),
+                                   std::to_string(request.cost.requests),
+                                   std::to_string(request.cost.tokens),
+                                   std::to_string(request.max_tokens),
+                                   GateModeName(o.mode),
+                                   AblationName(o.ablation),
+                                   std::to_string(o.queue_ttl_ms),
+                                   std::to_string(request.now_ms)};
   if (request.ahead_ms > 0) args.push_back(std::to_string(request.ahead_ms));
   return args;
 }

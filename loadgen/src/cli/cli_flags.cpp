@@ -105,8 +105,8 @@ CliParse ParseLoadgenArgs(const std::vector<std::string>& args, int64_t now_unix
   std::string config_list = "naive,tn,litellm,bp";
   // Integer flags are read as text and checked here (IntegerFlag).
   std::string repeats_text = "1", seed_text = "1", threads_text = "4", breaker_text = "1000",
-              timeout_text = "100", ahead_text = "200", pid_text = "0", processes_text = "1", start_text,
-              speedup_text = "1", tn_rps_text = "0";
+              timeout_text = "100", ahead_text = "200", pid_text = "0", processes_text = "1",
+              start_text, speedup_text = "1", tn_rps_text = "0";
   bool no_figures = false;
   bool quiet = false;
   std::string sdk_bound = "inclusive";
@@ -138,7 +138,8 @@ CliParse ParseLoadgenArgs(const std::vector<std::string>& args, int64_t now_unix
       "going ungated; in [1, 60000]")(
       "admit-ahead-ms", po::value(&ahead_text)->default_value(ahead_text),
       "bp: paper ms a worker will wait before its upstream call when the gate admits it ahead "
-      "of the bucket's refill (its slot held), instead of a DEFER and a new Admit; the gate "
+      "of the bucket's refill (in its slot within the dispatch latency, else on a durable "
+      "timer), instead of a DEFER and a new Admit; the gate "
       "admits at most four refills of the call's own cost ahead; in [0, 60000] (0 = never "
       "admitted ahead)")(
       "gate-breaker-ms", po::value(&breaker_text)->default_value(breaker_text),

@@ -220,11 +220,11 @@ class BpConfiguration : public Configuration {
 
   GatePool pool_;
   const int release_drain_ms_;
-  const bool feed_headers_;     // served calls' rate-limit headers go to the gate
+  const bool feed_headers_;       // served calls' rate-limit headers go to the gate
   const int64_t admit_ahead_ms_;  // AdmitRequest::ahead_ms, real ms (0 = off)
-  bool reject_logged_ = false;  // io thread only
-  uint64_t admits_ahead_ = 0;   // io thread only: ADMITs with start_in_ms > 0
-  int64_t start_in_us_ = 0;     // and their start_in_ms summed, real us
+  bool reject_logged_ = false;    // io thread only
+  uint64_t admits_ahead_ = 0;     // io thread only: ADMITs with start_in_ms > 0
+  int64_t start_in_us_ = 0;       // and their start_in_ms summed, real us
   // io thread only: by activity, the ticket of a call admitted ahead whose
   // workflow sleeps until its start.
   std::unordered_map<int64_t, std::string> ahead_tickets_;

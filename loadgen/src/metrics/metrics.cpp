@@ -296,7 +296,8 @@ RunMetrics ComputeRunMetrics(const RunRecords& r, const MetricsOptions& options)
         static_cast<double>(r.gate_decisions.size()) / static_cast<double>(m.ok_calls);
   }
   int64_t gate_admits = 0;
-  for (const GateDecisionRecord& d : r.gate_decisions) gate_admits += d.verdict == GateVerdict::kAdmit;
+  for (const GateDecisionRecord& d : r.gate_decisions)
+    gate_admits += d.verdict == GateVerdict::kAdmit;
   if (gate_admits > 0) {
     m.admitted_ahead_share =
         static_cast<double>(r.gate_admits_ahead) / static_cast<double>(gate_admits);

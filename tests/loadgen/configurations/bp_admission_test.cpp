@@ -134,18 +134,24 @@ TEST(BpAdmission, DeferThenAdmitReleasesTheReportedUsageOnce) {
   EXPECT_EQ(script.released[0].report.outcome, UpstreamReport::Outcome::kOk);
 }
 
+// Two activities with a dispatch latency of `dispatch_ms`, the first
+// admitted ahead with start_in_ms 30 (asked with ahead_ms 40), the second
+// REJECTed to end the run.
+RunRecords RunAdmittedAhead(double dispatch_ms, Script& script, const ScriptedUpstream& up) {
+  Decision ahead = Admit("a");
+  ahead.start_in_ms = 30;
+  script.answers = {ahead, Reject()};
+  return RunOnFake(Activities(2, dispatch_ms), script, up, true, 40);
+}
+
 // An ADMIT with start_in_ms (30) longer than the dispatch latency (10): the
 // workflow sleeps on a durable timer of the difference (the slot freed),
 // then the next execution calls with the ticket and asks the gate nothing;
 // the wait is recorded with its cause, not as a DEFER.
 TEST(BpAdmission, AdmittedAheadWaitsThenCallsWithTheTicket) {
-  const Workload w = Activities(2, 10);
   Script script;
-  Decision ahead = Admit("a");
-  ahead.start_in_ms = 30;
-  script.answers = {ahead, Reject()};
   ScriptedUpstream up({});
-  RunRecords r = RunOnFake(w, script, up, true, 40);
+  RunRecords r = RunAdmittedAhead(10, script, up);
   ASSERT_EQ(script.admits.size(), 2u);  // the call admitted ahead asked once
   EXPECT_EQ(script.admits[0].ahead_ms, 40);
   ASSERT_EQ(r.activities.size(), 2u);
@@ -170,13 +176,9 @@ TEST(BpAdmission, AdmittedAheadWaitsThenCallsWithTheTicket) {
 // A start_in_ms (30) within the dispatch latency (50) is waited in the slot:
 // one execution, no timer, the call sent no earlier than 30 ms after.
 TEST(BpAdmission, AShortAheadWaitKeepsTheSlot) {
-  const Workload w = Activities(2, 50);
   Script script;
-  Decision ahead = Admit("a");
-  ahead.start_in_ms = 30;
-  script.answers = {ahead, Reject()};
   ScriptedUpstream up({});
-  RunRecords r = RunOnFake(w, script, up, true, 40);
+  RunRecords r = RunAdmittedAhead(50, script, up);
   ASSERT_EQ(r.activities.size(), 2u);
   EXPECT_TRUE(r.activities[0].ok);
   EXPECT_EQ(r.activities[0].executions, 1);
